@@ -1,0 +1,40 @@
+# make test    create .venv, install everything, run the default test suite
+# make bench   speed benchmarks (print numbers)
+# make lint    ruff
+# PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
+#   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
+#   .venv yourself before running make (an existing torch is kept).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: install test test-slow test-all bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -e ".[train,dev]"
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m "slow or not slow"
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_env.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

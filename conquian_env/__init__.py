@@ -1,0 +1,46 @@
+"""conquian-env: Conquian, the two-player ancestor of rummy, as a PettingZoo AEC environment.
+
+>>> import conquian_env
+>>> env = conquian_env.env()
+>>> env.reset(seed=0)
+
+Modules: :mod:`~conquian_env.cards` (card ids and text), :mod:`~conquian_env.melds`
+(meld logic), :mod:`~conquian_env.game` (the rules engine), :mod:`~conquian_env.actions`
+(action ids and text), :mod:`~conquian_env.observation` (observation layout and decoder),
+:mod:`~conquian_env.env` (the AEC adapter), :mod:`~conquian_env.render` (text).
+"""
+
+from __future__ import annotations
+
+from . import actions, cards, game, melds, observation
+from .env import env, raw_env
+from .game import GameState, IllegalActionError, new_game
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GameState",
+    "IllegalActionError",
+    "actions",
+    "cards",
+    "env",
+    "game",
+    "melds",
+    "new_game",
+    "observation",
+    "raw_env",
+]
+
+
+def _register() -> None:
+    import warnings
+
+    import pettingzoo
+
+    if "Conquian-v0" not in pettingzoo.aec_registry:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pettingzoo.register("aec", "Conquian-v0", entry_point="conquian_env.env:env")
+
+
+_register()

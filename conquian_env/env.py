@@ -1,0 +1,229 @@
+"""Conquian as a two-agent PettingZoo AEC environment.
+
+=====================  ==========================================================
+Creation               ``conquian_env.env()`` or ``pettingzoo.make("aec", "Conquian-v0")``
+Agents                 ``["player_0", "player_1"]``; ``player_0`` plays first unless
+                       ``reset(options={"first": 1})``
+Actions                ``Discrete(85)`` (table in :mod:`conquian_env.actions`)
+Observation            ``Dict(observation=Box(0, 1, (456,), int8), action_mask=Box(0, 1, (85,), int8))``
+Observation layout     table in :mod:`conquian_env.observation`
+State                  ``state()``: ``Box(0, 20, (497,), int8)``, full information
+Rewards                winner +1, loser -1, draw 0 for both
+=====================  ==========================================================
+
+Options of ``env()`` / ``raw_env()``:
+
+* ``render_mode``: ``"ansi"`` (``render()`` returns the table as a string), ``"human"``
+  (prints it) or ``None``.
+* ``forcing``: the forcing variant of RULES.md section 7 (default off).
+* ``illegal_action``: ``"penalize"`` (default, PettingZoo classic convention: the
+  offender loses the game with -1, the opponent gets +1, a warning is issued and
+  ``infos[agent]["illegal_action"]`` is set) or ``"raise"`` (``IllegalActionError``
+  naming the action and the legal ones; the game is left unchanged).
+
+A value that is not an action id at all (not an integer in 0..84) always raises
+``ValueError``.  ``reset(seed=..., options=...)`` options: ``hands`` (two lists of ten
+cards) and ``stock`` (twenty cards, top first) for a stacked deal, ``first`` (0 or 1).
+
+The engine state is ``env.unwrapped.game`` (a :class:`~conquian_env.game.GameState`):
+clone it, ask it for legal actions or ``determinize`` it for search.  ``state()`` and
+``game`` hold both hands and the stock order: they are for centralised critics,
+referees and oracle research, never part of an agent's observation.
+
+When the game ends ``infos[agent]`` holds ``{"result": "win" | "loss" | "draw",
+"winner": "player_0" | "player_1" | None, "moves": n}``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import NUM_ACTIONS
+from .game import GameState, IllegalActionError, new_game
+from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
+from .render import render_text
+
+AGENTS = ("player_0", "player_1")
+_ILLEGAL_MODES = ("penalize", "raise")
+_RESET_OPTIONS = ("hands", "stock", "first")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment wrapped PettingZoo-classic style (order enforcing)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
+    """Conquian AEC environment without wrappers.  See the module docstring."""
+
+    metadata = {
+        "render_modes": ["ansi", "human"],
+        "name": "conquian_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        forcing: bool = False,
+        illegal_action: str = "penalize",
+    ):
+        EzPickle.__init__(self, render_mode=render_mode, forcing=forcing, illegal_action=illegal_action)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if illegal_action not in _ILLEGAL_MODES:
+            raise ValueError(f"illegal_action must be one of {_ILLEGAL_MODES}, got {illegal_action!r}")
+        if not isinstance(forcing, (bool, np.bool_)):
+            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        self.render_mode = render_mode
+        self.forcing = bool(forcing)
+        self.illegal_action = illegal_action
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 1, (OBS_SIZE,), np.int8),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self.state_space = spaces.Box(0, 20, (STATE_SIZE,), np.int8)
+        self._np_random: np.random.Generator | None = None
+        self.game: GameState | None = None
+
+    # ----------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[_check_agent(agent)]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[_check_agent(agent)]
+
+    # ----------------------------------------------------------------- API
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        if unknown:
+            # a warning, not an error: generic tools (pettingzoo's api_test) pass their own options
+            warnings.warn(f"reset() ignores unknown option(s) {unknown}; known: {list(_RESET_OPTIONS)}", stacklevel=2)
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(seed)
+        first = options.get("first", 0)
+        if "hands" in options or "stock" in options:
+            self.game = new_game(
+                hands=options.get("hands"), stock=options.get("stock"), first=first, forcing=self.forcing
+            )
+        else:
+            self.game = new_game(self._np_random, first=first, forcing=self.forcing)
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self.infos = {a: {} for a in AGENTS}
+        self.agent_selection = AGENTS[self.game.player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._require_game("observe")
+        p = _AGENT_INDEX.get(agent)
+        if p is None:
+            _check_agent(agent)
+        return {"observation": encode(game, p), "action_mask": action_mask(game, p)}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations.get(agent) or self.truncations.get(agent):
+            self._was_dead_step(action)
+            return
+        game = self._require_game("step")
+        a = _as_action_id(action)
+        self._cumulative_rewards[agent] = 0
+        if not game.legal_action_mask() >> a & 1:
+            message = game._illegal_message(a)
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            warnings.warn(f"{agent}: {message}. The game ends and {agent} loses.", stacklevel=2)
+            loser = _AGENT_INDEX[agent]
+            self._finish(winner=1 - loser, illegal=agent)
+        else:
+            game.apply(a)
+            if game.is_terminal():
+                self._finish(winner=game.winner)
+            else:
+                self.agent_selection = AGENTS[game.player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self, winner: int, illegal: str | None = None) -> None:
+        game = self.game
+        assert game is not None
+        for p, a in enumerate(AGENTS):
+            if winner < 0:
+                self.rewards[a] = 0
+                result = "draw"
+            else:
+                self.rewards[a] = 1 if p == winner else -1
+                result = "win" if p == winner else "loss"
+            info = {"result": result, "winner": AGENTS[winner] if winner >= 0 else None, "moves": game.move_count}
+            if illegal is not None:
+                info["illegal_action"] = illegal == a
+            self.infos[a] = info
+            self.terminations[a] = True
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        text = render_text(self._require_game("render"), AGENTS)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def state(self) -> np.ndarray:
+        """Full-information vector (both hands, stock order): not for agents' policies."""
+        return encode_state(self._require_game("state"))
+
+    def close(self) -> None:
+        pass
+
+    # ----------------------------------------------------------------- helpers
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the agent to move (empty when the game is over)."""
+        return self._require_game("legal_actions").legal_actions()
+
+    def _require_game(self, what: str) -> GameState:
+        if self.game is None:
+            raise RuntimeError(f"call reset() before {what}()")
+        return self.game
+
+
+_AGENT_INDEX = {a: i for i, a in enumerate(AGENTS)}
+
+
+def _check_agent(agent: Any) -> str:
+    if agent not in _AGENT_INDEX:
+        raise KeyError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
+    return agent
+
+
+def _as_action_id(action: Any) -> int:
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        a = int(action)
+    elif isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        a = int(action.reshape(()))
+    else:
+        raise ValueError(f"an action is an integer id from 0 to {NUM_ACTIONS - 1}, got {action!r}")
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action {a} is out of range: action ids run from 0 to {NUM_ACTIONS - 1}")
+    return a

@@ -1,0 +1,481 @@
+"""The Conquian rules as plain data and functions (RULES.md sections 3-8).
+
+No gymnasium or pettingzoo in here: :class:`GameState` is a small mutable object that
+search bots, the environment and the tests all drive the same way::
+
+    from conquian_env.game import new_game
+    state = new_game(seed=7)                 # or new_game(hands=..., stock=..., first=1)
+    while not state.is_terminal():
+        action = state.legal_actions()[0]    # ids from conquian_env.actions
+        state.apply(action)
+    state.returns()                          # (+1, -1), (-1, +1) or (0, 0)
+
+Flow of one game (RULES.md section 4), as decisions of the player to move:
+
+* ``OFFER``: a face-up card is offered to ``player``: take (only if some choice of hand
+  cards melds it) or refuse.  A refused card that the refuser turned themselves passes
+  to the opponent; any other refused card goes to the dead pile and the refuser turns
+  the next stock card, offered to them first.  That turn on an empty stock is a draw.
+* ``MELD``: after a take, add hand cards one at a time (each only if the meld can still
+  be completed) and finish when the cards chosen make a valid meld.  With the hand then
+  empty the player has 11 cards melded and wins; otherwise they discard.
+* ``DISCARD``: one hand card goes face up and is offered to the opponent.
+* ``FORCE`` (variant, ``forcing=True``): a player just refused a card that fits their
+  meld with no hand card; the opponent decides whether to force them to take it.
+
+Cards are ints 0..39 and card sets int bit masks (:mod:`conquian_env.cards`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from .actions import (
+    DISCARD_BASE,
+    FINISH,
+    FORCE,
+    NO_FORCE,
+    NUM_ACTIONS,
+    REFUSE,
+    TAKE,
+    action_to_str,
+)
+from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
+from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
+
+HAND_SIZE = 10
+STOCK_SIZE = 20
+CARDS_TO_GO_OUT = 11
+
+# Phases: what kind of decision the player to move makes.
+OFFER = 0
+MELD = 1
+DISCARD = 2
+FORCE_DECISION = 3
+GAME_OVER = 4
+PHASE_NAMES = ("offer", "meld", "discard", "force", "over")
+
+# Where the face-up card came from.
+TURNED = 0
+DISCARDED = 1
+
+_TAKE_BIT = 1 << TAKE
+_REFUSE_BIT = 1 << REFUSE
+_FINISH_BIT = 1 << FINISH
+_FORCE_BITS = 1 << FORCE | 1 << NO_FORCE
+_OFFER_BITS_NO_TAKE = _REFUSE_BIT
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state (the message lists the legal ones)."""
+
+
+class ShuffleRng(Protocol):
+    def shuffle(self, x: Any) -> None: ...
+
+
+class GameState:
+    """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
+
+    Public attributes (read them, change them only through :meth:`apply`):
+
+    ``hands[p]``, ``melds[p]``: bit masks of player ``p``'s hand and table meld.
+    ``stock``: tuple of the 20 stock cards, top first; ``stock_pos`` cards were turned.
+    ``dead``: mask of the dead pile.  ``face_up``: the card in the middle or -1.
+    ``source`` (TURNED/DISCARDED), ``owner`` (who turned or discarded it),
+    ``passed`` (a turned card already refused by its turner).
+    ``player``: who decides now; ``phase``: OFFER, MELD, DISCARD, FORCE_DECISION, GAME_OVER.
+    ``chosen``: hand cards laid so far in the meld being made (public: they are on the table).
+    ``discards[p]`` / ``refusals[p]``: masks of cards player ``p`` discarded / refused.
+    ``winner``: 0 or 1, or -1 (none yet, or a draw); ``forced``: the current take was forced.
+    """
+
+    __slots__ = (
+        "hands",
+        "melds",
+        "stock",
+        "stock_pos",
+        "dead",
+        "face_up",
+        "source",
+        "owner",
+        "passed",
+        "player",
+        "phase",
+        "chosen",
+        "discards",
+        "refusals",
+        "winner",
+        "forced",
+        "forcing",
+        "move_count",
+        "_mask",
+    )
+
+    hands: list[int]
+    melds: list[int]
+    stock: tuple[int, ...]
+    stock_pos: int
+    dead: int
+    face_up: int
+    source: int
+    owner: int
+    passed: bool
+    player: int
+    phase: int
+    chosen: int
+    discards: list[int]
+    refusals: list[int]
+    winner: int
+    forced: bool
+    forcing: bool
+    move_count: int
+    _mask: int
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def current_player(self) -> int:
+        """Player to decide now (0 or 1); -1 once the game is over."""
+        return -1 if self.phase == GAME_OVER else self.player
+
+    @property
+    def stock_left(self) -> int:
+        return STOCK_SIZE - self.stock_pos
+
+    def is_terminal(self) -> bool:
+        return self.phase == GAME_OVER
+
+    def is_draw(self) -> bool:
+        return self.phase == GAME_OVER and self.winner < 0
+
+    def returns(self) -> tuple[int, int]:
+        """(+1, -1) when player 0 won, (-1, +1) when player 1 won, (0, 0) otherwise."""
+        if self.winner == 0:
+            return (1, -1)
+        if self.winner == 1:
+            return (-1, 1)
+        return (0, 0)
+
+    def legal_action_mask(self) -> int:
+        """Legal actions as an int bit mask over the 85 action ids (exact, RULES.md section 8)."""
+        mask = self._mask
+        if mask < 0:
+            mask = self._mask = self._compute_mask()
+        return mask
+
+    def _compute_mask(self) -> int:
+        phase = self.phase
+        p = self.player
+        if phase == OFFER:
+            if can_extend_to_meld(self.melds[p] | 1 << self.face_up, self.hands[p]):
+                return _TAKE_BIT | _REFUSE_BIT
+            return _REFUSE_BIT
+        if phase == MELD:
+            base = self.melds[p] | 1 << self.face_up | self.chosen
+            mask = playable_cards(base, self.hands[p] & ~self.chosen)  # bits 0..39 = meld ids
+            if can_split_into_melds(base):
+                mask |= _FINISH_BIT
+            return mask
+        if phase == DISCARD:
+            return self.hands[p] << DISCARD_BASE
+        if phase == FORCE_DECISION:
+            return _FORCE_BITS
+        return 0
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids, ascending."""
+        mask = self.legal_action_mask()
+        out = []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return out
+
+    def is_legal(self, action: int) -> bool:
+        return 0 <= action < NUM_ACTIONS and bool(self.legal_action_mask() >> action & 1)
+
+    def unseen_cards(self, player: int) -> int:
+        """Cards ``player`` cannot see: the opponent's hidden hand cards plus the stock."""
+        seen = self.hands[player] | self.melds[0] | self.melds[1] | self.dead | self.chosen
+        if self.face_up >= 0:
+            seen |= 1 << self.face_up
+        return FULL_MASK & ~seen
+
+    # ------------------------------------------------------------------ moves
+    def apply(self, action: int) -> None:
+        """Play one decision for the player to move.  Raises IllegalActionError if illegal."""
+        mask = self._mask
+        if mask < 0:
+            mask = self._compute_mask()
+        if not (0 <= action < NUM_ACTIONS and mask >> action & 1):
+            raise IllegalActionError(self._illegal_message(action))
+        self._mask = -1
+        self.move_count += 1
+        p = self.player
+        if action == REFUSE:
+            card_bit = 1 << self.face_up
+            self.refusals[p] |= card_bit
+            if self.forcing and can_split_into_melds(self.melds[p] | card_bit):
+                self.player = 1 - p
+                self.phase = FORCE_DECISION
+            else:
+                self._after_refusal(p)
+        elif action == TAKE:
+            self.phase = MELD
+            self.chosen = 0
+            self.forced = False
+        elif action < NUM_CARDS:
+            self.chosen |= 1 << action
+        elif action == FINISH:
+            hand = self.hands[p] & ~self.chosen
+            self.melds[p] |= 1 << self.face_up | self.chosen
+            self.hands[p] = hand
+            self.chosen = 0
+            self.face_up = -1
+            if hand:
+                self.phase = DISCARD
+            else:
+                self.winner = p
+                self.phase = GAME_OVER
+        elif action < DISCARD_BASE + NUM_CARDS:
+            card = action - DISCARD_BASE
+            bit = 1 << card
+            self.hands[p] &= ~bit
+            self.discards[p] |= bit
+            self.face_up = card
+            self.source = DISCARDED
+            self.owner = p
+            self.passed = False
+            self.player = 1 - p
+            self.phase = OFFER
+        elif action == FORCE:
+            self.player = 1 - p  # the refuser must take the card
+            self.phase = MELD
+            self.chosen = 0
+            self.forced = True
+        else:  # NO_FORCE: the refusal stands
+            self._after_refusal(1 - p)
+
+    def _after_refusal(self, p: int) -> None:
+        if self.source == TURNED and self.owner == p and not self.passed:
+            # first refusal of one's own turned card: it is offered to the opponent
+            self.passed = True
+            self.player = 1 - p
+            self.phase = OFFER
+            return
+        self.dead |= 1 << self.face_up
+        if self.stock_pos >= STOCK_SIZE:
+            self.face_up = -1
+            self.winner = -1
+            self.phase = GAME_OVER
+            return
+        self._turn(p)
+
+    def _turn(self, p: int) -> None:
+        self.face_up = self.stock[self.stock_pos]
+        self.stock_pos += 1
+        self.source = TURNED
+        self.owner = p
+        self.passed = False
+        self.player = p
+        self.phase = OFFER
+
+    def _illegal_message(self, action: Any) -> str:
+        try:
+            text = action_to_str(action)
+        except (ValueError, TypeError):
+            text = "not an action id"
+        legal = ", ".join(f"{a} ({action_to_str(a)})" for a in self.legal_actions())
+        if self.phase == GAME_OVER:
+            return f"illegal action {action!r} ({text}): the game is over, no action is legal"
+        return (
+            f"illegal action {action!r} ({text}) for player {self.player} in phase "
+            f"{PHASE_NAMES[self.phase]}; legal actions: {legal}"
+        )
+
+    def action_to_str(self, action: int) -> str:
+        return action_to_str(action)
+
+    # ------------------------------------------------------------------ copies
+    def clone(self) -> GameState:
+        c = _new_blank()
+        c.hands = self.hands[:]
+        c.melds = self.melds[:]
+        c.stock = self.stock
+        c.stock_pos = self.stock_pos
+        c.dead = self.dead
+        c.face_up = self.face_up
+        c.source = self.source
+        c.owner = self.owner
+        c.passed = self.passed
+        c.player = self.player
+        c.phase = self.phase
+        c.chosen = self.chosen
+        c.discards = self.discards[:]
+        c.refusals = self.refusals[:]
+        c.winner = self.winner
+        c.forced = self.forced
+        c.forcing = self.forcing
+        c.move_count = self.move_count
+        c._mask = self._mask
+        return c
+
+    __copy__ = clone
+
+    def determinize(self, player: int, rng: ShuffleRng) -> GameState:
+        """A full state consistent with everything ``player`` knows, hidden cards re-dealt.
+
+        ``player``'s hand, both melds, the dead pile, the face-up card and the cards
+        laid so far in a meld being made stay put; the opponent's other hand cards and
+        the remaining stock are shuffled together (with ``rng.shuffle``, e.g. a numpy
+        Generator or ``random.Random``) and dealt back in the same sizes.  The result
+        depends only on public information, ``player``'s hand and ``rng``.
+        """
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, got {player!r}")
+        opp = 1 - player
+        opp_hidden = self.hands[opp] & ~self.chosen
+        pool = cards_of(opp_hidden | _stock_mask(self))  # sorted: independent of the true order
+        rng.shuffle(pool)
+        n_opp = opp_hidden.bit_count()
+        c = self.clone()
+        opp_hand = self.hands[opp] & self.chosen
+        for card in pool[:n_opp]:
+            opp_hand |= 1 << card
+        c.hands[opp] = opp_hand
+        c.stock = self.stock[: self.stock_pos] + tuple(int(x) for x in pool[n_opp:])
+        return c
+
+    # ------------------------------------------------------------------ views
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view of the whole state (both hands and the stock: not for agents)."""
+        return {
+            "hands": [cards_str(h).split() for h in self.hands],
+            "melds": [cards_str(m).split() for m in self.melds],
+            "stock": [CARD_NAMES[c] for c in self.stock[self.stock_pos :]],
+            "dead": cards_str(self.dead).split(),
+            "face_up": CARD_NAMES[self.face_up] if self.face_up >= 0 else None,
+            "source": ("turned", "discarded")[self.source] if self.face_up >= 0 else None,
+            "owner": self.owner if self.face_up >= 0 else None,
+            "passed": self.passed,
+            "player": self.current_player,
+            "phase": PHASE_NAMES[self.phase],
+            "chosen": cards_str(self.chosen).split(),
+            "discards": [cards_str(m).split() for m in self.discards],
+            "refusals": [cards_str(m).split() for m in self.refusals],
+            "winner": self.winner if self.winner >= 0 else None,
+            "forcing": self.forcing,
+            "move_count": self.move_count,
+        }
+
+    def __repr__(self) -> str:
+        return f"GameState({self.to_dict()!r})"
+
+
+def _stock_mask(state: GameState) -> int:
+    mask = 0
+    for card in state.stock[state.stock_pos :]:
+        mask |= 1 << card
+    return mask
+
+
+def _new_blank() -> GameState:
+    return GameState.__new__(GameState)
+
+
+def validate_deal(
+    hands: Sequence[Sequence[str | int]], stock: Sequence[str | int]
+) -> tuple[list[int], tuple[int, ...]]:
+    """Check a stacked deal and return (hand masks, stock tuple top first).
+
+    Raises ``ValueError`` naming what is wrong: an unknown card, a duplicate, the wrong
+    number of hands or cards, or cards missing from the 40.
+    """
+    if isinstance(hands, (str, bytes)) or len(hands) != 2:
+        raise ValueError(f"a deal has exactly 2 hands of {HAND_SIZE} cards, got {hands!r}")
+    seen: dict[int, str] = {}
+    masks = []
+    for p, hand in enumerate(hands):
+        if isinstance(hand, (str, bytes)):
+            hand = hand.replace(",", " ").split() if isinstance(hand, str) else hand
+        hand = list(hand)
+        if len(hand) != HAND_SIZE:
+            raise ValueError(f"hand {p} has {len(hand)} cards; each hand must have exactly {HAND_SIZE}")
+        mask = 0
+        for c in hand:
+            idx = parse_card(c)
+            where = f"hand {p}"
+            if idx in seen:
+                raise ValueError(f"card {CARD_NAMES[idx]} is dealt twice ({seen[idx]} and {where})")
+            seen[idx] = where
+            mask |= 1 << idx
+        masks.append(mask)
+    if isinstance(stock, str):
+        stock = stock.replace(",", " ").split()
+    stock = list(stock)
+    if len(stock) != STOCK_SIZE:
+        raise ValueError(f"the stock has {len(stock)} cards; it must have exactly {STOCK_SIZE}")
+    cards = []
+    for c in stock:
+        idx = parse_card(c)
+        if idx in seen:
+            raise ValueError(f"card {CARD_NAMES[idx]} is dealt twice ({seen[idx]} and stock)")
+        seen[idx] = "stock"
+        cards.append(idx)
+    missing = FULL_MASK & ~(masks[0] | masks[1] | sum(1 << c for c in cards))
+    if missing:  # unreachable with the counts above, kept as a guard for future deal sizes
+        raise ValueError(f"cards missing from the deal: {cards_str(missing)}")
+    return masks, tuple(cards)
+
+
+def shuffled_deal(seed: int | np.random.Generator | None) -> tuple[list[int], tuple[int, ...]]:
+    """Deal from a numpy Generator seeded by ``seed``: cards one at a time, first to player 0."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    order = [int(c) for c in rng.permutation(NUM_CARDS)]
+    hands = [0, 0]
+    for i in range(2 * HAND_SIZE):
+        hands[i % 2] |= 1 << order[i]
+    return hands, tuple(order[2 * HAND_SIZE :])
+
+
+def new_game(
+    seed: int | np.random.Generator | None = None,
+    *,
+    hands: Sequence[Sequence[str | int]] | None = None,
+    stock: Sequence[str | int] | None = None,
+    first: int = 0,
+    forcing: bool = False,
+) -> GameState:
+    """Start a game: the first player turns the top stock card, which is offered to them.
+
+    Either shuffle with ``seed`` or give a stacked deal (``hands`` = two lists of ten
+    cards, ``stock`` = twenty cards top first; cards as text or indexes).
+    """
+    if first not in (0, 1) or isinstance(first, bool):
+        raise ValueError(f"first must be 0 or 1 (the player who plays first), got {first!r}")
+    if (hands is None) != (stock is None):
+        raise ValueError("a stacked deal needs both 'hands' and 'stock'")
+    if hands is not None and stock is not None:
+        hand_masks, stock_cards = validate_deal(hands, stock)
+    else:
+        hand_masks, stock_cards = shuffled_deal(seed)
+    s = _new_blank()
+    s.hands = hand_masks
+    s.melds = [0, 0]
+    s.stock = stock_cards
+    s.stock_pos = 0
+    s.dead = 0
+    s.chosen = 0
+    s.discards = [0, 0]
+    s.refusals = [0, 0]
+    s.winner = -1
+    s.forced = False
+    s.forcing = bool(forcing)
+    s.move_count = 0
+    s._mask = -1
+    s._turn(first)
+    return s

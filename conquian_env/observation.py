@@ -1,0 +1,265 @@
+"""Observation arrays: a game state seen from one player's side.
+
+:func:`encode` turns a :class:`~conquian_env.game.GameState` and a player into a flat
+``int8`` vector of 0/1 values, the ``"observation"`` part of the environment's
+observation.  Everything is from the observing player's side ("own" = that player), and
+nothing in it depends on the opponent's hidden hand cards or the order of the stock.
+
+====  =======  =====================================================================
+slot  length   contents
+====  =======  =====================================================================
+0     40       own hand (cards still held, including those being laid in a meld)
+40    40       own meld on the table
+80    40       opponent's meld on the table
+120   40       the face-up card (all zero when there is none)
+160   40       the dead pile (refused cards, public)
+200   40       cards laid so far in the meld being made (by whoever is melding)
+240   40       cards the opponent discarded (this game)
+280   40       cards the opponent refused (this game)
+320   40       cards the observing player discarded
+360   40       cards the observing player refused
+400   20       stock size, thermometer: slot ``400 + i`` is 1 when more than ``i`` cards are left
+420   11       own hand size, one-hot 0..10
+431   11       opponent's hand size, one-hot 0..10
+442   6        phase, one-hot: my offer, my meld, my discard, my force decision,
+               opponent to move, game over
+448   5        face-up card source, one-hot: none, turned by me, turned by opponent,
+               discarded by me, discarded by opponent
+453   1        the face-up card was turned and already refused by its turner
+454   1        the meld being made is a forced take (forcing variant)
+455   1        the forcing variant is on
+====  =======  =====================================================================
+
+Card planes use card indexes (``suit * 10 + rank``, :mod:`conquian_env.cards`).
+:func:`decode` turns an observation back into named parts; :data:`OBS_LAYOUT` is the
+table above as data.  :func:`encode_state` is the full-information ``state()`` array
+(both hands, stock order) for centralised critics: never part of an agent's observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .actions import NUM_ACTIONS
+from .cards import CARD_NAMES, NUM_CARDS
+from .game import (
+    DISCARD,
+    DISCARDED,
+    FORCE_DECISION,
+    GAME_OVER,
+    MELD,
+    OFFER,
+    STOCK_SIZE,
+    GameState,
+)
+
+#: (name, start, length, description) of each part of the observation vector.
+OBS_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
+    ("own_hand", 0, 40, "own hand"),
+    ("own_meld", 40, 40, "own meld"),
+    ("opponent_meld", 80, 40, "opponent's meld"),
+    ("face_up", 120, 40, "the face-up card"),
+    ("dead", 160, 40, "dead pile"),
+    ("pending_meld", 200, 40, "cards laid so far in the meld being made"),
+    ("opponent_discards", 240, 40, "cards the opponent discarded"),
+    ("opponent_refusals", 280, 40, "cards the opponent refused"),
+    ("own_discards", 320, 40, "cards the observing player discarded"),
+    ("own_refusals", 360, 40, "cards the observing player refused"),
+    ("stock_size", 400, 20, "stock size, thermometer"),
+    ("own_hand_size", 420, 11, "own hand size, one-hot"),
+    ("opponent_hand_size", 431, 11, "opponent hand size, one-hot"),
+    ("phase", 442, 6, "my offer / my meld / my discard / my force / opponent to move / over"),
+    ("source", 448, 5, "none / turned by me / turned by opp / discarded by me / discarded by opp"),
+    ("passed", 453, 1, "turned card already refused by its turner"),
+    ("forced", 454, 1, "the meld being made is a forced take"),
+    ("forcing", 455, 1, "forcing variant on"),
+)
+OBS_SIZE = 456
+PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
+SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
+
+_OBS_BYTES = (OBS_SIZE + 7) // 8
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
+_PHASE_OF = {OFFER: 0, MELD: 1, DISCARD: 2, FORCE_DECISION: 3}
+
+
+def observation_bits(state: GameState, player: int) -> int:
+    """The observation of ``player`` as one int whose bit ``i`` is slot ``i``."""
+    opp = 1 - player
+    face = state.face_up
+    bits = (
+        state.hands[player]
+        | state.melds[player] << 40
+        | state.melds[opp] << 80
+        | state.dead << 160
+        | state.chosen << 200
+        | state.discards[opp] << 240
+        | state.refusals[opp] << 280
+        | state.discards[player] << 320
+        | state.refusals[player] << 360
+        | ((1 << (STOCK_SIZE - state.stock_pos)) - 1) << 400
+        | 1 << (420 + state.hands[player].bit_count())
+        | 1 << (431 + state.hands[opp].bit_count())
+    )
+    phase = state.phase
+    if phase == GAME_OVER:
+        bits |= 1 << 447
+    elif state.player != player:
+        bits |= 1 << 446
+    else:
+        bits |= 1 << (442 + _PHASE_OF[phase])
+    if face >= 0:
+        bits |= 1 << (120 + face)
+        source = 1 + (state.owner != player) + 2 * (state.source == DISCARDED)
+        bits |= 1 << (448 + source)
+        if state.passed:
+            bits |= 1 << 453
+    else:
+        bits |= 1 << 448
+    if state.forced and phase == MELD:
+        bits |= 1 << 454
+    if state.forcing:
+        bits |= 1 << 455
+    return bits
+
+
+def bits_to_array(bits: int, length: int) -> np.ndarray:
+    """0/1 int8 array of the low ``length`` bits of ``bits`` (bit i -> element i)."""
+    raw = np.frombuffer(bits.to_bytes((length + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, count=length, bitorder="little").view(np.int8)
+
+
+def encode(state: GameState, player: int) -> np.ndarray:
+    """Observation vector (``int8``, shape ``(456,)``) of ``player``."""
+    return bits_to_array(observation_bits(state, player), OBS_SIZE)
+
+
+def action_mask(state: GameState, player: int) -> np.ndarray:
+    """Legal-action mask (``int8``, shape ``(85,)``) for ``player``: zeros unless they are to move."""
+    mask = state.legal_action_mask() if state.player == player and state.phase != GAME_OVER else 0
+    return bits_to_array(mask, NUM_ACTIONS)
+
+
+def _cards_in(vec: np.ndarray) -> list[str]:
+    return [CARD_NAMES[i] for i in np.flatnonzero(vec)]
+
+
+def decode(observation: Any) -> dict[str, Any]:
+    """Named parts of an observation vector (cards as text, sizes and one-hots as values)."""
+    obs = np.asarray(observation)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {obs.shape}")
+    out: dict[str, Any] = {}
+    for name, start, length, _ in OBS_LAYOUT:
+        part = obs[start : start + length]
+        if length == NUM_CARDS:
+            out[name] = _cards_in(part)
+        elif name == "stock_size":
+            out[name] = int(part.sum())
+        elif name in ("own_hand_size", "opponent_hand_size"):
+            out[name] = int(np.argmax(part))
+        elif name == "phase":
+            out[name] = PHASE_VALUES[int(np.argmax(part))]
+        elif name == "source":
+            out[name] = SOURCE_VALUES[int(np.argmax(part))]
+        else:
+            out[name] = bool(part[0])
+    return out
+
+
+# ---------------------------------------------------------------- full state (not for agents)
+#: (name, start, length) of the full-information state vector returned by ``env.state()``.
+STATE_LAYOUT: tuple[tuple[str, int, int], ...] = (
+    ("hand_0", 0, 40),
+    ("hand_1", 40, 40),
+    ("meld_0", 80, 40),
+    ("meld_1", 120, 40),
+    ("face_up", 160, 40),
+    ("dead", 200, 40),
+    ("pending_meld", 240, 40),
+    ("discards_0", 280, 40),
+    ("discards_1", 320, 40),
+    ("refusals_0", 360, 40),
+    ("refusals_1", 400, 40),
+    ("stock_position", 440, 40),  # 1 = top of the stock ... 20; 0 = not in the stock
+    ("player_to_move", 480, 2),
+    ("phase", 482, 5),  # offer, meld, discard, force, over
+    ("source", 487, 3),  # none, turned, discarded
+    ("owner", 490, 2),
+    ("passed", 492, 1),
+    ("forced", 493, 1),
+    ("forcing", 494, 1),
+    ("winner", 495, 2),
+)
+STATE_SIZE = 497
+
+
+def encode_state(state: GameState) -> np.ndarray:
+    """Full-information vector (``int8``, shape ``(497,)``): both hands and the stock order."""
+    face = state.face_up
+    bits = (
+        state.hands[0]
+        | state.hands[1] << 40
+        | state.melds[0] << 80
+        | state.melds[1] << 120
+        | state.dead << 200
+        | state.chosen << 240
+        | state.discards[0] << 280
+        | state.discards[1] << 320
+        | state.refusals[0] << 360
+        | state.refusals[1] << 400
+        | 1 << (482 + state.phase)
+    )
+    if state.phase != GAME_OVER:
+        bits |= 1 << (480 + state.player)
+    if face >= 0:
+        bits |= 1 << (160 + face) | 1 << (488 + state.source) | 1 << (490 + state.owner)
+        if state.passed:
+            bits |= 1 << 492
+    else:
+        bits |= 1 << 487
+    if state.forced and state.phase == MELD:
+        bits |= 1 << 493
+    if state.forcing:
+        bits |= 1 << 494
+    if state.winner >= 0:
+        bits |= 1 << (495 + state.winner)
+    out = bits_to_array(bits, STATE_SIZE).copy()
+    for pos, card in enumerate(state.stock[state.stock_pos :]):
+        out[440 + card] = pos + 1
+    return out
+
+
+def decode_state(vector: Any) -> dict[str, Any]:
+    """Named parts of a full-information state vector (for debugging and tests)."""
+    vec = np.asarray(vector)
+    if vec.shape != (STATE_SIZE,):
+        raise ValueError(f"a state vector has shape ({STATE_SIZE},), got {vec.shape}")
+    out: dict[str, Any] = {}
+    for name, start, length in STATE_LAYOUT:
+        part = vec[start : start + length]
+        if name == "stock_position":
+            order = sorted((int(v), i) for i, v in enumerate(part) if v > 0)
+            out["stock"] = [CARD_NAMES[i] for _, i in order]
+        elif length == NUM_CARDS:
+            out[name] = _cards_in(part)
+        else:
+            out[name] = [int(x) for x in part]
+    return out
+
+
+__all__ = [
+    "OBS_LAYOUT",
+    "OBS_SIZE",
+    "STATE_LAYOUT",
+    "STATE_SIZE",
+    "action_mask",
+    "bits_to_array",
+    "decode",
+    "decode_state",
+    "encode",
+    "encode_state",
+    "observation_bits",
+]

@@ -1,0 +1,54 @@
+"""Text rendering of a game state (the environment's ``"ansi"`` and ``"human"`` modes)."""
+
+from __future__ import annotations
+
+from .cards import CARD_NAMES, cards_of, cards_str
+from .game import DISCARDED, GAME_OVER, MELD, PHASE_NAMES, GameState
+from .melds import split_into_melds
+
+
+def _sorted_hand(mask: int) -> str:
+    """Hand text grouped by suit, ace first; '-' when empty."""
+    return cards_str(mask) or "-"
+
+
+def meld_text(mask: int) -> str:
+    """A meld split into its sets and runs: ``[5S 6S 7S] [JD JH JS]``; '-' when empty."""
+    if not mask:
+        return "-"
+    parts = split_into_melds(mask)
+    # sets first (by rank), then runs (by suit and start)
+    parts.sort(key=lambda p: (p[0] != "set", (p[1] & -p[1]).bit_length()))
+    return " ".join("[" + " ".join(CARD_NAMES[c] for c in _ordered(kind, m)) + "]" for kind, m in parts)
+
+
+def _ordered(kind: str, mask: int) -> list[int]:
+    cards = cards_of(mask)
+    if kind == "set":
+        cards.sort(key=lambda c: c // 10)
+    return cards
+
+
+def render_text(state: GameState, names: tuple[str, str] = ("player_0", "player_1")) -> str:
+    """A readable table of the whole game (both hands shown: this is the referee's view)."""
+    lines = []
+    width = max(len(n) for n in names)
+    for p in (0, 1):
+        hand = state.hands[p]
+        lines.append(f"{names[p]:<{width}}  hand ({hand.bit_count():2d}): {_sorted_hand(hand)}")
+        lines.append(f"{'':<{width}}  meld ({state.melds[p].bit_count():2d}): {meld_text(state.melds[p])}")
+    if state.face_up >= 0:
+        how = "discarded" if state.source == DISCARDED else "turned"
+        extra = ", refused once" if state.passed else ""
+        face = f"{CARD_NAMES[state.face_up]} ({how} by {names[state.owner]}{extra})"
+    else:
+        face = "-"
+    lines.append(f"face-up: {face}   stock: {20 - state.stock_pos}   dead: {_sorted_hand(state.dead)}")
+    if state.phase == MELD and state.chosen:
+        lines.append(f"laying down: {cards_str(state.chosen)}")
+    if state.phase == GAME_OVER:
+        result = "draw (stock exhausted)" if state.winner < 0 else f"{names[state.winner]} wins"
+        lines.append(f"game over: {result}")
+    else:
+        lines.append(f"to move: {names[state.player]} ({PHASE_NAMES[state.phase]})")
+    return "\n".join(lines)
