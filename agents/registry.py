@@ -1,0 +1,189 @@
+"""Build bots from spec strings: ``random``, ``greedy``, ``ismcts:iterations=400``,
+``ppo:PATH.zip``, ``python:package.module:ClassName``.
+
+Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Two kinds take a positional
+argument first: ``ppo:PATH[,key=value...]`` (a model saved by ``train.py``) and
+``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
+with the keyword arguments given).  Values are parsed as int, float, bool
+(``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
+known bots and their parameters.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Agent, RandomAgent
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    factory: Callable[[], type[Agent]]  # imported lazily: torch only for ppo
+    summary: str
+    params: dict[str, str]  # name -> "default, meaning"
+    positional: str | None = None
+
+
+def _greedy() -> type[Agent]:
+    from .greedy import GreedyAgent
+
+    return GreedyAgent
+
+
+def _ismcts() -> type[Agent]:
+    from .ismcts import ISMCTSAgent
+
+    return ISMCTSAgent
+
+
+def _ppo() -> type[Agent]:
+    from .ppo import PPOAgent
+
+    return PPOAgent
+
+
+KNOWN_BOTS: dict[str, BotInfo] = {
+    "random": BotInfo(lambda: RandomAgent, "uniform over legal actions", {}),
+    "greedy": BotInfo(_greedy, "rule-based: melds when it can, discards the least useful card", {}),
+    "ismcts": BotInfo(
+        _ismcts,
+        "information-set Monte Carlo tree search over determinized deals",
+        {
+            "iterations": "400, simulations per decision",
+            "time": "none, seconds per decision (overrides iterations when given)",
+            "c": "0.7, UCB exploration constant",
+            "rollout": "greedy, rollout policy: greedy or random",
+        },
+    ),
+    "ppo": BotInfo(
+        _ppo,
+        "a MaskablePPO model saved by train.py",
+        {"deterministic": "true, argmax instead of sampling"},
+        positional="PATH.zip",
+    ),
+    "python": BotInfo(
+        lambda: Agent,
+        "your own Agent subclass",
+        {"any": "keyword arguments passed to the class"},
+        positional="package.module:ClassName",
+    ),
+}
+
+
+def describe_bots() -> str:
+    """Human-readable list of the known bots and their parameters (used in errors and --help)."""
+    lines = []
+    for name, info in KNOWN_BOTS.items():
+        head = name + (f":{info.positional}" if info.positional else "")
+        lines.append(f"  {head:<34} {info.summary}")
+        for pname, text in info.params.items():
+            lines.append(f"      {pname}={text}")
+    return "\n".join(lines)
+
+
+class SpecError(ValueError):
+    """A bot spec that cannot be built."""
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_params(spec: str, items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        if not item:
+            continue
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise SpecError(f"bad parameter {item!r} in bot spec {spec!r}: expected key=value\nknown bots:\n{describe_bots()}")
+        params[key.strip()] = _parse_value(value.strip())
+    return params
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
+    """Split a spec into (kind, positional argument or None, keyword parameters)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise SpecError(f"a bot spec is a non-empty string, got {spec!r}\nknown bots:\n{describe_bots()}")
+    spec = spec.strip()
+    kind, _, rest = spec.partition(":")
+    kind = kind.lower()
+    if kind not in KNOWN_BOTS:
+        raise SpecError(f"unknown bot {kind!r} in spec {spec!r}\nknown bots:\n{describe_bots()}")
+    positional: str | None = None
+    if kind == "python":
+        module, sep, tail = rest.partition(":")
+        cls_name, _, params_text = tail.partition(",")
+        if not module or not sep or not cls_name:
+            raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
+        positional = f"{module}:{cls_name}"
+        items = params_text.split(",") if params_text else []
+    elif kind == "ppo":
+        path, _, params_text = rest.partition(",")
+        if path.startswith("path="):
+            path = path[5:]
+        if not path:
+            raise SpecError(f"bot spec {spec!r}: expected ppo:PATH.zip[,deterministic=true|false]")
+        positional = path
+        items = params_text.split(",") if params_text else []
+    else:
+        items = rest.split(",") if rest else []
+    return kind, positional, _parse_params(spec, items)
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build a bot from its spec string (see the module docstring)."""
+    kind, positional, params = parse_spec(spec)
+    if kind == "python":
+        assert positional is not None
+        module_name, cls_name = positional.split(":", 1)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            raise SpecError(f"bot spec {spec!r}: cannot import module {module_name!r} ({err})") from err
+        cls = getattr(module, cls_name, None)
+        if not (inspect.isclass(cls) and issubclass(cls, Agent)):
+            raise SpecError(f"bot spec {spec!r}: {module_name}.{cls_name} is not an agents.base.Agent subclass")
+        return _construct(spec, cls, params, seed, allow_any=True)
+    cls = KNOWN_BOTS[kind].factory()
+    if kind == "ppo":
+        params = {"path": positional, **params}
+    return _construct(spec, cls, params, seed)
+
+
+def _construct(spec: str, cls: type[Agent], params: dict[str, Any], seed: int | None, allow_any: bool = False) -> Agent:
+    sig = inspect.signature(cls.__init__)
+    accepted = {n for n, p in sig.parameters.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+    unknown = sorted(set(params) - accepted - {"seed"})
+    if unknown and not (allow_any and takes_kwargs):
+        known = sorted(accepted - {"seed"})
+        raise SpecError(
+            f"bot spec {spec!r}: unknown parameter(s) {unknown}; {cls.__name__} accepts {known}\n"
+            f"known bots:\n{describe_bots()}"
+        )
+    if "seed" in accepted and "seed" not in params:
+        params = {**params, "seed": seed}
+    try:
+        agent = cls(**params)
+    except (TypeError, ValueError) as err:
+        raise SpecError(f"bot spec {spec!r}: {err}") from err
+    if not getattr(agent, "spec", None):
+        agent.spec = spec  # type: ignore[attr-defined]
+    return agent
