@@ -20,90 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from conquian_env.game import GameState
+from conquian_env.view import PlayerView
 
-
-class PlayerView:
-    """What one player knows, read from the live game without exposing hidden cards."""
-
-    __slots__ = ("_state", "player")
-
-    def __init__(self, state: GameState, player: int):
-        self._state = state
-        self.player = player
-
-    # own and public information (masks are card bit masks, see conquian_env.cards)
-    @property
-    def hand(self) -> int:
-        return self._state.hands[self.player]
-
-    @property
-    def meld(self) -> int:
-        return self._state.melds[self.player]
-
-    @property
-    def opponent_meld(self) -> int:
-        return self._state.melds[1 - self.player]
-
-    @property
-    def opponent_hand_size(self) -> int:
-        return self._state.hands[1 - self.player].bit_count()
-
-    @property
-    def dead(self) -> int:
-        return self._state.dead
-
-    @property
-    def face_up(self) -> int:
-        return self._state.face_up
-
-    @property
-    def face_up_source(self) -> int:
-        return self._state.source
-
-    @property
-    def face_up_owner(self) -> int:
-        return self._state.owner
-
-    @property
-    def passed(self) -> bool:
-        return self._state.passed
-
-    @property
-    def chosen(self) -> int:
-        return self._state.chosen
-
-    @property
-    def phase(self) -> int:
-        return self._state.phase
-
-    @property
-    def forcing(self) -> bool:
-        return self._state.forcing
-
-    @property
-    def stock_left(self) -> int:
-        return self._state.stock_left
-
-    def discards(self, player: int) -> int:
-        return self._state.discards[player]
-
-    def refusals(self, player: int) -> int:
-        return self._state.refusals[player]
-
-    def unseen(self) -> int:
-        """Cards this player cannot see (opponent's hidden hand cards and the stock)."""
-        return self._state.unseen_cards(self.player)
-
-    def legal_actions(self) -> list[int]:
-        return self._state.legal_actions() if self._state.player == self.player else []
-
-    def legal_action_mask(self) -> int:
-        return self._state.legal_action_mask() if self._state.player == self.player else 0
-
-    def determinize(self, rng: Any) -> GameState:
-        """A full game state sampled from what this player knows (hidden cards re-dealt)."""
-        return self._state.determinize(self.player, rng)
+__all__ = ["Agent", "PlayerView", "RandomAgent"]
 
 
 class Agent:

@@ -112,7 +112,9 @@ def _parse_params(spec: str, items: list[str]) -> dict[str, Any]:
             continue
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise SpecError(f"bad parameter {item!r} in bot spec {spec!r}: expected key=value\nknown bots:\n{describe_bots()}")
+            raise SpecError(
+                f"bad parameter {item!r} in bot spec {spec!r}: expected key=value\nknown bots:\n{describe_bots()}"
+            )
         params[key.strip()] = _parse_value(value.strip())
     return params
 
@@ -169,7 +171,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
 def _construct(spec: str, cls: type[Agent], params: dict[str, Any], seed: int | None, allow_any: bool = False) -> Agent:
     sig = inspect.signature(cls.__init__)
-    accepted = {n for n, p in sig.parameters.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    accepted = {
+        n for n, p in sig.parameters.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
     takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
     unknown = sorted(set(params) - accepted - {"seed"})
     if unknown and not (allow_any and takes_kwargs):

@@ -38,9 +38,7 @@ for _i, _name in enumerate(CARD_NAMES):
 
 #: Bit mask of each card; bit mask of all cards of a rank / of a suit.
 CARD_BIT: tuple[int, ...] = tuple(1 << i for i in range(NUM_CARDS))
-RANK_MASK: tuple[int, ...] = tuple(
-    sum(1 << (s * NUM_RANKS + r) for s in range(NUM_SUITS)) for r in range(NUM_RANKS)
-)
+RANK_MASK: tuple[int, ...] = tuple(sum(1 << (s * NUM_RANKS + r) for s in range(NUM_SUITS)) for r in range(NUM_RANKS))
 SUIT_MASK: tuple[int, ...] = tuple(((1 << NUM_RANKS) - 1) << (s * NUM_RANKS) for s in range(NUM_SUITS))
 
 

@@ -80,9 +80,7 @@ def _search(avail: list[int], req: list[int], ranks: list[int], i: int) -> bool:
     """Try every set choice for ``ranks[i:]``; avail/req are per-suit 10-bit chunks."""
     if i == len(ranks):
         s = _SHORT
-        return not (
-            s[avail[0]] & req[0] or s[avail[1]] & req[1] or s[avail[2]] & req[2] or s[avail[3]] & req[3]
-        )
+        return not (s[avail[0]] & req[0] or s[avail[1]] & req[1] or s[avail[2]] & req[2] or s[avail[3]] & req[3])
     rank = ranks[i]
     # Leaving this rank without a set is always one option.
     if _search(avail, req, ranks, i + 1):

@@ -1,0 +1,155 @@
+"""Gymnasium single-agent adapter: one seat of Conquian against a fixed opponent.
+
+Stable-Baselines3 trains single-agent Gymnasium environments; sb3-contrib's MaskablePPO
+reads legal actions from an ``action_masks()`` method.  :class:`SingleAgentEnv` gives
+both::
+
+    from sb3_contrib import MaskablePPO
+    from conquian_env.wrappers import SingleAgentEnv
+    env = SingleAgentEnv(opponent="random")        # or any bot object / callable
+    model = MaskablePPO("MlpPolicy", env).learn(10_000)
+
+* observation: the agent's ``observation`` vector (``Box(0, 1, (456,), int8)``, layout in
+  :mod:`conquian_env.observation`); the mask comes from :meth:`SingleAgentEnv.action_masks`
+  and is also in ``info["action_mask"]``.
+* action: ``Discrete(85)``.  ``illegal_action="penalize"`` (default, as in the AEC
+  environment): an illegal action ends the episode with reward -1 and a warning;
+  ``"raise"``: ``IllegalActionError``.
+* reward: +1 win, -1 loss, 0 draw, at the end of the game only.
+* ``seat``: 0 (plays first), 1, or ``None`` (default: drawn at random each episode).
+* ``opponent``: an object with ``act(observation, action_mask, view)`` (and optionally
+  ``reset(player, seed)``), e.g. any :class:`agents.base.Agent`; a callable with the same
+  arguments; or a bot spec string such as ``"greedy"`` (built with ``agents.make_agent``).
+  The opponent sees only its own view.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .actions import NUM_ACTIONS
+from .game import GAME_OVER, GameState, IllegalActionError, new_game
+from .observation import OBS_SIZE, action_mask, encode
+from .render import render_text
+from .view import PlayerView
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One player's side of Conquian; the other seat is played by ``opponent``."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponent: Any = "random",
+        seat: int | None = None,
+        forcing: bool = False,
+        render_mode: str | None = None,
+        illegal_action: str = "penalize",
+    ):
+        if illegal_action not in ("penalize", "raise"):
+            raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        if seat not in (None, 0, 1):
+            raise ValueError(f"seat must be 0, 1 or None (random each episode), got {seat!r}")
+        if render_mode not in (None, "ansi", "human"):
+            raise ValueError(f"render_mode must be 'ansi', 'human' or None, got {render_mode!r}")
+        if isinstance(opponent, str):
+            from agents import make_agent  # the bots live outside the environment package
+
+            opponent = make_agent(opponent)
+        if not (hasattr(opponent, "act") or callable(opponent)):
+            raise ValueError(
+                f"opponent must be a bot with act(observation, action_mask, view) or a callable, got {opponent!r}"
+            )
+        self.opponent = opponent
+        self.fixed_seat = seat
+        self.forcing = bool(forcing)
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.game: GameState | None = None
+        self.seat = 0
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Swap the opponent (self-play: a snapshot of the learner) from the next move on."""
+        self.opponent = opponent
+
+    def _opponent_act(self) -> None:
+        game = self.game
+        assert game is not None
+        other = 1 - self.seat
+        while not game.is_terminal() and game.player == other:
+            obs, mask = encode(game, other), action_mask(game, other)
+            view = PlayerView(game, other)
+            act = getattr(self.opponent, "act", None)
+            action = int(act(obs, mask, view) if act is not None else self.opponent(obs, mask, view))
+            game.apply(action)
+
+    def _result(self) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+        game = self.game
+        assert game is not None
+        done = game.is_terminal()
+        reward = float(game.returns()[self.seat]) if done else 0.0
+        info: dict[str, Any] = {"action_mask": action_mask(game, self.seat), "seat": self.seat}
+        if done:
+            info["result"] = "draw" if game.winner < 0 else ("win" if game.winner == self.seat else "loss")
+        return encode(game, self.seat), reward, done, info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
+        self.game = new_game(rng, forcing=self.forcing)
+        reset_opponent = getattr(self.opponent, "reset", None)
+        if reset_opponent is not None:
+            reset_opponent(1 - self.seat, int(rng.integers(2**31)))
+        self._opponent_act()
+        obs, _, _, info = self._result()
+        return obs, info
+
+    def step(self, action: Any):
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        if self.game.is_terminal():
+            raise RuntimeError("the game is over: call reset()")
+        a = int(action)
+        if not self.game.is_legal(a):
+            message = self.game._illegal_message(a)
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            warnings.warn(f"{message}. The episode ends with reward -1.", stacklevel=2)
+            self.game.phase = GAME_OVER  # the offender loses: the game stops here
+            self.game.winner = 1 - self.seat
+            obs, _, _, info = self._result()
+            info["illegal_action"] = True
+            return obs, -1.0, True, False, info
+        self.game.apply(a)
+        self._opponent_act()
+        obs, reward, done, info = self._result()
+        if self.render_mode == "human":
+            print(self.render_text() + "\n")
+        return obs, reward, done, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean legal-action mask for MaskablePPO."""
+        if self.game is None:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return action_mask(self.game, self.seat).astype(bool)
+
+    def render_text(self) -> str:
+        assert self.game is not None
+        names = ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
+        return render_text(self.game, names)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self.render_text()
+        if self.render_mode == "human":
+            print(self.render_text())
+        return None
