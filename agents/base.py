@@ -16,8 +16,6 @@ stock order.  ``reset(player, seed)`` is called before every game.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from conquian_env.view import PlayerView
