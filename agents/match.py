@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from conquian_env.actions import action_to_str, str_to_action
@@ -42,14 +42,22 @@ class GameRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        return cls(**data)
+        """Build from a dict such as a games.jsonl line; extra keys (index, pair, ...) are ignored."""
+        names = {f.name for f in fields(cls)}
+        missing = [n for n in ("hands", "stock", "first", "forcing", "players") if n not in data]
+        if missing:
+            raise ValueError(f"game record lacks field(s) {missing}")
+        return cls(**{k: v for k, v in data.items() if k in names})
 
     def replay(self) -> list[GameState]:
         """States after the deal and after every action (validates the whole record)."""
         state = new_game(hands=self.hands, stock=self.stock, first=self.first, forcing=self.forcing)
         states = [state.clone()]
-        for text in self.actions:
-            state.apply(str_to_action(text))
+        for move, text in enumerate(self.actions, 1):
+            try:
+                state.apply(str_to_action(text))
+            except ValueError as err:
+                raise ValueError(f"move {move} ({text!r}) cannot be replayed: {err}") from err
             states.append(state.clone())
         return states
 

@@ -18,8 +18,13 @@ def meld_text(mask: int) -> str:
         return "-"
     parts = split_into_melds(mask)
     # sets first (by rank), then runs (by suit and start)
-    parts.sort(key=lambda p: (p[0] != "set", (p[1] & -p[1]).bit_length()))
+    parts.sort(key=lambda p: (p[0] != "set", _sort_key(p[0], p[1])))
     return " ".join("[" + " ".join(CARD_NAMES[c] for c in _ordered(kind, m)) + "]" for kind, m in parts)
+
+
+def _sort_key(kind: str, mask: int) -> int:
+    low = (mask & -mask).bit_length() - 1
+    return low % 10 if kind == "set" else low  # sets by rank, runs by suit then start
 
 
 def _ordered(kind: str, mask: int) -> list[int]:
@@ -43,11 +48,11 @@ def render_text(state: GameState, names: tuple[str, str] = ("player_0", "player_
         face = f"{CARD_NAMES[state.face_up]} ({how} by {names[state.owner]}{extra})"
     else:
         face = "-"
-    lines.append(f"face-up: {face}   stock: {20 - state.stock_pos}   dead: {_sorted_hand(state.dead)}")
+    lines.append(f"face-up: {face}   stock: {state.stock_left}   dead: {_sorted_hand(state.dead)}")
     if state.phase == MELD and state.chosen:
         lines.append(f"laying down: {cards_str(state.chosen)}")
     if state.phase == GAME_OVER:
-        result = "draw (stock exhausted)" if state.winner < 0 else f"{names[state.winner]} wins"
+        result = "draw (stock exhausted)" if state.winner < 0 else f"won by {names[state.winner]}"
         lines.append(f"game over: {result}")
     else:
         lines.append(f"to move: {names[state.player]} ({PHASE_NAMES[state.phase]})")

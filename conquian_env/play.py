@@ -1,0 +1,433 @@
+"""Play Conquian against a bot in the terminal.
+
+Usage::
+
+    python -m conquian_env.play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
+
+``--opponent`` is any bot spec of :mod:`agents.registry` (``random``, ``greedy``,
+``ismcts:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
+dice (a random seed is picked and printed when it is left out, so a game can be played
+again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
+``--forcing`` turns on the forcing variant (RULES.md section 7).
+
+Each time you decide, the screen shows only what you can see: your hand, both melds split
+into sets and runs, the face-up card and where it came from, the stock count, the dead
+pile and how many cards the bot holds (never which).  Then the legal moves, numbered::
+
+    1) take  2) refuse
+
+Answer with the number or the text of a move: ``2``, ``refuse``, ``meld 5S``,
+``discard kd`` (case-insensitive); a card alone (``5s``) picks the one legal move with that
+card.  Other commands: ``help``, ``table`` (show the table again), ``quit``.  A bad answer
+is refused with a message that says what is allowed, and the question is asked again.
+Every move of the bot is shown in card text.  At the end the whole table is shown,
+both hands included.
+
+Input is read line by line (no curses), so a script can play through a pipe::
+
+    yes 1 | python -m conquian_env.play --opponent random --seed 3
+
+End of input stops the game.  Exit status: 0 when the game was played to the end or you
+quit, 1 when the input ended first, 2 for a bad command line (e.g. an unknown bot).
+
+From Python, :func:`main` takes the arguments, an ``input_fn`` (called with the prompt,
+returns one line, raises ``EOFError`` at the end) and an ``output`` function (called with
+one string per message), so tests and other front ends can drive it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE, action_to_str, str_to_action
+from .cards import CARD_NAMES, NUM_CARDS, SUIT_MASK, cards_str, parse_card
+from .game import DISCARD, DISCARDED, FORCE_DECISION, GAME_OVER, MELD, OFFER, GameState, new_game
+from .render import meld_text, render_text
+
+InputFn = Callable[[str], str]
+OutputFn = Callable[[str], Any]
+
+#: Exit statuses of :func:`main`.
+EXIT_OK = 0
+EXIT_EOF = 1
+EXIT_USAGE = 2
+
+_WIDTH = 78
+_HELP_WORDS = ("help", "h", "?")
+_QUIT_WORDS = ("quit", "exit", "q")
+_TABLE_WORDS = ("table", "show", "look")
+
+HELP_TEXT = """\
+How to answer: type the number of a move or its text, e.g. "1", "take", "refuse",
+"meld 5S", "discard KD", "finish", "force", "no force" (case does not matter).  A card
+alone, e.g. "5s", picks the one legal move with that card.
+Commands: "help" (this text), "table" (show the table again), "quit" (stop the game).
+
+The game in short (the full rules are in RULES.md):
+- 40 cards, ranks A 2 3 4 5 6 7 J Q K (7 and J are neighbours, the ace is always low).
+- A card in the middle can only be taken by melding it at once: "take" it, add hand
+  cards one at a time with "meld <card>", then "finish".  Your whole meld must always
+  split into sets (3-4 of a rank) and runs (3+ in a row of one suit).
+- After melding you discard one card, which is offered to your opponent.
+- Refuse a card you turned and it goes to the opponent; refuse any other card and it
+  goes to the dead pile and you turn the next stock card.
+- The first to have 11 cards melded wins; an empty stock when a card must be turned is
+  a draw."""
+
+
+class _StopError(Exception):
+    """The person stopped the game (quit) or the input ended (eof)."""
+
+    def __init__(self, eof: bool):
+        super().__init__("eof" if eof else "quit")
+        self.eof = eof
+
+
+# --------------------------------------------------------------------------- text helpers
+def _possessive(name: str) -> str:
+    return "your" if name == "you" else f"{name}'s"
+
+
+def _count(n: int) -> str:
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
+def hand_text(mask: int) -> str:
+    """Hand cards grouped by suit (two spaces between suits); '-' when empty."""
+    groups = [cards_str(mask & suit) for suit in SUIT_MASK]
+    return "  ".join(g for g in groups if g) or "-"
+
+
+def render_player_view(state: GameState, player: int, names: Sequence[str] = ("you", "opponent")) -> str:
+    """What ``player`` sees of the table: own hand, both melds, face-up card, stock, dead.
+
+    ``names[player]`` is the viewer, ``names[1 - player]`` the opponent.  The opponent's
+    hand appears only as a count, the stock only as a count.
+    """
+    opp = 1 - player
+    opp_name = names[opp]
+    label = max(len(opp_name) + 6, 10)
+    chosen = state.chosen if state.phase == MELD and state.player == player else 0
+    lines = [
+        f"{opp_name + ' hand':<{label}} {_count(state.hands[opp].bit_count())} (hidden)",
+        f"{opp_name + ' meld':<{label}} {meld_text(state.melds[opp])}",
+        f"{'your meld':<{label}} {meld_text(state.melds[player])}",
+        f"{'your hand':<{label}} {hand_text(state.hands[player] & ~chosen)}",
+    ]
+    if state.phase == MELD and state.face_up >= 0:
+        who = names[state.player]
+        laid = f" + {cards_str(state.chosen)}" if state.chosen else ""
+        lines.append(f"{'laying down':<{label}} {CARD_NAMES[state.face_up]}{laid} ({who})")
+    elif state.face_up >= 0:
+        lines.append(f"{'face-up':<{label}} {face_up_text(state, names)}")
+    else:
+        lines.append(f"{'face-up':<{label}} -")
+    lines.append(f"{'stock':<{label}} {_count(state.stock_left)}")
+    lines.append(f"{'dead pile':<{label}} {cards_str(state.dead) or '-'}")
+    return "\n".join(lines)
+
+
+def face_up_text(state: GameState, names: Sequence[str]) -> str:
+    """``"7H (discarded by you)"``, ``"3C (turned by greedy, refused once)"``."""
+    if state.face_up < 0:
+        return "-"
+    return f"{CARD_NAMES[state.face_up]} ({_source_text(state, names)})"
+
+
+def _source_text(state: GameState, names: Sequence[str]) -> str:
+    how = "discarded" if state.source == DISCARDED else "turned"
+    extra = ", refused once" if state.passed else ""
+    return f"{how} by {names[state.owner]}{extra}"
+
+
+def describe_move(before: GameState, action: int, after: GameState, names: Sequence[str]) -> list[str]:
+    """Sentences (card text) telling what ``action`` did, given the states around it.
+
+    ``names`` are the two seats' names; the name ``"you"`` reads as the second person.
+    """
+    p = before.player
+    who, other = names[p], names[1 - p]
+    card = CARD_NAMES[before.face_up] if before.face_up >= 0 else "?"
+    lines: list[str] = []
+    if action == TAKE:
+        lines.append(f"{who} took {card} ({_source_text(before, names)})")
+    elif action == REFUSE:
+        lines.append(f"{who} refused {card}")
+    elif 0 <= action < NUM_CARDS:
+        lines.append(f"{who} laid {CARD_NAMES[action]} down with {card}")
+    elif action == FINISH:
+        if after.phase == GAME_OVER and after.winner == p:
+            lines.append(f"{who} melded {card} and went out with 11 cards: {meld_text(after.melds[p])}")
+        else:
+            lines.append(f"{who} finished melding {card}; {_possessive(who)} meld: {meld_text(after.melds[p])}")
+    elif DISCARD_BASE <= action < DISCARD_BASE + NUM_CARDS:
+        lines.append(f"{who} discarded {CARD_NAMES[action - DISCARD_BASE]}")
+    elif action == FORCE:
+        lines.append(f"{who} forced {other} to take {card}")
+    elif action == NO_FORCE:
+        lines.append(f"{who} did not force {other} to take {card}")
+    else:
+        lines.append(f"{who}: {action_to_str(action)}")
+    if action in (REFUSE, NO_FORCE):
+        refuser = p if action == REFUSE else 1 - p
+        if after.phase == FORCE_DECISION:
+            lines.append(f"{card} fits {_possessive(names[refuser])} meld: {names[after.player]} may force the take")
+        elif after.dead != before.dead:
+            lines.append(f"{card} went to the dead pile")
+            if after.phase == GAME_OVER:
+                lines.append("the stock is empty: the game is a draw")
+            else:
+                lines.append(
+                    f"{names[after.owner]} turned {CARD_NAMES[after.face_up]} from the stock ({after.stock_left} left)"
+                )
+        elif after.phase == OFFER:
+            lines.append(f"{card} is offered to {names[after.player]}")
+    return lines
+
+
+def _wrap_moves(items: list[str]) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        if line and len(line) + 2 + len(item) > _WIDTH:
+            lines.append(line)
+            line = ""
+        line = f"{line}  {item}" if line else f"  {item}"
+    if line:
+        lines.append(line)
+    return lines
+
+
+def moves_text(legal: Sequence[int]) -> str:
+    """The legal moves numbered from 1: ``"  1) take  2) refuse"`` (wrapped)."""
+    return "\n".join(_wrap_moves([f"{i}) {action_to_str(a)}" for i, a in enumerate(legal, 1)]))
+
+
+def parse_choice(text: str, legal: Sequence[int]) -> int | str:
+    """A legal action id, or a command ("help", "quit", "table"), from what a person typed.
+
+    Accepts a move number (1-based), a move text (``"meld 5s"``) or a card alone when it
+    picks exactly one legal move.  Raises ``ValueError`` saying what was wrong.
+    """
+    words = " ".join(str(text).strip().lower().split())
+    if not words:
+        raise ValueError("no move given")
+    if words in _HELP_WORDS:
+        return "help"
+    if words in _QUIT_WORDS:
+        return "quit"
+    if words in _TABLE_WORDS:
+        return "table"
+    if words.isdigit():
+        n = int(words)
+        if 1 <= n <= len(legal):
+            return legal[n - 1]
+        raise ValueError(f"there is no move number {n}")
+    try:
+        action = str_to_action(words)
+    except ValueError as err:
+        if words.split()[0] in ("meld", "discard"):
+            raise ValueError(str(err)) from None
+        action = -1
+    if action >= 0:
+        if action in legal:
+            return action
+        raise ValueError(f"'{action_to_str(action)}' is not a legal move now")
+    try:
+        card = parse_card(words)
+    except ValueError:
+        raise ValueError(f"'{text.strip()}' is not a move") from None
+    matches = [a for a in legal if a < DISCARD_BASE + NUM_CARDS and a % DISCARD_BASE == card]
+    if len(matches) == 1:
+        return matches[0]
+    raise ValueError(f"no legal move uses {CARD_NAMES[card]}")
+
+
+def _allowed_text(legal: Sequence[int]) -> str:
+    texts = ", ".join(f"'{action_to_str(a)}'" for a in legal)
+    n = len(legal)
+    moves = f"type 1 or {texts}" if n == 1 else f"type a number from 1 to {n} or one of {texts}"
+    return f"{moves}; 'help' explains, 'quit' stops"
+
+
+# --------------------------------------------------------------------------- the session
+class _Session:
+    """One game between a person (reading ``input_fn``) and a bot."""
+
+    def __init__(
+        self, state: GameState, me: int, bot: Any, names: tuple[str, str], input_fn: InputFn, output: OutputFn
+    ):
+        self.state = state
+        self.me = me
+        self.bot = bot
+        self.names = names
+        self.input_fn = input_fn
+        self.output = output
+
+    def run(self) -> int:
+        from agents.base import PlayerView  # lazy: conquian_env does not depend on agents
+
+        from .observation import action_mask, encode
+
+        state, me = self.state, self.me
+        bot_seat = 1 - me
+        view = PlayerView(state, bot_seat)
+        self.output(f"{self.names[state.player]} turned {CARD_NAMES[state.face_up]} from the stock to start")
+        while not state.is_terminal():
+            if state.player == me:
+                try:
+                    action = self._ask()
+                except _StopError as stop:
+                    if stop.eof:
+                        self.output("\ninput ended: the game is abandoned")
+                        return EXIT_EOF
+                    self.output("you quit the game")
+                    self._show_end(quit_=True)
+                    return EXIT_OK
+            else:
+                try:
+                    action = int(self.bot.act(encode(state, bot_seat), action_mask(state, bot_seat), view))
+                except Exception as err:  # a broken bot forfeits, as in agents.match
+                    self.output(f"the bot crashed ({type(err).__name__}: {err}): you win by forfeit")
+                    self._show_end(quit_=True)
+                    return EXIT_OK
+                if not state.is_legal(action):
+                    self.output(f"the bot chose an illegal move ({action!r}): you win by forfeit")
+                    self._show_end(quit_=True)
+                    return EXIT_OK
+            before = state.clone()
+            state.apply(action)
+            for line in describe_move(before, action, state, self.names):
+                self.output(line)
+        self._show_end(quit_=False)
+        return EXIT_OK
+
+    def _question(self) -> str:
+        state, bot_name = self.state, self.names[1 - self.me]
+        card = CARD_NAMES[state.face_up] if state.face_up >= 0 else "?"
+        if state.phase == OFFER:
+            if state.is_legal(TAKE):
+                return f"{card} is offered to you: take it (and meld it now) or refuse it?"
+            return f"{card} is offered to you; it does not fit any meld you could make, so you can only refuse it"
+        if state.phase == MELD:
+            forced = "you are forced to take " if state.forced else "melding "
+            so_far = f" + {cards_str(state.chosen)}" if state.chosen else ""
+            return f"{forced}{card}{so_far}: lay down another hand card or finish"
+        if state.phase == DISCARD:
+            return "discard one card of your hand (it is offered to " + bot_name + ")"
+        if state.phase == FORCE_DECISION:
+            return f"{bot_name} refused {card}, which fits their meld: force them to take it?"
+        return "?"
+
+    def _show_turn(self) -> None:
+        state = self.state
+        self.output("")
+        self.output(f"--- your move (move {state.move_count + 1}) ---")
+        self.output(render_player_view(state, self.me, self.names))
+        self.output(self._question())
+
+    def _ask(self) -> int:
+        legal = self.state.legal_actions()
+        self._show_turn()
+        while True:
+            self.output(moves_text(legal))
+            try:
+                line = self.input_fn("your move> ")
+            except EOFError:
+                raise _StopError(eof=True) from None
+            try:
+                choice = parse_choice(line, legal)
+            except ValueError as err:
+                self.output(f"{err}: {_allowed_text(legal)}")
+                continue
+            if choice == "help":
+                self.output(HELP_TEXT)
+            elif choice == "table":
+                self._show_turn()
+            elif choice == "quit":
+                raise _StopError(eof=False)
+            else:
+                assert isinstance(choice, int)
+                return choice
+
+    def _show_end(self, quit_: bool) -> None:
+        state = self.state
+        self.output("")
+        if state.is_terminal():
+            if state.winner == self.me:
+                self.output(f"*** you win in {state.move_count} moves ***")
+            elif state.winner >= 0:
+                self.output(f"*** {self.names[state.winner]} wins in {state.move_count} moves ***")
+            else:
+                self.output(f"*** draw: the stock ran out after {state.move_count} moves ***")
+        elif quit_:
+            self.output(f"game stopped after {state.move_count} moves")
+        self.output("the whole table:")
+        # the result is said above in words; render_text's own status line would repeat it
+        table = render_text(state, self.names).splitlines()
+        self.output("\n".join(line for line in table if not line.startswith(("game over:", "to move:"))))
+
+
+# --------------------------------------------------------------------------- command line
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m conquian_env.play",
+        description="Play Conquian against a bot in the terminal (type 'help' during the game).",
+    )
+    parser.add_argument("--opponent", default="greedy", help="bot spec: random, greedy, ismcts:iterations=200, ...")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bot (default: random)")
+    parser.add_argument("--forcing", action="store_true", help="play the forcing variant (RULES.md section 7)")
+    parser.add_argument("--first", choices=("you", "bot"), default="you", help="who plays first (default: you)")
+    parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat in the deal (default: 0)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: OutputFn = print) -> int:
+    """Play one game; returns the exit status (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    from agents.registry import make_agent  # lazy: conquian_env does not depend on agents
+
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    try:
+        bot = make_agent(args.opponent, seed=seed)
+    except (ValueError, ImportError) as err:
+        output(f"cannot build the bot {args.opponent!r}: {err}")
+        return EXIT_USAGE
+    me = args.seat
+    bot_seat = 1 - me
+    first = me if args.first == "you" else bot_seat
+    bot_name = str(getattr(bot, "name", "bot") or "bot")
+    if bot_name == "you":
+        bot_name = "bot"
+    names = ("you", bot_name) if me == 0 else (bot_name, "you")
+    state = new_game(seed, first=first, forcing=args.forcing)
+    try:
+        bot.reset(bot_seat, seed)
+    except Exception as err:
+        output(f"the bot {args.opponent!r} failed to start: {type(err).__name__}: {err}")
+        return EXIT_USAGE
+    variant = ", forcing variant" if args.forcing else ""
+    output(f"Conquian: you (seat {me}) against {args.opponent} (seat {bot_seat}){variant}")
+    output(f"deal seed {seed}; play it again with --seed {seed} --seat {me} --first {args.first}")
+    output("type 'help' for help, 'quit' to stop")
+    if input_fn is input and not sys.stdin.isatty():
+        input_fn = _echoing_input  # piped answers are echoed so the transcript reads well
+    return _Session(state, me, bot, names, input_fn, output).run()
+
+
+def _echoing_input(prompt: str) -> str:
+    line = input(prompt)
+    print(line)
+    return line
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted")
+        sys.exit(130)

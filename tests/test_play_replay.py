@@ -1,0 +1,282 @@
+"""The terminal front ends: conquian_env.play (a person against a bot) and conquian_env.replay."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent, play_game
+from agents.match import deal_for_seed
+from conquian_env import play, replay
+from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
+from conquian_env.cards import CARD_NAMES, cards_of
+from conquian_env.game import new_game
+
+_MOVES_LINE = re.compile(r"^\s+1\) ")
+
+
+class Script:
+    """An ``input_fn`` that answers from a list (or a rule), then raises EOFError."""
+
+    def __init__(self, answers=(), rule=None, limit=2000):
+        self.answers = list(answers)
+        self.rule = rule
+        self.prompts = 0
+        self.limit = limit
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts += 1
+        if self.answers:
+            return self.answers.pop(0)
+        if self.rule is not None and self.prompts <= self.limit:
+            return self.rule()
+        raise EOFError
+
+
+class Output(list):
+    def __call__(self, text: str = "") -> None:
+        self.extend(str(text).split("\n"))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self)
+
+
+def _first_option_text(out: Output) -> str:
+    """The text of option 1 in the last list of moves shown."""
+    for line in reversed(out):
+        if _MOVES_LINE.match(line):
+            return re.match(r"^\s+1\) (.+?)(?:  \d+\) |$)", line).group(1)
+    raise AssertionError("no list of moves was shown")
+
+
+# --------------------------------------------------------------------------- play
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--opponent", "random", "--seed", "3"],
+        ["--opponent", "random", "--seed", "11", "--seat", "1", "--first", "bot", "--forcing"],
+    ],
+)
+def test_play_full_game_answering_numbers(argv):
+    out = Output()
+    script = Script(rule=lambda: "1")
+    assert play.main(argv, input_fn=script, output=out) == play.EXIT_OK
+    assert re.search(r"\*\*\* (you win|random wins|draw)", out.text)
+    assert "the whole table:" in out.text
+    assert "is not" not in out.text  # every answer was accepted
+    assert script.prompts > 3
+
+
+def test_play_full_game_answering_texts():
+    out = Output()
+    answers = []
+
+    def rule():
+        text = _first_option_text(out)
+        answers.append(text)
+        return text.upper() if len(answers) % 2 else text  # case does not matter
+
+    script = Script(rule=rule)
+    rc = play.main(["--opponent", "random", "--seed", "5", "--first", "bot"], input_fn=script, output=out)
+    assert rc == play.EXIT_OK
+    assert re.search(r"\*\*\* (you win|random wins|draw)", out.text)
+    assert "is not" not in out.text
+    assert answers and all(str_to_action(a) >= 0 for a in answers)
+    assert any(line.startswith("random ") for line in out)  # the bot's moves are shown
+
+
+def test_play_same_seed_same_game():
+    runs = []
+    for _ in range(2):
+        out = Output()
+        play.main(["--opponent", "random", "--seed", "8"], input_fn=Script(rule=lambda: "1"), output=out)
+        runs.append(out.text)
+    assert runs[0] == runs[1]
+
+
+def test_play_bad_input_is_reprompted():
+    out = Output()
+    script = Script(["banana", "0", "99", "meld ZZ", "finish", "", "help", "table", "2", "quit"])
+    assert play.main(["--opponent", "random", "--seed", "3"], input_fn=script, output=out) == play.EXIT_OK
+    text = out.text
+    assert "'banana' is not a move: type a number from 1 to 2 or one of 'take', 'refuse'" in text
+    assert "there is no move number 0" in text
+    assert "there is no move number 99" in text
+    assert "unknown card" in text  # meld ZZ names the bad card
+    assert "'finish' is not a legal move now" in text
+    assert "no move given" in text
+    assert "How to answer" in text  # help
+    assert "you refused AD" in text  # the 9th answer, "2", was the first move played
+    assert "you quit the game" in text
+    assert script.prompts == 10
+
+
+def test_play_quit_and_eof():
+    out = Output()
+    assert play.main(["--opponent", "random", "--seed", "1"], input_fn=Script(["QUIT"]), output=out) == 0
+    assert "you quit the game" in out.text
+    assert "the whole table:" in out.text
+
+    out = Output()
+    assert play.main(["--opponent", "random", "--seed", "1"], input_fn=Script(), output=out) == play.EXIT_EOF
+    assert "input ended" in out.text
+    assert "Traceback" not in out.text
+
+
+def test_play_unknown_bot():
+    out = Output()
+    assert play.main(["--opponent", "nosuchbot"], input_fn=Script(), output=out) == play.EXIT_USAGE
+    assert "unknown bot 'nosuchbot'" in out.text
+
+
+def test_player_view_hides_the_opponent_hand():
+    state = new_game(seed=4)
+    text = play.render_player_view(state, 0, ("you", "bot"))
+    shown = set(re.findall(r"\b[A2-7JQK][CDHS]\b", text))
+    hidden = {CARD_NAMES[c] for c in cards_of(state.hands[1])}
+    assert not shown & hidden
+    assert {CARD_NAMES[c] for c in cards_of(state.hands[0])} <= shown
+    assert "bot hand   10 cards (hidden)" in text
+    assert "stock      19 cards" in text
+
+
+def test_parse_choice():
+    legal = [DISCARD_BASE + 5, DISCARD_BASE + 26]  # discard 6C, discard 7H
+    assert play.parse_choice("2", legal) == DISCARD_BASE + 26
+    assert play.parse_choice("  Discard   6c ", legal) == DISCARD_BASE + 5
+    assert play.parse_choice("7h", legal) == DISCARD_BASE + 26  # a card alone
+    assert play.parse_choice("HELP", legal) == "help"
+    assert play.parse_choice("q", legal) == "quit"
+    assert play.parse_choice("take", [TAKE, REFUSE]) == TAKE
+    for bad, message in [("3", "no move number 3"), ("KS", "no legal move uses KS"), ("take", "not a legal move")]:
+        with pytest.raises(ValueError, match=message):
+            play.parse_choice(bad, legal)
+
+
+def test_cli_modules_do_not_import_agents():
+    code = "import sys, conquian_env.play, conquian_env.replay; print('agents' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- replay
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    out = []
+    for g in range(3):
+        hands, stock = deal_for_seed(100 + g)
+        bots = [make_agent("random", seed=1), make_agent("random", seed=2)]
+        rec = play_game(bots, hands=hands, stock=stock, first=g % 2, forcing=g == 2, seed=g)
+        data = rec.to_dict()
+        data.update(game=g, pair=0, deal=100 + g, specs=["random", "random"])  # extra keys are tolerated
+        out.append(data)
+    return out
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _run_replay(argv, **kw):
+    out, err = Output(), Output()
+    rc = replay.main(argv, output=out, errors=err, **kw)
+    return rc, out.text, err.text
+
+
+def test_replay_list_and_game(tmp_path, records):
+    path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in records])
+    rc, out, err = _run_replay([str(tmp_path), "--list"])  # a folder works too
+    assert rc == 0 and not err
+    assert out.splitlines()[0].split() == ["game", "line", "players", "first", "result", "moves"]
+    assert len(out.splitlines()) == 4
+    assert f"{records[1]['moves']}" in out.splitlines()[2]
+
+    rc, out, err = _run_replay([str(path), "--game", "1", "--no-pause"])
+    assert rc == 0 and not err
+    assert "deal:" in out
+    n = records[1]["moves"]
+    assert f"move {n}/{n}: {records[1]['actions'][-1]}" in out
+    assert out.count("face-up:") == n + 1  # the table after the deal and after every move
+    assert "warning" not in out
+
+
+def test_replay_pauses_when_interactive(tmp_path, records):
+    path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in records])
+    script = Script(["", "", "q"])
+    rc, out, _ = _run_replay([str(path), "--game", "0"], input_fn=script, interactive=True)
+    assert rc == 0
+    assert "move 2/" in out and "move 3/" not in out
+    assert out.rstrip().endswith("stopped")
+    rc, out, _ = _run_replay([str(path), "--game", "0", "--no-pause"], input_fn=Script(), interactive=True)
+    assert rc == 0 and "end:" in out
+
+
+def test_replay_corrupt_lines_are_skipped(tmp_path, records):
+    bad_fields = {k: v for k, v in records[0].items() if k != "stock"}
+    lines = [json.dumps(records[0]), "{not json", json.dumps(bad_fields), "", json.dumps(records[1])]
+    path = _write(tmp_path / "games.jsonl", lines)
+    rc, out, err = _run_replay([str(path), "--list"])
+    assert rc == 0
+    assert "line 2: corrupt, skipped (not valid JSON" in err
+    assert "line 3: corrupt, skipped (missing field(s) stock)" in err
+    assert len(out.splitlines()) == 3  # header + two good games
+    rc, out, err = _run_replay([str(path), "--game", "1", "--no-pause"])
+    assert rc == 0 and "game 1 (line 5)" in out
+
+
+def test_replay_bad_index_and_missing_file(tmp_path, records):
+    path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in records])
+    rc, out, err = _run_replay([str(path), "--game", "7"])
+    assert rc == 1
+    assert "no game 7" in err and "valid game indexes are 0 to 2" in err
+    rc, out, err = _run_replay([str(tmp_path / "nope.jsonl"), "--list"])
+    assert rc == 1 and "cannot read" in err
+
+
+def test_replay_tampered_actions(tmp_path, records):
+    illegal = json.loads(json.dumps(records[0]))
+    illegal["actions"][0] = "finish"  # the first decision is take or refuse
+    unknown = json.loads(json.dumps(records[0]))
+    unknown["actions"][2] = "discard 9Z"
+    extra = json.loads(json.dumps(records[0]))
+    extra["actions"].append("take")
+    path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in (illegal, unknown, extra)])
+
+    rc, out, err = _run_replay([str(path), "--game", "0", "--no-pause"])
+    assert rc == 1 and not out
+    assert "move 1: action 'finish'" in err and "is illegal here; legal moves:" in err
+    rc, out, err = _run_replay([str(path), "--game", "1", "--no-pause"])
+    assert rc == 1 and "move 3: 'discard 9Z' is not an action" in err
+    n = len(extra["actions"])
+    rc, out, err = _run_replay([str(path), "--game", "2", "--no-pause"])
+    assert rc == 1 and f"move {n}: action 'take' comes after the end of the game" in err
+
+
+def test_replay_warns_when_the_recorded_winner_disagrees(tmp_path, records):
+    wrong = dict(records[0], winner=0 if records[0]["winner"] is None else None)
+    path = _write(tmp_path / "games.jsonl", [json.dumps(wrong)])
+    rc, out, _ = _run_replay([str(path), "--game", "0", "--no-pause"])
+    assert rc == 0 and "warning: the record says" in out
+
+
+def test_replay_uses_evaluate_indexes_and_seat_labels(tmp_path, records):
+    lines = []
+    for index, rec in zip((5, 2, 9), records, strict=True):  # evaluate.py writes games as they finish
+        lines.append(json.dumps(dict(rec, index=index, seats=["random", "random#2"])))
+    path = _write(tmp_path / "games.jsonl", lines)
+    rc, out, _ = _run_replay([str(path), "--list"])
+    assert rc == 0
+    assert [row.split()[0] for row in out.splitlines()[1:]] == ["2", "5", "9"]
+    assert "random vs random#2" in out
+    rc, out, _ = _run_replay([str(path), "--game", "9", "--no-pause"])
+    assert rc == 0 and "game 9 (line 3): p0 random vs p1 random#2" in out
+    rc, _, err = _run_replay([str(path), "--game", "3"])
+    assert rc == 1 and "valid game indexes are 2, 5, 9" in err
+    assert replay.ranges_text([4, 0, 1, 2, 7, 8]) == "0 to 2, 4, 7 to 8"
