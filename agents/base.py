@@ -11,7 +11,14 @@ A bot is an :class:`Agent`::
 (:mod:`conquian_env.observation`); ``view`` is a :class:`PlayerView`: the same
 information as named attributes plus the engine's legal moves and ``determinize`` for
 search.  It exposes nothing the player could not see: not the opponent's hand, not the
-stock order.  ``reset(player, seed)`` is called before every game.
+stock order.  (Python cannot enforce privacy: a bot that reaches into ``view._state``
+cheats; the bots here never do, and the ISMCTS test checks it.)
+
+``reset(player, seed)`` is called before every game.  For reproducible tournaments a
+bot's play must depend only on that seed (and its constructor arguments), not on
+earlier games: re-seed any random generator there.  ``act`` must return an ``int``
+action id; anything else (a float, a bool, an illegal id) loses the game in
+:func:`agents.match.play_game`.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import traceback
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
@@ -99,7 +101,6 @@ def play_game(
         start = time.perf_counter()
         try:
             action = agents[seat].act(encode(state, seat), action_mask(state, seat), views[seat])
-            action = int(action)
         except Exception as err:
             record.failure = _failure(seat, "crash", err)
             record.winner = 1 - seat
@@ -107,7 +108,7 @@ def play_game(
         finally:
             record.think_time[seat] += time.perf_counter() - start
             record.decisions[seat] += 1
-        if not state.is_legal(action):
+        if not _is_action_id(action) or not state.is_legal(int(action)):
             record.failure = {
                 "seat": seat,
                 "kind": "illegal",
@@ -115,12 +116,18 @@ def play_game(
             }
             record.winner = 1 - seat
             break
+        action = int(action)
         record.actions.append(action_to_str(action))
         state.apply(action)
     else:
         record.winner = state.winner if state.winner >= 0 else None
     record.moves = len(record.actions)
     return record
+
+
+def _is_action_id(action: Any) -> bool:
+    """Only true integers are actions: 80.7 or True is an illegal answer, not 80 or 1."""
+    return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
 
 
 def _failure(seat: int, kind: str, err: BaseException) -> dict[str, Any]:

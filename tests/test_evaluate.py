@@ -1,0 +1,378 @@
+"""Tests of evaluate.py: statistics against scipy, scheduling, reproducibility, resume, failures."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import evaluate
+from agents.base import Agent
+from agents.match import GameRecord, deal_for_seed
+from agents.registry import SpecError
+from evaluate import (
+    ELO_PER_LOGIT,
+    ResumeWarning,
+    bootstrap_ratings,
+    bradley_terry,
+    run_tournament,
+    score_interval,
+    stake_results,
+    t_interval,
+)
+
+# --------------------------------------------------------------------------- tiny test bots
+
+HERE = "python:tests.test_evaluate"
+
+
+class FirstLegalBot(Agent):
+    """Lowest legal id: takes whenever it can, melds every card it can, discards its lowest card."""
+
+    name = "first"
+
+    def act(self, observation, action_mask, view):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class LastLegalBot(Agent):
+    """Highest legal id: refuses whenever it can, finishes melds at once."""
+
+    name = "last"
+
+    def act(self, observation, action_mask, view):
+        return int(np.flatnonzero(action_mask)[-1])
+
+
+class CrashBot(Agent):
+    name = "crash"
+
+    def act(self, observation, action_mask, view):
+        raise RuntimeError("boom")
+
+
+class IllegalBot(Agent):
+    name = "illegal"
+
+    def act(self, observation, action_mask, view):
+        return int(np.flatnonzero(action_mask == 0)[0])
+
+
+FIRST, LAST, CRASH, ILLEGAL = (f"{HERE}:{c}" for c in ("FirstLegalBot", "LastLegalBot", "CrashBot", "IllegalBot"))
+# bots are labelled by their short name (the class name for python: specs)
+QUICK = {"bootstrap": 50, "plot": False}  # keep tests fast
+
+
+def read_games(out: Path) -> list[dict]:
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    return sorted(games, key=lambda g: g["index"])
+
+
+def without_timing(games: list[dict]) -> list[dict]:
+    return [{k: v for k, v in g.items() if k != "think_time"} for g in games]
+
+
+def stable(summary: dict) -> dict:
+    """The reproducible part of a summary (thinking time and folder name differ)."""
+    return {k: v for k, v in summary.items() if k not in ("timing", "out_dir")}
+
+
+# --------------------------------------------------------------------------- statistics vs scipy
+
+
+def test_t_interval_matches_scipy():
+    x = np.random.default_rng(1).choice([0.0, 0.25, 0.5, 0.75, 1.0], size=37)
+    mean, low, high = t_interval(x, 0.95)
+    ref = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert mean == pytest.approx(x.mean())
+    assert (low, high) == pytest.approx(ref, rel=1e-12)
+    iv = score_interval(x, 0.9, "deals")
+    assert (iv.low, iv.high) == pytest.approx(stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x)))
+    assert "Student t" in iv.method and "37 deals" in iv.method
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_score_interval_all_or_nothing_is_wilson_as_scipy(value):
+    n = 40
+    iv = score_interval(np.full(n, value), 0.95, "deals")
+    ref = stats.binomtest(int(value * n), n).proportion_ci(0.95, method="wilson")
+    assert iv.estimate == value
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+    assert "Wilson" in iv.method
+
+
+def test_score_interval_is_clipped_to_unit_range():
+    iv = score_interval([1.0, 1.0, 1.0, 0.5], 0.95)
+    assert 0.0 <= iv.low <= iv.estimate <= iv.high == 1.0
+
+
+def test_stake_doubling_on_hand_made_match():
+    # draw, draw, A wins (stake 4), A loses (stake back to 1), draw, A wins (stake 2)
+    res = stake_results([0, 0, 1, -1, 0, 1])
+    assert res["stakes"] == [1, 2, 4, 1, 1, 2]
+    assert res["winnings"] == [0, 0, 4, -1, 0, 2]
+    assert res["total"] == 5 and res["mean"] == pytest.approx(5 / 6)
+    assert res["max_stake"] == 4 and res["cycles"] == 3
+    # trailing draws form the last (open) cycle; they win nothing
+    res = stake_results([1, 0, 0])
+    assert res["stakes"] == [1, 1, 2] and res["winnings"] == [1, 0, 0] and res["cycles"] == 2
+    with pytest.raises(ValueError, match="draw"):
+        stake_results([2])
+
+
+def test_stake_interval_without_draws_is_the_t_interval():
+    outcomes = np.random.default_rng(3).choice([-1, 1], size=60, p=[0.4, 0.6])
+    res = stake_results(outcomes)
+    ref = stats.t.interval(0.95, 59, loc=outcomes.mean(), scale=stats.sem(outcomes))
+    assert res["mean"] == pytest.approx(outcomes.mean())
+    assert (res["low"], res["high"]) == pytest.approx(ref)
+
+
+def test_stake_interval_regenerative_delta_method():
+    outcomes = [0, 1, -1, 0, 0, -1, 1, 1, 0, 1, -1, 1]
+    res = stake_results(outcomes)
+    cycles = [(1 * 2, 2), (-1, 1), (-4, 3), (1, 1), (1, 1), (2, 2), (-1, 1), (1, 1)]
+    w = np.array([c[0] for c in cycles], float)
+    n = np.array([c[1] for c in cycles], float)
+    ratio = w.sum() / n.sum()
+    se = np.sqrt(np.sum((w - ratio * n) ** 2) / (len(w) - 1) / len(w)) / n.mean()
+    assert res["mean"] == pytest.approx(ratio)
+    assert res["high"] - res["mean"] == pytest.approx(stats.t.ppf(0.975, len(w) - 1) * se)
+
+
+def test_stakes_survive_very_long_draw_runs():
+    res = stake_results([0] * 1100 + [1, 0])
+    assert res["mean"] == math.inf and math.isnan(res["low"])
+
+
+def test_bradley_terry_symmetric_results_give_equal_ratings():
+    wins = np.array([[0, 5, 7], [5, 0, 7], [7, 7, 0]], float)
+    assert bradley_terry(wins) == pytest.approx(np.zeros(3), abs=1e-9)
+
+
+def test_bradley_terry_two_bots_is_the_log_odds():
+    r = bradley_terry([[0, 30], [10, 0]])
+    assert r[0] - r[1] == pytest.approx(math.log(3))
+    assert r.sum() == pytest.approx(0)
+    assert bradley_terry([[0, 30], [10, 0]], anchor=1)[1] == 0
+
+
+def test_bradley_terry_dominance_order_and_scipy_optimum():
+    wins = np.array([[0, 8, 9, 10], [2, 0, 7, 8], [1, 3, 0, 6], [0.5, 2, 4, 0]])
+    r = bradley_terry(wins)
+    assert list(np.argsort(-r)) == [0, 1, 2, 3]
+
+    def neg_loglik(free):
+        s = np.concatenate([[0.0], free])
+        return -np.sum(wins * -np.logaddexp(0, -(s[:, None] - s[None, :])))
+
+    ref = optimize.minimize(neg_loglik, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).x
+    ref = np.concatenate([[0.0], ref])
+    assert r == pytest.approx(ref - ref.mean(), abs=1e-5)
+
+
+def test_bradley_terry_unbeaten_bot_needs_the_prior():
+    wins = [[0, 10], [0, 0]]
+    with pytest.raises(ValueError, match="no finite"):
+        bradley_terry(wins)
+    r = bradley_terry(wins, prior_draws=1.0)  # 10.5 : 0.5
+    assert (r[0] - r[1]) == pytest.approx(math.log(21))
+
+
+def test_bootstrap_ratings_match_scipy_bootstrap_for_two_bots():
+    rng = np.random.default_rng(5)
+    deal_scores = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0], size=300, p=[0.15, 0.2, 0.25, 0.2, 0.2])
+    unit_wins = np.zeros((300, 2, 2))
+    unit_wins[:, 0, 1] = deal_scores
+    unit_wins[:, 1, 0] = 2.0 - deal_scores
+    low, high, failed = bootstrap_ratings(unit_wins, 3000, 0.0, None, 0.95, seed=0)
+    assert failed == 0
+
+    def elo_of_a(x, axis=-1):  # two bots, mean 0: A is half the log-odds of its score
+        s = np.mean(x, axis=axis) / 2
+        return ELO_PER_LOGIT * np.log(s / (1 - s)) / 2
+
+    ref = stats.bootstrap((deal_scores,), elo_of_a, n_resamples=3000, method="percentile", random_state=1)
+    width = ref.confidence_interval.high - ref.confidence_interval.low
+    assert low[0] == pytest.approx(ref.confidence_interval.low, abs=0.1 * width)
+    assert high[0] == pytest.approx(ref.confidence_interval.high, abs=0.1 * width)
+    assert low[1] == pytest.approx(-high[0]) and high[1] == pytest.approx(-low[0])
+
+
+# --------------------------------------------------------------------------- schedule
+
+
+def test_duplicate_deals_swap_seats_with_identical_deal(tmp_path):
+    run_tournament(["random", FIRST, LAST], games=7, seed=11, out_dir=tmp_path, jobs=1, **QUICK)
+    games = read_games(tmp_path)
+    assert len(games) == 3 * 8  # 7 rounded up to 8 per pair
+    by_deal = {}
+    for g in games:
+        by_deal.setdefault((tuple(g["pair"]), g["deal"]), []).append(g)
+        assert g["first"] == 0 and g["forcing"] is False
+        assert [g["hands"], g["stock"]] == list(deal_for_seed(g["deal_seed"]))
+    assert len(by_deal) == 3 * 4
+    for (pair, _), (g0, g1) in by_deal.items():
+        assert (g0["swap"], g1["swap"]) == (0, 1)
+        assert g0["seats"] == list(pair) and g1["seats"] == list(reversed(pair))
+        assert g0["hands"] == g1["hands"] and g0["stock"] == g1["stock"]
+    # every line is a replayable record whose result is the one reported
+    for g in games:
+        final = GameRecord.from_dict(g).replay()[-1]
+        assert g["winner"] == (final.winner if final.winner >= 0 else None)
+        assert g["winner_label"] == (None if g["winner"] is None else g["seats"][g["winner"]])
+    # the same deals for every pair (common random numbers)
+    for d in range(4):
+        assert len({g["deal_seed"] for g in games if g["deal"] == d}) == 1
+
+
+def test_no_duplicate_gives_fresh_deals_and_alternating_seats(tmp_path):
+    summary = run_tournament(["random", FIRST], games=5, seed=2, out_dir=tmp_path, jobs=1, duplicate=False, **QUICK)
+    games = read_games(tmp_path)
+    assert [g["deal"] for g in games] == [0, 1, 2, 3, 4]
+    assert len({json.dumps(g["hands"]) for g in games}) == 5
+    assert [g["swap"] for g in games] == [0, 1, 0, 1, 0]
+    assert summary["pairs"][0]["units"] == 5 and "5 games" in summary["pairs"][0]["score_method"]
+
+
+def test_gauntlet_plays_only_against_the_field(tmp_path):
+    summary = run_tournament(["random", FIRST], games=2, gauntlet=LAST, out_dir=tmp_path, jobs=1, **QUICK)
+    assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
+        ("LastLegalBot", "random"),
+        ("LastLegalBot", "FirstLegalBot"),
+    ]
+    assert [r["spec"] for r in summary["ratings"]] == [LAST, "random", FIRST]
+
+
+def test_repeated_spec_gets_distinct_labels(tmp_path):
+    summary = run_tournament(["random", "random"], games=4, out_dir=tmp_path, jobs=1, **QUICK)
+    assert [r["bot"] for r in summary["ratings"]] == ["random", "random#2"]
+
+
+# --------------------------------------------------------------------------- reproducibility and resume
+
+
+def test_same_seed_same_tournament_and_other_seed_differs(tmp_path):
+    specs = ["random", FIRST, LAST]
+    s1 = run_tournament(specs, games=6, seed=4, out_dir=tmp_path / "a", jobs=1, **QUICK)
+    s2 = run_tournament(specs, games=6, seed=4, out_dir=tmp_path / "b", jobs=1, **QUICK)
+    assert stable(s1) == stable(s2)
+    assert without_timing(read_games(tmp_path / "a")) == without_timing(read_games(tmp_path / "b"))
+    run_tournament(specs, games=6, seed=5, out_dir=tmp_path / "c", jobs=1, **QUICK)
+    assert [g["hands"] for g in read_games(tmp_path / "a")] != [g["hands"] for g in read_games(tmp_path / "c")]
+
+
+def test_parallel_run_equals_serial_run(tmp_path):
+    specs = ["random", "random", FIRST]
+    s1 = run_tournament(specs, games=10, seed=8, out_dir=tmp_path / "j1", jobs=1, **QUICK)
+    s2 = run_tournament(specs, games=10, seed=8, out_dir=tmp_path / "j2", jobs=2, **QUICK)
+    assert stable(s1) == stable(s2)
+    assert without_timing(read_games(tmp_path / "j1")) == without_timing(read_games(tmp_path / "j2"))
+
+
+def test_resume_skips_played_games_and_replays_corrupt_lines(tmp_path, monkeypatch):
+    specs = ["random", FIRST]
+    reference = run_tournament(specs, games=12, seed=3, out_dir=tmp_path / "ref", jobs=1, **QUICK)
+    out = tmp_path / "cut"
+    run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+    path = out / "games.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    # delete two lines, garble one, and leave the last one half-written (killed mid-write)
+    kept = lines[:2] + lines[4:6] + ["{not json\n"] + lines[7:-1] + [lines[-1][: len(lines[-1]) // 2]]
+    path.write_text("".join(kept))
+
+    played = []
+    real_play = evaluate.play_task
+    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task.index) or real_play(task))
+    with pytest.warns(ResumeWarning) as record:
+        resumed = run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+    messages = sorted(str(w.message) for w in record)
+    assert len(messages) == 2
+    assert "line 10 is corrupt or half-written" in messages[0]  # the half-written last line
+    assert "line 5 is corrupt or half-written" in messages[1]  # the garbled line
+    assert sorted(played) == [2, 3, 6, 11]
+    assert stable(resumed) == stable(reference)
+    assert without_timing(read_games(out)) == without_timing(read_games(tmp_path / "ref"))
+    assert "{not json" in (out / "games.rejected.txt").read_text()
+
+    # a finished tournament re-run plays nothing and warns about nothing
+    played.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)
+        again = run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+    assert played == [] and stable(again) == stable(reference)
+
+
+def test_resume_with_other_config_is_a_clear_error(tmp_path):
+    run_tournament(["random", FIRST], games=4, seed=1, out_dir=tmp_path, jobs=1, **QUICK)
+    with pytest.raises(ValueError, match=r"different tournament \(games: folder has 4, this run asks 6.*--out"):
+        run_tournament(["random", FIRST], games=6, seed=1, out_dir=tmp_path, jobs=1, **QUICK)
+    with pytest.raises(ValueError, match="forcing"):
+        run_tournament(["random", FIRST], games=4, seed=1, out_dir=tmp_path, jobs=1, forcing=True, **QUICK)
+    run_tournament(["random", FIRST], games=3, seed=1, out_dir=tmp_path, jobs=1, **QUICK)  # 3 rounds up to 4
+
+
+# --------------------------------------------------------------------------- failures and errors
+
+
+@pytest.mark.parametrize("bad", ["nosuchbot", "random:speed=3", f"{HERE}:NoSuchClass", "python:tests.nope:X"])
+def test_bad_spec_fails_fast_with_registry_error(tmp_path, bad):
+    out = tmp_path / "never"
+    with pytest.raises(SpecError) as err:
+        run_tournament(["random", bad], games=2, out_dir=out, jobs=2, **QUICK)
+    assert bad in str(err.value)
+    assert not out.exists()
+
+
+def test_bad_spec_on_the_command_line_lists_known_bots(capsys, tmp_path):
+    assert evaluate.main(["random", "nosuchbot", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown bot 'nosuchbot'" in err and "known bots" in err and "ismcts" in err
+
+
+def test_crashing_and_illegal_bots_lose_and_are_counted(tmp_path):
+    summary = run_tournament(["random", CRASH, ILLEGAL], games=4, out_dir=tmp_path, jobs=1, **QUICK)
+    ratings = {r["bot"]: r for r in summary["ratings"]}
+    # the bot in seat 0 decides first, so between the two broken bots each fails when it sits first
+    assert (ratings["CrashBot"]["crash"], ratings["CrashBot"]["illegal"]) == (6, 0)
+    assert (ratings["IllegalBot"]["crash"], ratings["IllegalBot"]["illegal"]) == (0, 6)
+    assert ratings["random"]["crash"] == ratings["random"]["illegal"] == 0
+    assert ratings["random"]["score"] == 1.0
+    assert "boom" in ratings["CrashBot"]["example_failure"]["message"]
+    pairs = {(p["a"], p["b"]): p for p in summary["pairs"]}
+    assert (
+        pairs["random", "CrashBot"]["wins"] == 4 and pairs["random", "CrashBot"]["failures"]["CrashBot"]["crash"] == 4
+    )
+    assert (
+        pairs["CrashBot", "IllegalBot"]["wins"] == 2
+        and pairs["CrashBot", "IllegalBot"]["failures"]["IllegalBot"]["illegal"] == 2
+    )
+    games = read_games(tmp_path)
+    assert all(g["failure"]["kind"] in ("crash", "illegal") for g in games if "CrashBot" in g["pair"])
+    assert "crash" in evaluate.format_summary(summary)
+
+
+def test_command_line_writes_all_files(tmp_path, capsys):
+    out = tmp_path / "cli"
+    code = evaluate.main(["random", FIRST, "--games", "4", "-j", "1", "--out", str(out), "--no-progress",
+                          "--bootstrap", "20", "--anchor", "random"])  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Bradley-Terry" in text and "Student t" in text and "bootstrap" in text
+    for name in ("config.json", "games.jsonl", "summary.json", "summary.csv", "ratings.csv", "summary.png"):
+        assert (out / name).stat().st_size > 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["specs"] == ["random", FIRST] and config["games"] == 4 and config["duplicate"] is True
+    summary = json.loads((out / "summary.json").read_text())
+    assert {r["bot"]: r["elo"] for r in summary["ratings"]}["random"] == 0.0
+    assert (out / "summary.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_labels_are_short_and_unique():
+    specs = ["random", "random", f"{HERE}:FirstLegalBot", "ppo:models/run1/best.zip,deterministic=false"]
+    assert evaluate.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
