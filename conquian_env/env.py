@@ -153,6 +153,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
                 raise IllegalActionError(message)
             warnings.warn(f"{agent}: {message}. The game ends and {agent} loses.", stacklevel=2)
             loser = _AGENT_INDEX[agent]
+            game.forfeit(loser)  # the final observation shows the game over, with empty masks
             self._finish(winner=1 - loser, illegal=agent)
         else:
             game.apply(a)

@@ -260,6 +260,15 @@ class GameState:
         else:  # NO_FORCE: the refusal stands
             self._after_refusal(1 - p)
 
+    def forfeit(self, loser: int) -> None:
+        """End the game at once with ``loser`` losing (the environment's illegal-action penalty)."""
+        if loser not in (0, 1):
+            raise ValueError(f"loser must be 0 or 1, got {loser!r}")
+        self.winner = 1 - loser
+        self.phase = GAME_OVER
+        self.chosen = 0
+        self._mask = 0
+
     def _after_refusal(self, p: int) -> None:
         if self.source == TURNED and self.owner == p and not self.passed:
             # first refusal of one's own turned card: it is offered to the opponent
@@ -332,22 +341,31 @@ class GameState:
         ``player``'s hand, both melds, the dead pile, the face-up card and the cards
         laid so far in a meld being made stay put; the opponent's other hand cards and
         the remaining stock are shuffled together (with ``rng.shuffle``, e.g. a numpy
-        Generator or ``random.Random``) and dealt back in the same sizes.  The result
-        depends only on public information, ``player``'s hand and ``rng``.
+        Generator or ``random.Random``) and dealt back in the same sizes.  When the
+        opponent is melding, only deals whose hand can complete that meld are kept.  The
+        result depends only on public information, ``player``'s hand and ``rng``.
         """
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, got {player!r}")
         opp = 1 - player
         opp_hidden = self.hands[opp] & ~self.chosen
         pool = cards_of(opp_hidden | _stock_mask(self))  # sorted: independent of the true order
-        rng.shuffle(pool)
         n_opp = opp_hidden.bit_count()
+        # An opponent in the middle of a meld took the card, so their hand can complete it:
+        # re-deal (rejection sampling) until it can; the true hand shows this terminates.
+        melding = self.phase == MELD and self.player == opp
+        base = self.melds[opp] | 1 << self.face_up | self.chosen if melding else 0
+        while True:
+            rng.shuffle(pool)
+            hidden = 0
+            for card in pool[:n_opp]:
+                hidden |= 1 << card
+            if not melding or can_extend_to_meld(base, hidden):
+                break
         c = self.clone()
-        opp_hand = self.hands[opp] & self.chosen
-        for card in pool[:n_opp]:
-            opp_hand |= 1 << card
-        c.hands[opp] = opp_hand
+        c.hands[opp] = self.hands[opp] & self.chosen | hidden
         c.stock = self.stock[: self.stock_pos] + tuple(int(x) for x in pool[n_opp:])
+        c._mask = -1  # the cached legal mask may belong to the opponent's old hand
         return c
 
     # ------------------------------------------------------------------ views

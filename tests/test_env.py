@@ -1,0 +1,635 @@
+"""The PettingZoo AEC environment: PettingZoo's own checks and the adapter's promises.
+
+PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` run on ``conquian_env.env``
+with and without the forcing variant.  (``max_cycles_test`` does not apply: Conquian has
+no ``max_cycles`` option and no parallel version; every game ends by the rules.)
+
+Also checked: the ``Conquian-v0`` registry entry; the spaces; ``observe`` for both agents
+at any time, including the real final observation after the end; zero masks for the
+agent not to move; rewards and ``infos`` at the end; hidden information (a player's
+observations do not change when the opponent's hidden cards and the unseen stock are
+re-dealt); determinism, also across processes with different ``PYTHONHASHSEED``; bad
+deals, bad actions and bad options; stepping after the end; ``render`` and ``state``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pettingzoo
+import pytest
+from gymnasium import spaces
+from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.utils.env_logger import EnvLogger
+
+import conquian_env
+from conquian_env import actions
+from conquian_env.cards import CARD_NAMES, cards_str, parse_card
+from conquian_env.game import MELD, IllegalActionError
+from conquian_env.observation import OBS_SIZE, STATE_SIZE, decode, decode_state
+
+AGENTS = ["player_0", "player_1"]
+
+
+def _pick(mask: np.ndarray, rng: random.Random, take_rate: float = 0.8) -> int:
+    legal = [int(a) for a in np.flatnonzero(mask)]
+    if actions.TAKE in legal and rng.random() < take_rate:
+        return actions.TAKE
+    return rng.choice(legal)
+
+
+def _play_to_end(env, rng: random.Random, take_rate: float = 0.8) -> list[int]:
+    """Play the live agents with random legal actions until the game ends (no dead steps)."""
+    played = []
+    while not any(env.terminations.values()):
+        agent = env.agent_selection
+        action = _pick(env.observe(agent)["action_mask"], rng, take_rate)
+        played.append(action)
+        env.step(action)
+    return played
+
+
+def _card(text: str) -> int:
+    return parse_card(text)
+
+
+# ----------------------------------------------------------------------------- PettingZoo checks
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("forcing", [False, True])
+def test_pettingzoo_api_test(forcing):
+    api_test(conquian_env.env(forcing=forcing), num_cycles=1000)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("forcing", [False, True])
+def test_pettingzoo_seed_test(forcing):
+    seed_test(functools.partial(conquian_env.env, forcing=forcing), num_cycles=500)
+
+
+def test_pettingzoo_render_test(capsys):
+    def ansi_ok(text):
+        return isinstance(text, str) and "player_0" in text and ("to move:" in text or "game over" in text)
+
+    render_test(conquian_env.env, custom_tests={"ansi": ansi_ok})
+    assert "player_0  hand" in capsys.readouterr().out  # "human" printed the table
+
+
+# ----------------------------------------------------------------------------- registry, spaces
+
+
+def test_registry_make():
+    assert "Conquian-v0" in pettingzoo.aec_registry
+    env = pettingzoo.make("aec", "Conquian-v0")
+    assert isinstance(env.unwrapped, conquian_env.raw_env)
+    env.reset(seed=0)
+    assert env.agents == AGENTS
+    assert not env.unwrapped.forcing
+    forced = pettingzoo.make("aec", "Conquian-v0", forcing=True, render_mode="ansi")
+    assert forced.unwrapped.forcing and forced.unwrapped.render_mode == "ansi"
+    # importing again does not register twice or fail
+    import importlib
+
+    importlib.reload(conquian_env)
+    assert "Conquian-v0" in pettingzoo.aec_registry
+
+
+def test_spaces():
+    env = conquian_env.env()
+    env.reset(seed=1)
+    for agent in AGENTS:
+        obs_space = env.observation_space(agent)
+        assert isinstance(obs_space, spaces.Dict)
+        assert set(obs_space.spaces) == {"observation", "action_mask"}
+        for key, size in (("observation", OBS_SIZE), ("action_mask", actions.NUM_ACTIONS)):
+            box = obs_space[key]
+            assert isinstance(box, spaces.Box)
+            assert box.shape == (size,) and box.dtype == np.int8
+            assert box.low.min() == 0 and box.high.max() == 1
+        assert env.action_space(agent) == spaces.Discrete(85)
+        obs = env.observe(agent)
+        assert obs_space.contains(obs)
+        assert obs["observation"].dtype == np.int8 and obs["action_mask"].dtype == np.int8
+    assert env.unwrapped.state_space.shape == (STATE_SIZE,)
+    with pytest.raises(KeyError, match="unknown agent"):
+        env.observation_space("player_2")
+    with pytest.raises(KeyError, match="unknown agent"):
+        env.action_space("nobody")
+    with pytest.raises(KeyError, match="unknown agent"):
+        env.observe("player_2")
+
+
+# ----------------------------------------------------------------------------- observe, masks
+
+
+def _check_observations(env) -> None:
+    game = env.unwrapped.game
+    for i, agent in enumerate(AGENTS):
+        obs = env.observe(agent)
+        assert env.observation_space(agent).contains(obs)
+        mask = obs["action_mask"]
+        to_move = not game.is_terminal() and game.player == i
+        if to_move:
+            expected = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
+            expected[game.legal_actions()] = 1
+            assert np.array_equal(mask, expected)
+            assert env.agent_selection == agent
+        else:
+            assert not mask.any(), f"{agent} is not to move but has a mask"
+        d = decode(obs["observation"])
+        assert d["own_hand"] == cards_str(game.hands[i]).split()
+        assert d["own_meld"] == cards_str(game.melds[i]).split()
+        assert d["opponent_meld"] == cards_str(game.melds[1 - i]).split()
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_observe_both_agents_at_any_time(forcing):
+    rng = random.Random(5)
+    env = conquian_env.env(forcing=forcing)
+    for seed in range(15):
+        env.reset(seed=seed)
+        _check_observations(env)
+        while not any(env.terminations.values()):
+            env.step(_pick(env.observe(env.agent_selection)["action_mask"], rng))
+            _check_observations(env)
+
+
+def _final_checks(env, expected_rewards: dict[str, int]) -> None:
+    game = env.unwrapped.game
+    assert game.is_terminal()
+    assert env.terminations == {a: True for a in AGENTS}
+    assert env.truncations == {a: False for a in AGENTS}
+    assert env.rewards == expected_rewards
+    assert env._cumulative_rewards == expected_rewards
+    for i, agent in enumerate(AGENTS):
+        obs = env.observe(agent)
+        assert not obs["action_mask"].any()
+        d = decode(obs["observation"])
+        assert d["phase"] == "game_over"
+        assert d["own_meld"] == cards_str(game.melds[i]).split()
+        assert d["opponent_meld"] == cards_str(game.melds[1 - i]).split()
+        assert d["own_hand"] == cards_str(game.hands[i]).split()
+        assert d["stock_size"] == game.stock_left
+        assert obs["observation"].any()
+    assert env.unwrapped.legal_actions() == []
+
+
+def _dead_steps(env, expected_rewards: dict[str, int], expected_infos: dict[str, dict]) -> None:
+    """The AEC dead-step protocol: each terminated agent steps None and leaves."""
+    seen = []
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        assert terminated and not truncated
+        assert reward == expected_rewards[agent]
+        assert info == expected_infos[agent]
+        assert not obs["action_mask"].any()
+        seen.append(agent)
+        env.step(None)
+    assert sorted(seen) == AGENTS
+    assert env.agents == []
+    # observe still works after every agent has left, and shows the final table
+    game = env.unwrapped.game
+    for i, agent in enumerate(AGENTS):
+        d = decode(env.observe(agent)["observation"])
+        assert d["phase"] == "game_over" and d["own_meld"] == cards_str(game.melds[i]).split()
+
+
+def test_win_and_draw_rewards_infos_and_final_observation():
+    rng = random.Random(1)
+    env = conquian_env.env()
+    outcomes = set()
+    for seed in range(200):
+        env.reset(seed=seed)
+        take_rate = 0.95 if seed % 2 else 0.2
+        _play_to_end(env, rng, take_rate)
+        game = env.unwrapped.game
+        if game.winner >= 0:
+            winner = AGENTS[game.winner]
+            rewards = {a: (1 if a == winner else -1) for a in AGENTS}
+            infos = {
+                a: {"result": "win" if a == winner else "loss", "winner": winner, "moves": game.move_count}
+                for a in AGENTS
+            }
+            assert game.melds[game.winner].bit_count() == 11
+            outcome = "win"
+        else:
+            rewards = {a: 0 for a in AGENTS}
+            infos = {a: {"result": "draw", "winner": None, "moves": game.move_count} for a in AGENTS}
+            outcome = "draw"
+        assert env.infos == infos
+        _final_checks(env, rewards)
+        if outcome not in outcomes:
+            _dead_steps(env, rewards, infos)
+        outcomes.add(outcome)
+        if outcomes == {"win", "draw"}:
+            break
+    assert outcomes == {"win", "draw"}
+
+
+# ----------------------------------------------------------------------------- hidden information
+
+
+def _replay_observations(env, options: dict, played: list[int], observer: int) -> list:
+    env.reset(options=options)
+    seen = []
+    for action in played:
+        seen.append((env.agent_selection, env.observe(AGENTS[observer])))
+        env.step(action)
+    seen.append((env.agent_selection, env.observe(AGENTS[observer])))
+    return seen
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_observation_ignores_hidden_cards(forcing):
+    """Re-dealing the opponent's hidden cards and the unturned stock changes nothing the player sees."""
+    rng = random.Random(17 + forcing)
+    env = conquian_env.env(forcing=forcing)
+    compared = 0
+    for seed in range(60):
+        observer = seed % 2
+        opp = 1 - observer
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        hands0 = [[c for c in range(40) if game.hands[p] >> c & 1] for p in (0, 1)]
+        stock0 = list(game.stock)
+        # play a random prefix, stopping where the opponent is not in the middle of a meld
+        played = []
+        cuts = []
+        n = rng.randrange(5, 80)
+        while not game.is_terminal() and len(played) < n:
+            played.append(_pick(env.observe(env.agent_selection)["action_mask"], rng, 0.7))
+            env.step(played[-1])
+            if not (game.phase == MELD and game.player == opp):
+                cuts.append(len(played))
+        if not cuts:
+            continue
+        played = played[: cuts[-1]]
+        # replay to the cut to learn what is still hidden from the observer there
+        env.reset(options={"hands": hands0, "stock": stock0})
+        for a in played:
+            env.step(a)
+        game = env.unwrapped.game
+        hidden_hand = [c for c in hands0[opp] if game.hands[opp] >> c & 1]
+        hidden_stock_positions = list(range(game.stock_pos, 20))
+        if not hidden_hand or not hidden_stock_positions:
+            continue
+        pool = hidden_hand + [stock0[i] for i in hidden_stock_positions]
+        while set(pool[: len(hidden_hand)]) == set(hidden_hand):
+            rng.shuffle(pool)
+        new_hands = [h[:] for h in hands0]
+        new_hands[opp] = [c for c in hands0[opp] if c not in hidden_hand] + pool[: len(hidden_hand)]
+        new_stock = stock0[:]
+        for i, card in zip(hidden_stock_positions, pool[len(hidden_hand) :], strict=True):
+            new_stock[i] = card
+        a_obs = _replay_observations(env, {"hands": hands0, "stock": stock0}, played, observer)
+        opp_view_a = env.observe(AGENTS[opp])["observation"]
+        b_obs = _replay_observations(env, {"hands": new_hands, "stock": new_stock}, played, observer)
+        opp_view_b = env.observe(AGENTS[opp])["observation"]
+        assert len(a_obs) == len(b_obs) == len(played) + 1
+        for (sel_a, oa), (sel_b, ob) in zip(a_obs, b_obs, strict=True):
+            assert sel_a == sel_b
+            assert np.array_equal(oa["observation"], ob["observation"])
+            assert np.array_equal(oa["action_mask"], ob["action_mask"])
+        # the re-deal was real: the opponent's own view differs
+        assert not np.array_equal(opp_view_a, opp_view_b)
+        compared += 1
+    assert compared >= 25
+
+
+# ----------------------------------------------------------------------------- determinism
+
+
+def _game_digest(seed: int, forcing: bool = False) -> str:
+    env = conquian_env.env(forcing=forcing)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed + 1000)
+    h = hashlib.sha256()
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        h.update(agent.encode() + obs["observation"].tobytes() + obs["action_mask"].tobytes())
+        h.update(json.dumps([reward, terminated, truncated, info], sort_keys=True).encode())
+        if terminated or truncated:
+            action = None
+        else:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        h.update(str(action).encode())
+        env.step(action)
+    return h.hexdigest()
+
+
+def test_same_seed_same_game():
+    for seed in range(5):
+        assert _game_digest(seed) == _game_digest(seed)
+        assert _game_digest(seed, True) == _game_digest(seed, True)
+    assert len({_game_digest(s) for s in range(5)}) == 5
+    # reset() without a seed continues the seeded stream the same way
+    env1, env2 = conquian_env.env(), conquian_env.env()
+    env1.reset(seed=3)
+    env2.reset(seed=3)
+    env1.reset()
+    env2.reset()
+    assert env1.unwrapped.game.to_dict() == env2.unwrapped.game.to_dict()
+
+
+_DIGEST_SCRIPT = """
+import sys, json
+sys.path.insert(0, {tests!r})
+import test_env
+print(json.dumps([test_env._game_digest(s, f) for s in range(3) for f in (False, True)]))
+"""
+
+
+def test_same_seed_same_game_across_processes():
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = _DIGEST_SCRIPT.format(tests=here)
+    outputs = []
+    for hash_seed in ("0", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=True
+        )
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == [_game_digest(s, f) for s in range(3) for f in (False, True)]
+
+
+# ----------------------------------------------------------------------------- bad input
+
+GOOD_HANDS = [[CARD_NAMES[c] for c in range(0, 10)], [CARD_NAMES[c] for c in range(10, 20)]]
+GOOD_STOCK = [CARD_NAMES[c] for c in range(20, 40)]
+
+
+def test_good_stacked_deal():
+    env = conquian_env.env()
+    env.reset(options={"hands": GOOD_HANDS, "stock": GOOD_STOCK, "first": 1})
+    game = env.unwrapped.game
+    assert env.agent_selection == "player_1"
+    assert game.face_up == 20 and game.stock_left == 19
+    assert cards_str(game.hands[0]).split() == GOOD_HANDS[0]
+
+
+@pytest.mark.parametrize(
+    "hands, stock, message",
+    [
+        ([["8H"] + GOOD_HANDS[0][1:], GOOD_HANDS[1]], GOOD_STOCK, "unknown card '8H'"),
+        ([["XX"] + GOOD_HANDS[0][1:], GOOD_HANDS[1]], GOOD_STOCK, "unknown card 'XX'"),
+        ([[99] + GOOD_HANDS[0][1:], GOOD_HANDS[1]], GOOD_STOCK, "unknown card index 99"),
+        ([GOOD_HANDS[0], GOOD_HANDS[1][:-1] + ["AC"]], GOOD_STOCK, "AC is dealt twice"),
+        ([GOOD_HANDS[0], GOOD_HANDS[1]], GOOD_STOCK[:-1] + ["KC"], "KC is dealt twice"),
+        ([GOOD_HANDS[0][:-1], GOOD_HANDS[1]], GOOD_STOCK, "hand 0 has 9 cards"),
+        ([GOOD_HANDS[0], GOOD_HANDS[1] + ["KS"]], GOOD_STOCK[:-1], "hand 1 has 11 cards"),
+        ([GOOD_HANDS[0], GOOD_HANDS[1]], GOOD_STOCK[:-1], "the stock has 19 cards"),
+        ([GOOD_HANDS[0], GOOD_HANDS[1][:5], GOOD_HANDS[1][5:]], GOOD_STOCK, "exactly 2 hands"),
+        ([GOOD_HANDS[0]], GOOD_STOCK, "exactly 2 hands"),
+        (GOOD_HANDS, None, "needs both 'hands' and 'stock'"),
+        (None, GOOD_STOCK, "needs both 'hands' and 'stock'"),
+    ],
+)
+def test_bad_deal_raises(hands, stock, message):
+    env = conquian_env.env()
+    options = {}
+    if hands is not None:
+        options["hands"] = hands
+    if stock is not None:
+        options["stock"] = stock
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        env.reset(options=options)
+
+
+def test_bad_first_player_raises():
+    with pytest.raises(ValueError, match="first must be 0 or 1"):
+        conquian_env.env().reset(seed=0, options={"first": 2})
+
+
+def test_unknown_reset_option_warns():
+    env = conquian_env.env()
+    with pytest.warns(UserWarning, match="unknown option"):
+        env.reset(seed=0, options={"colour": "red"})
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"render_mode": "rgb_array"}, "render_mode must be one of"),
+        ({"render_mode": "text"}, "render_mode must be one of"),
+        ({"illegal_action": "ignore"}, "illegal_action must be one of"),
+        ({"forcing": "yes"}, "forcing must be True or False"),
+    ],
+)
+def test_bad_constructor_options_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        conquian_env.env(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        pettingzoo.make("aec", "Conquian-v0", **kwargs)
+
+
+def test_unknown_constructor_keyword_is_a_type_error():
+    with pytest.raises(TypeError):
+        conquian_env.env(max_cycles=100)
+
+
+def _snapshot(env) -> tuple:
+    return (
+        env.unwrapped.game.to_dict(),
+        env.agent_selection,
+        dict(env.rewards),
+        dict(env._cumulative_rewards),
+        dict(env.terminations),
+        {a: env.observe(a)["observation"].tobytes() + env.observe(a)["action_mask"].tobytes() for a in AGENTS},
+    )
+
+
+def test_illegal_action_raise_mode():
+    env = conquian_env.env(illegal_action="raise")
+    env.reset(seed=2)
+    rng = random.Random(0)
+    checked_phases = set()
+    while not any(env.terminations.values()):
+        game = env.unwrapped.game
+        legal = game.legal_actions()
+        illegal = [a for a in range(actions.NUM_ACTIONS) if a not in legal]
+        bad = rng.choice(illegal)
+        before = _snapshot(env)
+        with pytest.raises(IllegalActionError) as err:
+            env.step(bad)
+        assert isinstance(err.value, ValueError)
+        text = str(err.value)
+        assert f"illegal action {bad}" in text and actions.action_to_str(bad) in text
+        assert "legal actions:" in text
+        for a in legal:
+            assert f"{a} ({actions.action_to_str(a)})" in text
+        assert _snapshot(env) == before, "an illegal action changed the game"
+        checked_phases.add(game.phase)
+        env.step(_pick(env.observe(env.agent_selection)["action_mask"], rng))
+    assert {0, 1, 2} <= checked_phases
+
+
+@pytest.mark.parametrize("phase_moves", [0, 1, 3])
+def test_illegal_action_penalize_mode(phase_moves):
+    env = conquian_env.env()  # "penalize" is the default
+    env.reset(options=_fix_deal(["5S", "6S", "JH", "JD", "AC", "2D", "3H", "4C", "KC", "QD"]))
+    for a in [actions.TAKE, _card("5S"), _card("6S")][:phase_moves]:
+        env.step(a)
+    offender = env.agent_selection
+    other = [a for a in AGENTS if a != offender][0]
+    game = env.unwrapped.game
+    bad = actions.DISCARD_BASE + 39 if phase_moves else actions.FINISH
+    assert not game.is_legal(bad)
+    with pytest.warns(UserWarning, match=f"{offender}: illegal action {bad}"):
+        env.step(bad)
+    assert env.terminations == {a: True for a in AGENTS}
+    assert env.rewards == {offender: -1, other: 1}
+    assert env.infos[offender]["illegal_action"] is True and env.infos[other]["illegal_action"] is False
+    assert env.infos[offender]["result"] == "loss" and env.infos[other]["result"] == "win"
+    _final_checks(env, {offender: -1, other: 1})
+    assert game.returns()[AGENTS.index(offender)] == -1
+    _dead_steps(env, {offender: -1, other: 1}, dict(env.infos))
+
+
+def _fix_deal(hand0: list[str]) -> dict:
+    """A full deal with player 0's hand as given and 7S, JS on top of the stock."""
+    rest = [c for c in CARD_NAMES if c not in hand0 and c not in ("7S", "JS")]
+    return {"hands": [hand0, rest[:10]], "stock": ["7S", "JS"] + rest[10:28]}
+
+
+@pytest.mark.parametrize("mode", ["penalize", "raise"])
+@pytest.mark.parametrize("bad", [1.5, "take", None, 85, -1, True, np.array([1, 2]), np.float64(80.0), [80]])
+def test_non_action_values_raise(mode, bad):
+    env = conquian_env.env(illegal_action=mode)
+    env.reset(seed=0)
+    before = _snapshot(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no penalty warning: these are not actions at all
+        with pytest.raises(ValueError, match="action"):
+            env.step(bad)
+    assert _snapshot(env) == before
+
+
+def test_numpy_integer_actions_work():
+    env = conquian_env.env()
+    env.reset(seed=0)
+    env.step(np.int64(actions.REFUSE))
+    env.step(np.array(actions.REFUSE))
+    assert env.unwrapped.game.move_count == 2
+
+
+def test_stepping_after_the_end():
+    env = conquian_env.env()
+    env.reset(seed=0)
+    _play_to_end(env, random.Random(0), 0.9)
+    final = env.unwrapped.game.to_dict()
+    # a real action for a terminated agent: pettingzoo's dead-step check raises ValueError
+    with pytest.raises(ValueError, match="only valid action is None"):
+        env.step(actions.REFUSE)
+    env.step(None)
+    assert len(env.agents) == 1
+    env.step(None)
+    assert env.agents == []
+    # with no agents left the OrderEnforcingWrapper only logs a warning and does nothing
+    EnvLogger.flush()
+    env.step(actions.REFUSE)
+    env.step(None)
+    assert any("step() called after all agents are terminated" in str(m) for m in EnvLogger.mqueue)
+    EnvLogger.flush()
+    assert env.unwrapped.game.to_dict() == final
+    # a new game starts cleanly
+    env.reset(seed=1)
+    assert env.agents == AGENTS and not any(env.terminations.values())
+
+
+def test_calls_before_reset_fail():
+    env = conquian_env.env()
+    with pytest.raises(AssertionError, match="reset"):
+        env.step(actions.REFUSE)
+    with pytest.raises(AssertionError, match="reset"):
+        env.observe("player_0")
+    raw = conquian_env.raw_env()
+    with pytest.raises(RuntimeError, match="reset"):
+        raw.observe("player_0")
+
+
+# ----------------------------------------------------------------------------- render and state
+
+
+def _melded_table(render_mode="ansi"):
+    """player_0 melds run 5S 6S 7S, then set JD JH JS; player_1 is offered 2D."""
+    env = conquian_env.env(render_mode=render_mode)
+    hand0 = ["5S", "6S", "JH", "JD", "AC", "2D", "3H", "4C", "KC", "QD"]
+    env.reset(options=_fix_deal(hand0))
+    script = [
+        actions.TAKE,  # player_0 takes the turned 7S
+        _card("5S"),
+        _card("6S"),
+        actions.FINISH,
+        actions.DISCARD_BASE + _card("AC"),
+        actions.REFUSE,  # player_1 refuses AC (dead), turns JS
+        actions.REFUSE,  # player_1 refuses JS: offered to player_0
+        actions.TAKE,
+        _card("JH"),
+        _card("JD"),
+        actions.FINISH,
+        actions.DISCARD_BASE + _card("2D"),
+    ]
+    for a in script:
+        env.step(a)
+    return env
+
+
+def test_render_ansi_shows_the_table():
+    env = _melded_table()
+    text = env.render()
+    game = env.unwrapped.game
+    assert isinstance(text, str)
+    for p, agent in enumerate(AGENTS):
+        assert f"{agent}  hand ({game.hands[p].bit_count():2d}): {cards_str(game.hands[p])}" in text
+    assert "[5S 6S 7S]" in text and "[JD JH JS]" in text  # the meld split into a run and a set
+    assert "face-up: 2D (discarded by player_0)" in text
+    assert "stock: 18" in text
+    assert "dead: AC" in text
+    assert "to move: player_1 (offer)" in text
+
+
+def test_render_human_prints_and_none_warns(capsys):
+    env = _melded_table("human")
+    capsys.readouterr()
+    assert env.render() is None
+    assert "[5S 6S 7S]" in capsys.readouterr().out
+    quiet = conquian_env.env()
+    quiet.reset(seed=0)
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert quiet.render() is None
+
+
+def test_state_and_decode_state():
+    env = _melded_table()
+    game = env.unwrapped.game
+    state = env.state()
+    assert state.shape == (STATE_SIZE,) and state.dtype == np.int8
+    assert env.unwrapped.state_space.contains(state)
+    d = decode_state(state)
+    assert d["hand_0"] == cards_str(game.hands[0]).split()
+    assert d["hand_1"] == cards_str(game.hands[1]).split()
+    assert sorted(d["meld_0"]) == sorted(["5S", "6S", "7S", "JD", "JH", "JS"])
+    assert d["meld_0"] == cards_str(game.melds[0]).split()
+    assert d["stock"] == [CARD_NAMES[c] for c in game.stock[game.stock_pos :]]
+    assert len(d["stock"]) == 18
+    assert d["face_up"] == ["2D"] and d["dead"] == ["AC"]
+    assert d["player_to_move"] == [0, 1]
+    # state() changes as the game goes on and stays in its space
+    rng = random.Random(0)
+    while not any(env.terminations.values()):
+        env.step(_pick(env.observe(env.agent_selection)["action_mask"], rng))
+        s = env.state()
+        assert env.unwrapped.state_space.contains(s)
+        d = decode_state(s)
+        assert d["stock"] == [CARD_NAMES[c] for c in game.stock[game.stock_pos :]]
+        assert d["hand_0"] == cards_str(game.hands[0]).split()
