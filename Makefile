@@ -1,5 +1,5 @@
 # make test    create .venv, install everything, run the default test suite
-# make bench   speed benchmarks (print numbers)
+# make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make lint    ruff
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
 #   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all bench lint clean
+.PHONY: install test test-slow test-all bench bench-reference lint clean
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "slow or not slow"
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_env.py
+
+# also measures OpenSpiel's C++ gin_rummy in the same process, for a ratio
+bench-reference: $(STAMP)
+	$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install open_spiel
 	$(BIN)/python benchmarks/bench_env.py
 
 lint: $(STAMP)

@@ -10,6 +10,11 @@ this one process, on one core:
     ``agent_iter()`` / ``last()`` / ``step()``, so the observation array and the action
     mask are built at every step, the mask read from the observation.
 
+(c) reference, only when ``pyspiel`` is importable (``pip install open_spiel``): the C++
+    OpenSpiel ``gin_rummy`` engine playing random games through its Python API
+    (``legal_actions`` + ``apply_action``, chance outcomes sampled uniformly), measured in
+    the same process so the ratio is meaningful on any machine.
+
 Each figure is the best of ``--repeats`` runs over the same seeded games, from a cold
 start of the meld memo tables in each run (``melds.clear_caches()``), so no run profits
 from another's cache.  Decisions/steps count only real decisions, not the dead steps
@@ -62,6 +67,28 @@ def bench_env(games: int, seed: int) -> tuple[int, float]:
     return steps, time.perf_counter() - start
 
 
+def bench_openspiel_gin_rummy(games: int, seed: int) -> tuple[int, float] | None:
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    rng = random.Random(seed)
+    game = pyspiel.load_game("gin_rummy")
+    decisions = 0
+    start = time.perf_counter()
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                continue
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            decisions += 1
+    return decisions, time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=3000, help="random games per run")
@@ -84,8 +111,22 @@ def main() -> None:
         n, dt = bench_env(args.games, args.seed)
         best_env = max(best_env, n / dt)
         print(f"env    run {r + 1}: {n} steps in {dt:.2f} s = {n / dt:,.0f} steps/s")
+    best_ref = 0.0
+    for r in range(args.repeats):
+        measured = bench_openspiel_gin_rummy(max(1, args.games // 10), args.seed)
+        if measured is None:
+            print("reference: pyspiel not installed (pip install open_spiel), skipped")
+            break
+        n, dt = measured
+        best_ref = max(best_ref, n / dt)
+        print(f"ref    run {r + 1}: OpenSpiel gin_rummy (C++) {n} decisions in {dt:.2f} s = {n / dt:,.0f} decisions/s")
     print(f"RESULT engine: {best_engine:,.0f} decisions/s (target >= 60,000)")
     print(f"RESULT env (wrapped AEC, obs + mask every step): {best_env:,.0f} steps/s (target >= 25,000)")
+    if best_ref:
+        print(
+            f"RESULT reference OpenSpiel gin_rummy: {best_ref:,.0f} decisions/s; "
+            f"engine/reference = {best_engine / best_ref:.2f}, env/reference = {best_env / best_ref:.2f}"
+        )
 
 
 if __name__ == "__main__":
