@@ -636,6 +636,8 @@ def summarize(
                 "score_high": score.high,
                 "score_method": score.method,
                 "draw_rate": draws / len(pair_games),
+                # share of the decided games that A won (the usual figure when draws are common)
+                "decided_win_rate": wins / decided if (decided := len(pair_games) - draws) else math.nan,
                 "stake_mean": stake["mean"],
                 "stake_low": stake["low"],
                 "stake_high": stake["high"],
@@ -758,7 +760,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"Conquian tournament: {len(cfg['labels'])} bots, {kind}, {cfg['games']} games per pair, {deals}, "
         f"seed {cfg['seed']}, forcing {'on' if cfg['forcing'] else 'off'}",
         "",
-        f"{'A':<24} {'B':<24} {'W':>5} {'D':>5} {'L':>5}  {'score A':>7} {f'[{pct}% CI]':<15} "
+        f"{'A':<24} {'B':<24} {'W':>5} {'D':>5} {'L':>5} {'W/(W+L)':>7}  {'score A':>7} {f'[{pct}% CI]':<15} "
         f"{'stake/game A':>12} {f'[{pct}% CI]':<19} {'moves':>6}  fail A/B",
     ]
     for p in summary["pairs"]:
@@ -766,7 +768,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         fb = sum(p["failures"][p["b"]].values())
         stake_ci = f"[{_num(p['stake_low'])}, {_num(p['stake_high'])}]"
         lines.append(
-            f"{_cut(p['a'], 24):<24} {_cut(p['b'], 24):<24} {p['wins']:>5} {p['draws']:>5} {p['losses']:>5}  "
+            f"{_cut(p['a'], 24):<24} {_cut(p['b'], 24):<24} {p['wins']:>5} {p['draws']:>5} {p['losses']:>5} "
+            f"{_pct(p['decided_win_rate']):>7}  "
             f"{p['score']:>7.3f} [{p['score_low']:.3f}, {p['score_high']:.3f}] "
             f"{_num(p['stake_mean']):>12} {stake_ci:<19} "
             f"{p['moves_mean']:>6.1f}  {fa}/{fb}"
@@ -798,6 +801,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _pct(x: float) -> str:
+    return "-" if x != x else f"{100 * x:.1f}%"  # NaN when no game was decided
+
+
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 2] + ".."
 
@@ -811,8 +818,8 @@ def write_summary(summary: dict[str, Any], out_dir: Path) -> None:
     (out_dir / "summary.json").write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
     pair_fields = [
         "a", "b", "games", "units", "wins", "draws", "losses", "score", "score_low", "score_high", "draw_rate",
-        "stake_mean", "stake_low", "stake_high", "stake_total", "stake_max", "moves_mean", "moves_sd",
-        "seat0_score", "crash_a", "illegal_a", "crash_b", "illegal_b",
+        "decided_win_rate", "stake_mean", "stake_low", "stake_high", "stake_total", "stake_max", "moves_mean",
+        "moves_sd", "seat0_score", "crash_a", "illegal_a", "crash_b", "illegal_b",
     ]  # fmt: skip
     with open(out_dir / "summary.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=pair_fields, extrasaction="ignore")

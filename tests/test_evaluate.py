@@ -352,6 +352,8 @@ def test_crashing_and_illegal_bots_lose_and_are_counted(tmp_path):
         pairs["CrashBot", "IllegalBot"]["wins"] == 2
         and pairs["CrashBot", "IllegalBot"]["failures"]["IllegalBot"]["illegal"] == 2
     )
+    assert pairs["random", "CrashBot"]["decided_win_rate"] == 1.0  # 4 wins, 0 losses
+    assert pairs["CrashBot", "IllegalBot"]["decided_win_rate"] == 0.5  # 2 wins, 2 losses
     games = read_games(tmp_path)
     assert all(g["failure"]["kind"] in ("crash", "illegal") for g in games if "CrashBot" in g["pair"])
     assert "crash" in evaluate.format_summary(summary)
