@@ -100,7 +100,10 @@ def mask_of(cards: Iterable[str | int] | str) -> int:
 
 
 def cards_of(mask: int) -> list[int]:
-    """Card indexes of a mask, in index order (suit by suit, ace first)."""
+    """Card indexes of a mask, in index order (suit by suit, ace first).
+
+    Works for any non-negative int (the engine also lists legal action ids with it).
+    """
     out = []
     while mask:
         low = mask & -mask

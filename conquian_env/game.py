@@ -187,13 +187,7 @@ class GameState:
 
     def legal_actions(self) -> list[int]:
         """Legal action ids, ascending."""
-        mask = self.legal_action_mask()
-        out = []
-        while mask:
-            low = mask & -mask
-            out.append(low.bit_length() - 1)
-            mask ^= low
-        return out
+        return cards_of(self.legal_action_mask())  # the set bits of any int mask
 
     def is_legal(self, action: int) -> bool:
         return 0 <= action < NUM_ACTIONS and bool(self.legal_action_mask() >> action & 1)
