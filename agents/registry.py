@@ -48,15 +48,21 @@ def _ppo() -> type[Agent]:
 
 KNOWN_BOTS: dict[str, BotInfo] = {
     "random": BotInfo(lambda: RandomAgent, "uniform over legal actions", {}),
-    "greedy": BotInfo(_greedy, "rule-based: melds when it can, discards the least useful card", {}),
+    "greedy": BotInfo(
+        _greedy,
+        "rule-based: takes what improves its hand, goes out when it can, discards the least useful card",
+        {},
+    ),
     "ismcts": BotInfo(
         _ismcts,
         "information-set Monte Carlo tree search over determinized deals",
         {
-            "iterations": "400, simulations per decision",
+            "iterations": "500, simulations per decision",
             "time": "none, seconds per decision (overrides iterations when given)",
-            "c": "0.7, UCB exploration constant",
-            "rollout": "greedy, rollout policy: greedy or random",
+            "c": "0.7, UCB exploration constant (scores in [0, 1])",
+            "rollout": "greedy, rollout policy: greedy, fast or random",
+            "depth": "none, most tree decisions per simulation (none: unlimited)",
+            "infer": "true, prefer deals that explain the opponent's refusals and discards",
         },
     ),
     "ppo": BotInfo(

@@ -1,0 +1,347 @@
+"""A rule-based Conquian bot: the "simple" baseline of rummy research, made careful.
+
+``GreedyAgent`` looks one move ahead with a hand evaluation and never searches.  Its
+rules, in the order they apply:
+
+1. **Going out.**  When a card is offered (or forced on it) and some legal meld uses the
+   whole hand, it takes the card and lays everything down: it wins at once.
+2. **Taking.**  Otherwise it compares the best position a take can reach (every choice
+   of hand cards to lay with the card, then the best discard) with keeping its hand.
+   It takes when that is at least as good, so it takes almost every card it can meld
+   but refuses a take that would break a *ready* hand (one with cards that would win)
+   into a hand with fewer winning cards.  Refusing its own freshly turned card hands it
+   to the opponent, so that case counts a penalty when the card fits the opponent's meld.
+3. **Laying down.**  It lays the hand cards of the best plan of rule 2: ties go to the
+   plan that lays the fewest cards (hand cards stay flexible and hidden).  The meld
+   phase asks for one card at a time; the bot plans the whole meld when the phase
+   starts and replays the plan, re-planning if the position is not the one it planned.
+4. **Discarding.**  It keeps the hand with the best evaluation and so discards the card
+   with the least meld potential; a card that fits the opponent's meld as it stands
+   costs extra (the opponent can take it for free, and wins with it when their hand is
+   nearly empty).
+5. **Forcing** (variant, RULES.md section 7).  The opponent just refused a card it could
+   lay with no hand card.  A sensible player does that only to keep a ready hand, so the
+   bot forces when the opponent holds two or more cards (the forced discard is likely to
+   break that hand).  With one card or none left the forced take may win for the opponent
+   or leave them waiting on their whole meld, so it does not force.
+
+The evaluation of a position (meld ``M``, hand ``H``) is the sum over the ten cards of a
+*quality* in ``[0, 1]``: a melded card, a hand card that fits ``M`` alone, or one in a
+complete set/run with other held cards counts 1; otherwise each 3-card combination the
+card could still make adds 0.3 when one partner is held and the other is live (not seen:
+in the stock or the opponent's hand), 0.06 when both partners are live.  Partners that
+are dead or in the opponent's meld make a combination impossible, so a card whose
+partners are all gone counts 0 and is the first discard.  A ready hand (some live card
+would let ``M + H`` plus that card split into melds) adds 2 plus 0.5 per such card.
+
+The functions are plain mask functions (:func:`card_quality`, :func:`position_value`,
+:func:`plan_take`, :func:`choose_discard`) so that search bots can reuse them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
+from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
+from conquian_env.melds import can_split_into_melds, playable_cards
+
+from .base import Agent, PlayerView
+
+#: quality weights (see the module docstring)
+PARTIAL_WEIGHT = 0.3
+DISTANT_WEIGHT = 0.06
+READY_BONUS = 2.0
+OUT_WEIGHT = 0.5
+#: penalty for discarding a card that fits the opponent's meld, by opponent hand size
+FEED_PENALTY = 0.7
+FEED_PENALTY_NEAR_OUT = 6.0
+#: force the opponent when they hold at least this many hand cards
+FORCE_MIN_HAND = 2
+#: small preference for laying fewer cards when plans are otherwise equal
+LAY_COST = 1e-3
+#: the most playable hand cards whose subsets are all tried when planning a take
+_MAX_FULL_ENUM = 7
+#: size at which the memo tables of the pure functions below are emptied
+_CACHE_LIMIT = 1 << 17
+_discard_cache: dict[tuple[int, ...], tuple[int, float]] = {}
+_plan_cache: dict[tuple[int, ...], tuple[int, int, float]] = {}
+
+
+def _make_partner_table() -> tuple[tuple[int, ...], ...]:
+    """For each card, the masks of the two other cards of every 3-card set or run holding it."""
+    table = []
+    for card in range(NUM_CARDS):
+        suit, rank = divmod(card, NUM_RANKS)
+        pairs = []
+        others = [s for s in range(NUM_SUITS) if s != suit]
+        for i in range(len(others)):
+            for j in range(i + 1, len(others)):
+                pairs.append(1 << (others[i] * NUM_RANKS + rank) | 1 << (others[j] * NUM_RANKS + rank))
+        for lo in (rank - 2, rank - 1, rank):
+            if 0 <= lo and lo + 2 < NUM_RANKS:
+                run = sum(1 << (suit * NUM_RANKS + r) for r in range(lo, lo + 3))
+                pairs.append(run & ~(1 << card))
+        table.append(tuple(pairs))
+    return tuple(table)
+
+
+def _make_neighbour_table() -> tuple[int, ...]:
+    """For each card, the cards that could share a 3-card combination with it."""
+    table = []
+    for pairs in _PARTNERS:
+        mask = 0
+        for m in pairs:
+            mask |= m
+        table.append(mask)
+    return tuple(table)
+
+
+#: ``_PARTNERS[c]``: partner masks (two cards each) of the 3-card combinations holding ``c``
+_PARTNERS = _make_partner_table()
+#: ``_NEIGHBOURS[c]``: union of ``_PARTNERS[c]``
+_NEIGHBOURS = _make_neighbour_table()
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def card_quality(card: int, hand: int, meld: int, live: int) -> float:
+    """How close hand card ``card`` is to being melded, in ``[0, 1]`` (see the module docstring)."""
+    bit = 1 << card
+    if meld & _NEIGHBOURS[card] and can_split_into_melds(meld | bit):
+        return 1.0
+    held = (hand | meld) & ~bit
+    q = 0.0
+    for pm in _PARTNERS[card]:
+        have = pm & held
+        if have == pm:
+            if not pm & meld or can_split_into_melds(meld | bit | pm):
+                return 1.0
+            continue
+        if pm & ~held & ~live:
+            continue  # a partner is dead, in the opponent's meld or otherwise gone
+        if have:
+            if not have & meld or can_split_into_melds(meld | bit | pm):
+                q += PARTIAL_WEIGHT
+        else:
+            q += DISTANT_WEIGHT
+    return q if q < 1.0 else 1.0
+
+
+def _neighbours_of(mask: int) -> int:
+    near = 0
+    for c in _bits(mask):
+        near |= _NEIGHBOURS[c]
+    return near
+
+
+def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None) -> int:
+    """Live cards that would let ``meld + hand`` plus that card split into melds (all eleven).
+
+    Only ``candidates`` are tried when given (default: every card that could share a
+    combination with a held card).
+    """
+    held = hand | meld
+    if candidates is None:
+        candidates = _neighbours_of(held)
+    outs = 0
+    for x in _bits(candidates & live & ~held):
+        if can_split_into_melds(held | 1 << x):
+            outs |= 1 << x
+    return outs
+
+
+def position_value(hand: int, meld: int, live: int) -> float:
+    """Evaluation of holding ``hand`` with ``meld`` on the table (higher is better)."""
+    return _value_given(hand, meld, live, [(c, card_quality(c, hand, meld, live)) for c in _bits(hand)])
+
+
+def _value_given(hand: int, meld: int, live: int, qualities: list[tuple[int, float]]) -> float:
+    """:func:`position_value` from the qualities of the hand cards."""
+    value = float(meld.bit_count())
+    # A winning card must share a combination with every hand card that is not yet in a
+    # complete one (ignoring wins through rearranging the meld: this is a heuristic).
+    candidates = -1
+    hopeless = False
+    for c, q in qualities:
+        if q < 1.0:
+            hopeless = hopeless or q == 0.0
+            candidates &= _NEIGHBOURS[c]
+        value += q
+    if hopeless:
+        return value
+    if candidates == -1:
+        candidates = _neighbours_of(hand | meld)
+    if candidates & live:
+        outs = winning_cards(hand, meld, live, candidates).bit_count()
+        if outs:
+            value += READY_BONUS + OUT_WEIGHT * outs
+    return value
+
+
+def feed_penalty(card: int, opp_meld: int, opp_hand_size: int) -> float:
+    """Cost of offering ``card`` to an opponent whose meld it fits with no hand card."""
+    if opp_meld & _NEIGHBOURS[card] and can_split_into_melds(opp_meld | 1 << card):
+        return FEED_PENALTY_NEAR_OUT if opp_hand_size <= 1 else FEED_PENALTY
+    return 0.0
+
+
+def choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[int, float]:
+    """The hand card to discard and the value of the position it leaves (memoised)."""
+    key = (hand, meld, live, opp_meld, opp_hand_size)
+    hit = _discard_cache.get(key)
+    if hit is None:
+        if len(_discard_cache) >= _CACHE_LIMIT:
+            _discard_cache.clear()
+        hit = _discard_cache[key] = _choose_discard(hand, meld, live, opp_meld, opp_hand_size)
+    return hit
+
+
+def _choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[int, float]:
+    cards = _bits(hand)
+    quality = {c: card_quality(c, hand, meld, live) for c in cards}
+    best_card, best_value = -1, -1e9
+    for d in cards:
+        rest = hand & ~(1 << d)
+        # only the cards that could combine with the discard change quality
+        qualities = [
+            (c, card_quality(c, rest, meld, live) if _NEIGHBOURS[c] >> d & 1 else quality[c]) for c in cards if c != d
+        ]
+        value = _value_given(rest, meld, live, qualities) - feed_penalty(d, opp_meld, opp_hand_size)
+        if value > best_value:
+            best_card, best_value = d, value
+    return best_card, best_value
+
+
+def _subsets(mask: int) -> list[int]:
+    """All subsets of ``mask`` (``mask`` has few bits), smallest first."""
+    subs = [0]
+    for c in _bits(mask):
+        bit = 1 << c
+        subs += [s | bit for s in subs]
+    subs.sort(key=int.bit_count)
+    return subs
+
+
+def plan_take(
+    hand: int, meld: int, card: int, chosen: int, live: int, opp_meld: int, opp_hand_size: int
+) -> tuple[int, int, float]:
+    """Best way to meld ``card``: ``(hand cards to lay, discard or -1, value)``.
+
+    ``chosen`` are hand cards already laid in this meld (they stay laid).  The discard is
+    -1 when the plan lays the whole hand (going out, value ``inf``).  Returns
+    ``(0, -1, -inf)`` when the card cannot be melded at all.  Memoised.
+    """
+    key = (hand, meld, card, chosen, live, opp_meld, opp_hand_size)
+    hit = _plan_cache.get(key)
+    if hit is None:
+        if len(_plan_cache) >= _CACHE_LIMIT:
+            _plan_cache.clear()
+        hit = _plan_cache[key] = _plan_take(hand, meld, card, chosen, live, opp_meld, opp_hand_size)
+    return hit
+
+
+def _plan_take(
+    hand: int, meld: int, card: int, chosen: int, live: int, opp_meld: int, opp_hand_size: int
+) -> tuple[int, int, float]:
+    base = meld | 1 << card | chosen
+    rest = hand & ~chosen
+    if can_split_into_melds(base | rest):
+        return rest, -1, float("inf")
+    can_join = playable_cards(base, rest)
+    if can_join.bit_count() <= _MAX_FULL_ENUM:
+        candidates = _subsets(can_join)
+    else:  # rare: many hand cards fit; try small lays and laying all of them
+        candidates = [s for s in _subsets(can_join) if s.bit_count() <= 3] + [can_join]
+    best = (0, -1, float("-inf"))
+    for lay in candidates:
+        new_meld = base | lay
+        if not can_split_into_melds(new_meld):
+            continue
+        left = rest & ~lay
+        discard, value = choose_discard(left, new_meld, live, opp_meld, opp_hand_size)
+        value -= LAY_COST * lay.bit_count()
+        if value > best[2]:
+            best = (lay, discard, value)
+    return best
+
+
+def take_is_better(
+    hand: int,
+    meld: int,
+    card: int,
+    live: int,
+    opp_meld: int,
+    opp_hand_size: int,
+    passes_to_opponent: bool,
+) -> tuple[bool, tuple[int, int, float]]:
+    """Should the offered ``card`` (known to be takeable) be taken?  Also returns the plan."""
+    plan = plan_take(hand, meld, card, 0, live, opp_meld, opp_hand_size)
+    keep = position_value(hand, meld, live)
+    if passes_to_opponent:
+        keep -= feed_penalty(card, opp_meld, opp_hand_size)
+    return plan[2] >= keep, plan
+
+
+class GreedyAgent(Agent):
+    """Rule-based bot (see the module docstring for the rules).  Deterministic; ``seed`` is unused."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None):
+        self.seed = seed
+        self._plan: tuple[int, int, int] | None = None  # (face_up, meld, hand cards to lay)
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        self._plan = None
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        return self.choose(view)
+
+    def choose(self, view: PlayerView) -> int:
+        legal = view.legal_action_mask()
+        if not legal:
+            raise ValueError("GreedyAgent asked to act when it has no legal action")
+        if legal & (legal - 1) == 0:
+            return legal.bit_length() - 1  # only one legal action
+        phase = view.phase
+        live = view.unseen()
+        opp_meld, opp_size = view.opponent_meld, view.opponent_hand_size
+        if phase == OFFER:
+            if not legal >> TAKE & 1:
+                return REFUSE
+            card = view.face_up
+            passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+            take, plan = take_is_better(view.hand, view.meld, card, live, opp_meld, opp_size, passes)
+            if not take:
+                return REFUSE
+            self._plan = (card, view.meld, plan[0])
+            return TAKE
+        if phase == MELD:
+            card, chosen, hand, meld = view.face_up, view.chosen, view.hand, view.meld
+            plan = self._plan
+            if plan is None or plan[0] != card or plan[1] != meld or chosen & ~plan[2]:
+                lay, _, _ = plan_take(hand, meld, card, chosen, live, opp_meld, opp_size)
+                plan = self._plan = (card, meld, lay | chosen)
+            todo = plan[2] & ~chosen & legal
+            if todo:
+                return todo.bit_length() - 1  # meld action id == card index
+            if legal >> FINISH & 1:
+                return FINISH
+            return (legal & -legal).bit_length() - 1  # unreachable with a consistent plan
+        if phase == DISCARD:
+            # the discard of the plan: the same evaluation, of the hand left after melding
+            self._plan = None
+            card, _ = choose_discard(view.hand, view.meld, live, opp_meld, opp_size)
+            return DISCARD_BASE + card
+        if phase == FORCE_DECISION:
+            return FORCE if opp_size >= FORCE_MIN_HAND else NO_FORCE
+        return (legal & -legal).bit_length() - 1
