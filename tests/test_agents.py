@@ -56,6 +56,8 @@ def test_ismcts_never_plays_an_illegal_action(forcing):
     bot = ISMCTSAgent(iterations=15, seed=1)
     records = _duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
     records += _duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
+    other = ISMCTSAgent(iterations=15, rollout="fast", depth=2, infer=False, seed=2)
+    records += _duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
