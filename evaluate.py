@@ -43,13 +43,14 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
                        re-running with the same folder resumes, a different config is an error.
     ``games.jsonl``    one JSON object per game, written and flushed as each game ends:
                        ``index pair deal swap seats specs deal_seed game_seed hands stock first
-                       forcing players actions winner winner_label moves failure think_time
+                       forcing players actions winner winner_label moves failure think_time max_think
                        decisions`` (``agents.match.GameRecord`` fields plus the schedule).
                        A corrupt or half-written line is reported, moved to
                        ``games.rejected.txt`` and its game replayed.
     ``summary.json``   everything below, ``summary.csv`` one row per pair,
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
-    Only ``timing`` (seconds of thinking) in ``summary.json`` differs between reruns.
+    Only ``timing`` (seconds of thinking) in ``summary.json`` and ``think_time`` / ``max_think``
+    in ``games.jsonl`` differ between reruns.
 
 Importable: :func:`run_tournament`, :func:`score_interval`, :func:`stake_results`,
 :func:`bradley_terry`, :func:`bootstrap_ratings`, :func:`summarize`.
@@ -677,7 +678,7 @@ def summarize(
         }
         for label in labels
     }
-    timing = {label: {"seconds": 0.0, "decisions": 0} for label in labels}
+    timing = {label: {"seconds": 0.0, "decisions": 0, "max_seconds": 0.0} for label in labels}
     first_by_deal: dict[int, list[float]] = defaultdict(list)
     for g in games:
         first_by_deal[g["deal"]].append(_score_of(g, g["seats"][0]))
@@ -689,6 +690,7 @@ def summarize(
             bot["wins" if s == 1.0 else "draws" if s == 0.5 else "losses"] += 1
             timing[label]["seconds"] += g.get("think_time", [0.0, 0.0])[seat]
             timing[label]["decisions"] += g.get("decisions", [0, 0])[seat]
+            timing[label]["max_seconds"] = max(timing[label]["max_seconds"], g.get("max_think", [0.0, 0.0])[seat])
         if g["failure"]:
             label = g["seats"][g["failure"]["seat"]]
             per_bot[label][g["failure"]["kind"]] += 1
@@ -777,13 +779,14 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines += [
         "",
         f"{'bot':<30} {'Elo':>7} {f'[{pct}% CI]':<18} {'games':>6} {'score':>6} {'crash':>6} "
-        f"{'illegal':>7} {'ms/move':>8}",
+        f"{'illegal':>7} {'ms/move':>8} {'max ms':>8}",
     ]
     for r in sorted(summary["ratings"], key=lambda r: -r["elo"]):
-        ms = summary["timing"][r["bot"]]["ms_per_decision"]
+        timing = summary["timing"][r["bot"]]
+        ms, max_ms = timing["ms_per_decision"], 1000 * timing["max_seconds"]
         lines.append(
             f"{_cut(r['bot'], 30):<30} {r['elo']:>+7.0f} [{r['elo_low']:+.0f}, {r['elo_high']:+.0f}]".ljust(57)
-            + f" {r['games']:>6} {r['score']:>6.3f} {r['crash']:>6} {r['illegal']:>7} {ms:>8.2f}"
+            + f" {r['games']:>6} {r['score']:>6.3f} {r['crash']:>6} {r['illegal']:>7} {ms:>8.2f} {max_ms:>8.1f}"
         )
     fp = summary["first_player"]
     methods = summary["methods"]

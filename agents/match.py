@@ -38,6 +38,7 @@ class GameRecord:
     failure: dict[str, Any] | None = None  # {"seat", "kind": "crash"|"illegal", "message"}
     think_time: list[float] = field(default_factory=lambda: [0.0, 0.0])  # seconds per seat
     decisions: list[int] = field(default_factory=lambda: [0, 0])
+    max_think: list[float] = field(default_factory=lambda: [0.0, 0.0])  # longest decision, seconds
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,8 +107,11 @@ def play_game(
             record.winner = 1 - seat
             break
         finally:
-            record.think_time[seat] += time.perf_counter() - start
+            spent = time.perf_counter() - start
+            record.think_time[seat] += spent
             record.decisions[seat] += 1
+            if spent > record.max_think[seat]:
+                record.max_think[seat] = spent
         if not _is_action_id(action) or not state.is_legal(int(action)):
             record.failure = {
                 "seat": seat,

@@ -74,7 +74,7 @@ def read_games(out: Path) -> list[dict]:
 
 
 def without_timing(games: list[dict]) -> list[dict]:
-    return [{k: v for k, v in g.items() if k != "think_time"} for g in games]
+    return [{k: v for k, v in g.items() if k not in ("think_time", "max_think")} for g in games]
 
 
 def stable(summary: dict) -> dict:
