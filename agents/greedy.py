@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
-from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
 from conquian_env.melds import can_split_into_melds, playable_cards
 
@@ -109,15 +109,6 @@ _PARTNERS = _make_partner_table()
 _NEIGHBOURS = _make_neighbour_table()
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 def card_quality(card: int, hand: int, meld: int, live: int) -> float:
     """How close hand card ``card`` is to being melded, in ``[0, 1]`` (see the module docstring)."""
     bit = 1 << card
@@ -143,7 +134,7 @@ def card_quality(card: int, hand: int, meld: int, live: int) -> float:
 
 def _neighbours_of(mask: int) -> int:
     near = 0
-    for c in _bits(mask):
+    for c in cards_of(mask):
         near |= _NEIGHBOURS[c]
     return near
 
@@ -158,7 +149,7 @@ def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None
     if candidates is None:
         candidates = _neighbours_of(held)
     outs = 0
-    for x in _bits(candidates & live & ~held):
+    for x in cards_of(candidates & live & ~held):
         if can_split_into_melds(held | 1 << x):
             outs |= 1 << x
     return outs
@@ -166,7 +157,7 @@ def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None
 
 def position_value(hand: int, meld: int, live: int) -> float:
     """Evaluation of holding ``hand`` with ``meld`` on the table (higher is better)."""
-    return _value_given(hand, meld, live, [(c, card_quality(c, hand, meld, live)) for c in _bits(hand)])
+    return _value_given(hand, meld, live, [(c, card_quality(c, hand, meld, live)) for c in cards_of(hand)])
 
 
 def _value_given(hand: int, meld: int, live: int, qualities: list[tuple[int, float]]) -> float:
@@ -211,7 +202,7 @@ def choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size
 
 
 def _choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[int, float]:
-    cards = _bits(hand)
+    cards = cards_of(hand)
     quality = {c: card_quality(c, hand, meld, live) for c in cards}
     best_card, best_value = -1, -1e9
     for d in cards:
@@ -229,7 +220,7 @@ def _choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_siz
 def _subsets(mask: int) -> list[int]:
     """All subsets of ``mask`` (``mask`` has few bits), smallest first."""
     subs = [0]
-    for c in _bits(mask):
+    for c in cards_of(mask):
         bit = 1 << c
         subs += [s | bit for s in subs]
     subs.sort(key=int.bit_count)

@@ -57,7 +57,7 @@ import time as _time
 import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
-from conquian_env.cards import FULL_MASK
+from conquian_env.cards import FULL_MASK, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
 
@@ -68,7 +68,6 @@ from .greedy import (
     FEED_PENALTY,
     FORCE_MIN_HAND,
     GreedyAgent,
-    _bits,
     _subsets,
     choose_discard,
     plan_take,
@@ -161,7 +160,7 @@ def _fewest_lay(state: GameState) -> int:
 
 def _play_meld(state: GameState, lay: int) -> None:
     """Lay ``lay`` (hand cards) with the taken card and finish the meld."""
-    for card in _bits(lay & ~state.chosen):
+    for card in cards_of(lay & ~state.chosen):
         state.apply(card)  # meld action id == card index
     state.apply(FINISH)
 
@@ -173,7 +172,7 @@ def _quick_discard(state: GameState) -> int:
     held = hand | meld
     gone = state.dead | opp_meld
     best, best_q = -1, 9.0
-    for c in _bits(hand):
+    for c in cards_of(hand):
         bit = 1 << c
         if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | bit):
             q = 1.0
@@ -234,8 +233,8 @@ def _opponent_evidence(view: PlayerView) -> Evidence:
     """The opponent's meld, the cards they refused that did not fit it alone, their discards."""
     opp = 1 - view.player
     opp_meld = view.opponent_meld
-    refused = [c for c in _bits(view.refusals(opp)) if not can_split_into_melds(opp_meld | 1 << c)]
-    return opp_meld, refused, _bits(view.discards(opp))
+    refused = [c for c in cards_of(view.refusals(opp)) if not can_split_into_melds(opp_meld | 1 << c)]
+    return opp_meld, refused, cards_of(view.discards(opp))
 
 
 def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
