@@ -1,4 +1,4 @@
-"""A bot that plays a MaskablePPO model saved by ``train.py`` (sb3-contrib ``.zip`` file).
+"""A bot that plays a MaskablePPO model saved with ``model.save`` (sb3-contrib ``.zip`` file).
 
 The model must have been trained on the environment's observation vector
 (``Box(0, 1, (456,), int8)``) and ``Discrete(85)`` actions, e.g. through
@@ -26,7 +26,7 @@ class PPOAgent(Agent):
         if not file.is_file() and file.suffix != ".zip" and file.with_suffix(".zip").is_file():
             file = file.with_suffix(".zip")
         if not file.is_file():
-            raise ValueError(f"no model file at {str(path)!r}: give the .zip written by train.py")
+            raise ValueError(f"no model file at {str(path)!r}: give the .zip written by MaskablePPO.save()")
         try:
             from sb3_contrib import MaskablePPO
         except ImportError as err:  # torch and sb3-contrib are the 'train' extra

@@ -2,7 +2,7 @@
 ``ppo:PATH.zip``, ``python:package.module:ClassName``.
 
 Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Two kinds take a positional
-argument first: ``ppo:PATH[,key=value...]`` (a model saved by ``train.py``) and
+argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model) and
 ``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
@@ -67,7 +67,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
     ),
     "ppo": BotInfo(
         _ppo,
-        "a MaskablePPO model saved by train.py",
+        "a MaskablePPO model (sb3-contrib .zip, trained on this observation vector)",
         {"deterministic": "true, argmax instead of sampling"},
         positional="PATH.zip",
     ),
