@@ -33,7 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import NUM_ACTIONS
-from .game import GAME_OVER, GameState, IllegalActionError, new_game
+from .game import GameState, IllegalActionError, new_game
 from .observation import OBS_SIZE, action_mask, encode
 from .render import render_text
 from .view import PlayerView
@@ -124,8 +124,7 @@ class SingleAgentEnv(gymnasium.Env):
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
             warnings.warn(f"{message}. The episode ends with reward -1.", stacklevel=2)
-            self.game.phase = GAME_OVER  # the offender loses: the game stops here
-            self.game.winner = 1 - self.seat
+            self.game.forfeit(self.seat)  # the offender loses: the game stops here
             obs, _, _, info = self._result()
             info["illegal_action"] = True
             return obs, -1.0, True, False, info
