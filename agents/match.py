@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from conquian_env.actions import action_to_str, str_to_action
+from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
 from conquian_env.observation import action_mask, encode
+from conquian_env.replay import RecordedGame, replay_states
 
 from .base import Agent, PlayerView
 
@@ -53,15 +54,12 @@ class GameRecord:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def replay(self) -> list[GameState]:
-        """States after the deal and after every action (validates the whole record)."""
-        state = new_game(hands=self.hands, stock=self.stock, first=self.first, forcing=self.forcing)
-        states = [state.clone()]
-        for move, text in enumerate(self.actions, 1):
-            try:
-                state.apply(str_to_action(text))
-            except ValueError as err:
-                raise ValueError(f"move {move} ({text!r}) cannot be replayed: {err}") from err
-            states.append(state.clone())
+        """States after the deal and after every action (validates the whole record).
+
+        Raises ``ValueError`` (:class:`conquian_env.replay.ReplayError`) naming the move
+        number and action of the first impossible step.
+        """
+        states, _ = replay_states(RecordedGame(index=0, line=0, data=self.to_dict()))
         return states
 
 
