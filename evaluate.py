@@ -165,6 +165,10 @@ def short_name(spec: str) -> str:
         return rest.partition(":")[2] or spec
     if kind.lower() == "ppo":
         path, comma, params = rest.partition(",")
+        if "=" in path and not path.startswith("path="):  # no path: the shipped model
+            path, comma, params = "", ",", rest
+        if not path:
+            return f"ppo{comma}{params}"
         return f"ppo:{Path(path.removeprefix('path=')).name}{comma}{params}"
     return spec
 

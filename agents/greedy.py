@@ -70,7 +70,7 @@ LAY_COST = 1e-3
 _MAX_FULL_ENUM = 7
 #: size at which the memo tables of the pure functions below are emptied
 _CACHE_LIMIT = 1 << 17
-_discard_cache: dict[tuple[int, ...], tuple[int, float]] = {}
+_discard_cache: dict[tuple[int, ...], tuple[tuple[int, float], ...]] = {}
 _plan_cache: dict[tuple[int, ...], tuple[int, int, float]] = {}
 
 
@@ -191,30 +191,43 @@ def feed_penalty(card: int, opp_meld: int, opp_hand_size: int) -> float:
 
 
 def choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[int, float]:
-    """The hand card to discard and the value of the position it leaves (memoised)."""
+    """The hand card to discard and the value of the position it leaves (memoised).
+
+    The first card (in card order) of highest value in :func:`discard_values`.
+    """
+    best_card, best_value = -1, -1e9
+    for card, value in discard_values(hand, meld, live, opp_meld, opp_hand_size):
+        if value > best_value:
+            best_card, best_value = card, value
+    return best_card, best_value
+
+
+def discard_values(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[tuple[int, float], ...]:
+    """``(card, value)`` for every hand card, in card order: the evaluation of the position
+    left after discarding it, minus the cost of feeding the opponent's meld (memoised)."""
     key = (hand, meld, live, opp_meld, opp_hand_size)
     hit = _discard_cache.get(key)
     if hit is None:
         if len(_discard_cache) >= _CACHE_LIMIT:
             _discard_cache.clear()
-        hit = _discard_cache[key] = _choose_discard(hand, meld, live, opp_meld, opp_hand_size)
+        hit = _discard_cache[key] = _discard_values(hand, meld, live, opp_meld, opp_hand_size)
     return hit
 
 
-def _choose_discard(hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int) -> tuple[int, float]:
+def _discard_values(
+    hand: int, meld: int, live: int, opp_meld: int, opp_hand_size: int
+) -> tuple[tuple[int, float], ...]:
     cards = cards_of(hand)
     quality = {c: card_quality(c, hand, meld, live) for c in cards}
-    best_card, best_value = -1, -1e9
+    out = []
     for d in cards:
         rest = hand & ~(1 << d)
         # only the cards that could combine with the discard change quality
         qualities = [
             (c, card_quality(c, rest, meld, live) if _NEIGHBOURS[c] >> d & 1 else quality[c]) for c in cards if c != d
         ]
-        value = _value_given(rest, meld, live, qualities) - feed_penalty(d, opp_meld, opp_hand_size)
-        if value > best_value:
-            best_card, best_value = d, value
-    return best_card, best_value
+        out.append((d, _value_given(rest, meld, live, qualities) - feed_penalty(d, opp_meld, opp_hand_size)))
+    return tuple(out)
 
 
 def _subsets(mask: int) -> list[int]:

@@ -1,5 +1,5 @@
 """Build bots from spec strings: ``random``, ``greedy``, ``ismcts:iterations=400``,
-``ppo:PATH.zip``, ``python:package.module:ClassName``.
+``ppo`` (the shipped model), ``ppo:PATH.zip``, ``python:package.module:ClassName``.
 
 Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Two kinds take a positional
 argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model) and
@@ -67,9 +67,9 @@ KNOWN_BOTS: dict[str, BotInfo] = {
     ),
     "ppo": BotInfo(
         _ppo,
-        "a MaskablePPO model (sb3-contrib .zip, trained on this observation vector)",
+        "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
         {"deterministic": "true, argmax instead of sampling"},
-        positional="PATH.zip",
+        positional="[PATH.zip]",
     ),
     "python": BotInfo(
         lambda: Agent,
@@ -146,9 +146,9 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
             path = path[5:]
-        if not path:
-            raise SpecError(f"bot spec {spec!r}: expected ppo:PATH.zip[,deterministic=true|false]")
-        positional = path
+        elif "=" in path:  # no path: ppo:deterministic=false plays the shipped model
+            path, params_text = "", rest
+        positional = path or None
         items = params_text.split(",") if params_text else []
     else:
         items = rest.split(",") if rest else []
@@ -170,7 +170,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             raise SpecError(f"bot spec {spec!r}: {module_name}.{cls_name} is not an agents.base.Agent subclass")
         return _construct(spec, cls, params, seed, allow_any=True)
     cls = KNOWN_BOTS[kind].factory()
-    if kind == "ppo":
+    if kind == "ppo" and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
 

@@ -4,6 +4,11 @@
 >>> env = conquian_env.env()
 >>> env.reset(seed=0)
 
+The single-agent (Gymnasium) view, one seat against a bot, for SB3 / MaskablePPO::
+
+    import gymnasium, conquian_env
+    env = gymnasium.make("conquian_env/Conquian-v0", opponent="greedy")
+
 Modules: :mod:`~conquian_env.cards` (card ids and text), :mod:`~conquian_env.melds`
 (meld logic), :mod:`~conquian_env.game` (the rules engine), :mod:`~conquian_env.actions`
 (action ids and text), :mod:`~conquian_env.observation` (observation layout and decoder),
@@ -32,10 +37,18 @@ __all__ = [
 ]
 
 
+#: Gymnasium id of the single-agent view (one seat against a bot); ``opponent=`` picks the bot
+GYM_ENV_ID = "conquian_env/Conquian-v0"
+
+
 def _register() -> None:
     import warnings
 
+    import gymnasium
     import pettingzoo
+
+    if GYM_ENV_ID not in gymnasium.registry:
+        gymnasium.register(GYM_ENV_ID, entry_point="conquian_env.wrappers:SingleAgentEnv")
 
     if "Conquian-v0" not in pettingzoo.aec_registry:
         with warnings.catch_warnings():

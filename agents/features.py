@@ -1,0 +1,194 @@
+"""Meld-aware input features for learned policies (the ``"meld"`` feature set).
+
+The environment's observation (:mod:`conquian_env.observation`) is the raw table: which
+cards are where.  A small network has to learn from scratch which cards make sets and
+runs, which fit a meld on the table, and which are still live.  Published work on
+rummy-family games gets much further with a policy network that is *given* those facts,
+so a trained agent here sees the raw observation followed by these features, all
+computed from what the player can see (never the opponent's hand or the stock order):
+
+=====  ======  =====================================================================
+slot   length  contents (float32, in [0, 1] unless said)
+=====  ======  =====================================================================
+0      456     the raw observation (:data:`conquian_env.observation.OBS_SIZE`)
+456    40      live cards: not seen by the player (opponent's hidden hand or stock)
+496    40      cards that fit the player's own meld with no hand card
+536    40      cards that fit the opponent's meld with no hand card
+576    40      quality of each hand card (the greedy evaluation, 1 = in or fits a meld)
+616    40      cards not held that make a 3-card set or run with two hand cards (1), or
+               with one hand card and one live card (0.5)
+656    40      winning cards: live cards that would let hand + meld split into melds
+696    40      discard phase: ``1 + (v - best) / 4`` (clipped at 0) for each hand card,
+               where ``v`` is the greedy evaluation after discarding it
+736    40      meld phase: the hand cards of the greedy lay-down plan still to lay
+776    85      the greedy bot's choice in this position, one-hot (zero when not to move)
+861    4       offer phase: greedy's (value of taking - value of keeping) / 4 clipped to
+               [-1, 1]; take possible; hand evaluation / 20; winning cards / 10
+=====  ======  =====================================================================
+
+:class:`FeatureEncoder` computes the vector for one seat; it keeps the greedy bot's
+lay-down plan across the decisions of a meld, so call :meth:`FeatureEncoder.reset` at
+each new game.  :class:`FeatureObservation` wraps
+:class:`conquian_env.wrappers.SingleAgentEnv` so that its observations are these
+vectors; the ``ppo`` bot builds the same features for a model trained with them.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from conquian_env.actions import NUM_ACTIONS
+from conquian_env.cards import NUM_CARDS, cards_of
+from conquian_env.game import DISCARD, MELD, OFFER, TURNED, GameState
+from conquian_env.melds import can_split_into_melds
+from conquian_env.observation import OBS_SIZE, encode
+from conquian_env.view import PlayerView
+
+from .greedy import (
+    _NEIGHBOURS,
+    _PARTNERS,
+    GreedyAgent,
+    card_quality,
+    discard_values,
+    feed_penalty,
+    plan_take,
+    position_value,
+    winning_cards,
+)
+
+#: name of this feature set (saved with a trained model)
+FEATURE_SET = "meld"
+#: (name, start, length) of each block after the raw observation
+FEATURE_LAYOUT: tuple[tuple[str, int, int], ...] = (
+    ("live", OBS_SIZE, NUM_CARDS),
+    ("fits_own_meld", OBS_SIZE + 40, NUM_CARDS),
+    ("fits_opponent_meld", OBS_SIZE + 80, NUM_CARDS),
+    ("hand_quality", OBS_SIZE + 120, NUM_CARDS),
+    ("combines_with_hand", OBS_SIZE + 160, NUM_CARDS),
+    ("winning_cards", OBS_SIZE + 200, NUM_CARDS),
+    ("discard_value", OBS_SIZE + 240, NUM_CARDS),
+    ("lay_plan", OBS_SIZE + 280, NUM_CARDS),
+    ("greedy_action", OBS_SIZE + 320, NUM_ACTIONS),
+    ("scalars", OBS_SIZE + 320 + NUM_ACTIONS, 4),
+)
+FEATURE_SIZE = FEATURE_LAYOUT[-1][1] + FEATURE_LAYOUT[-1][2]
+
+_LIVE, _FIT_OWN, _FIT_OPP, _QUALITY, _COMBINES, _OUTS, _DISCARD, _PLAN, _GREEDY, _SCALARS = (
+    start for _, start, _ in FEATURE_LAYOUT
+)
+
+
+def _fits(meld: int, candidates: int) -> list[int]:
+    """Cards of ``candidates`` that extend ``meld`` alone into a valid meld."""
+    if not meld:
+        return []
+    out = []
+    for c in cards_of(candidates):
+        if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
+            out.append(c)
+    return out
+
+
+class FeatureEncoder:
+    """Builds the ``"meld"`` feature vector of one player (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._greedy = GreedyAgent()
+
+    def reset(self) -> None:
+        self._greedy.reset(0)
+
+    def encode(self, state: GameState, player: int) -> np.ndarray:
+        out = np.zeros(FEATURE_SIZE, dtype=np.float32)
+        out[:OBS_SIZE] = encode(state, player)
+        opp = 1 - player
+        hand, meld, opp_meld = state.hands[player], state.melds[player], state.melds[opp]
+        opp_size = state.hands[opp].bit_count()
+        live = state.unseen_cards(player)
+        held = hand | meld
+        out[_LIVE + np.asarray(cards_of(live), dtype=np.intp)] = 1.0
+        outside = ~held & ((1 << NUM_CARDS) - 1)
+        out[_FIT_OWN + np.asarray(_fits(meld, outside), dtype=np.intp)] = 1.0
+        out[_FIT_OPP + np.asarray(_fits(opp_meld, outside & ~opp_meld), dtype=np.intp)] = 1.0
+        hand_cards = cards_of(hand)
+        for c in hand_cards:
+            out[_QUALITY + c] = card_quality(c, hand, meld, live)
+        for c in cards_of(outside & _neighbours(hand)):
+            best = 0.0
+            for pm in _PARTNERS[c]:
+                have = pm & hand
+                if have == pm:
+                    best = 1.0
+                    break
+                if have and pm & ~hand & live:
+                    best = 0.5
+            out[_COMBINES + c] = best
+        outs = winning_cards(hand, meld, live) if hand else 0
+        out[_OUTS + np.asarray(cards_of(outs), dtype=np.intp)] = 1.0
+        value = position_value(hand, meld, live)
+        to_move = state.current_player == player
+        phase = state.phase
+        take_edge, can_take = 0.0, 0.0
+        if to_move:
+            legal = state.legal_action_mask()
+            if phase == DISCARD and hand:
+                values = discard_values(hand, meld, live, opp_meld, opp_size)
+                best = max(v for _, v in values)
+                for c, v in values:
+                    out[_DISCARD + c] = max(0.0, 1.0 + (v - best) / 4.0)
+            elif phase == MELD:
+                lay, _, _ = plan_take(hand, meld, state.face_up, state.chosen, live, opp_meld, opp_size)
+                for c in cards_of(lay & ~state.chosen):
+                    out[_PLAN + c] = 1.0
+            elif phase == OFFER and legal >> 80 & 1:
+                can_take = 1.0
+                card = state.face_up
+                plan = plan_take(hand, meld, card, 0, live, opp_meld, opp_size)
+                keep = value
+                if state.source == TURNED and state.owner == player and not state.passed:
+                    keep -= feed_penalty(card, opp_meld, opp_size)
+                take_edge = 1.0 if plan[2] == float("inf") else float(np.clip((plan[2] - keep) / 4.0, -1.0, 1.0))
+            out[_GREEDY + self._greedy.choose(PlayerView(state, player))] = 1.0
+        out[_SCALARS] = take_edge
+        out[_SCALARS + 1] = can_take
+        out[_SCALARS + 2] = min(value, 20.0) / 20.0
+        out[_SCALARS + 3] = min(outs.bit_count(), 10) / 10.0
+        return out
+
+
+def _neighbours(mask: int) -> int:
+    near = 0
+    for c in cards_of(mask):
+        near |= _NEIGHBOURS[c]
+    return near
+
+
+class FeatureObservation(gymnasium.Wrapper):
+    """:class:`~conquian_env.wrappers.SingleAgentEnv` with ``"meld"`` feature observations.
+
+    ``observation_space`` is ``Box(-1, 1, (FEATURE_SIZE,), float32)``; everything else
+    (``action_masks()``, rewards, infos) is the wrapped env's.
+    """
+
+    def __init__(self, env: gymnasium.Env):
+        super().__init__(env)
+        self.observation_space = spaces.Box(-1.0, 1.0, (FEATURE_SIZE,), np.float32)
+        self._encoder = FeatureEncoder()
+
+    def _features(self) -> np.ndarray:
+        inner = self.env.unwrapped
+        return self._encoder.encode(inner.game, inner.seat)
+
+    def reset(self, **kwargs):
+        _, info = self.env.reset(**kwargs)
+        self._encoder.reset()
+        return self._features(), info
+
+    def step(self, action):
+        _, reward, terminated, truncated, info = self.env.step(action)
+        return self._features(), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()

@@ -1,0 +1,340 @@
+"""Training: the Gymnasium registration, the meld features, train.py end to end, the ppo bot."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+from agents import SpecError, make_agent, play_game
+from agents.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
+from agents.greedy import GreedyAgent
+from agents.match import deal_for_seed
+from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent
+from conquian_env.game import new_game
+from conquian_env.observation import OBS_SIZE
+from conquian_env.view import PlayerView
+from conquian_env.wrappers import SingleAgentEnv
+
+sb3c = pytest.importorskip("sb3_contrib")
+train = pytest.importorskip("train")
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def test_gymnasium_make_gives_the_single_agent_view():
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    import conquian_env
+
+    env = gymnasium.make(conquian_env.GYM_ENV_ID, opponent="greedy", seat=1)
+    assert isinstance(env.unwrapped, SingleAgentEnv)
+    assert env.unwrapped.opponent.name == "greedy"
+    obs, info = env.reset(seed=3)
+    assert obs.shape == (OBS_SIZE,) and env.unwrapped.seat == 1
+    assert np.array_equal(env.unwrapped.action_masks(), info["action_mask"].astype(bool))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_gymnasium_made_env_trains_with_maskable_ppo():
+    import gymnasium
+
+    import conquian_env
+
+    env = gymnasium.make(conquian_env.GYM_ENV_ID, opponent="random")
+    model = sb3c.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0)
+    model.learn(64)  # masks reach the model through the wrappers gymnasium.make adds
+
+
+# --------------------------------------------------------------------------- features
+
+
+def _positions(n_games: int, seed: int = 0):
+    """Mid-game positions (state, player to move) from greedy-vs-random games."""
+    rng = np.random.default_rng(seed)
+    bots = [GreedyAgent(), make_agent("random", seed)]
+    for g in range(n_games):
+        state = new_game(seed=int(rng.integers(1 << 30)))
+        for p in (0, 1):
+            bots[p].reset(p, g)
+        while not state.is_terminal():
+            yield state.clone()
+            p = state.player
+            view = PlayerView(state, p)
+            state.apply(bots[p].act(None, None, view) if p == 0 else bots[p].act(None, _mask(state), view))
+
+
+def _mask(state):
+    from conquian_env.observation import action_mask
+
+    return action_mask(state, state.player)
+
+
+def test_feature_layout_is_consistent():
+    end = OBS_SIZE
+    for _, start, length in FEATURE_LAYOUT:
+        assert start == end
+        end += length
+    assert end == FEATURE_SIZE
+
+
+def _permute_for(state, observer: int, rng: random.Random):
+    """The same position with the cards ``observer`` cannot see (opponent's hidden hand and
+    the stock) dealt among themselves."""
+    opp = 1 - observer
+    hidden = state.hands[opp] & ~state.chosen
+    stock_rest = list(state.stock[state.stock_pos :])
+    pool = [c for c in range(40) if hidden >> c & 1] + stock_rest
+    rng.shuffle(pool)
+    new = state.clone()
+    new.hands[opp] = state.hands[opp] & state.chosen | sum(1 << c for c in pool[: hidden.bit_count()])
+    new.stock = state.stock[: state.stock_pos] + tuple(pool[hidden.bit_count() :])
+    new._mask = -1  # test-only surgery: recompute the cached mask from the new hands
+    return new
+
+
+def test_features_never_depend_on_hidden_cards():
+    rng = random.Random(0)
+    checked = changed = 0
+    for state in _positions(25):
+        for observer in (state.player, 1 - state.player):
+            if state.stock_pos >= 20 or state.hands[1 - observer] & ~state.chosen == 0:
+                continue
+            base = FeatureEncoder().encode(state, observer)
+            for _ in range(2):
+                variant = _permute_for(state, observer, rng)
+                changed += variant.hands[1 - observer] != state.hands[1 - observer]
+                assert np.array_equal(FeatureEncoder().encode(variant, observer), base)
+            checked += 1
+    assert checked > 600 and changed > checked
+
+
+def test_the_hidden_card_check_catches_a_peeking_feature():
+    import agents.features as features
+
+    state = next(s for i, s in enumerate(_positions(1, seed=3)) if i == 10)
+    real = features.FeatureEncoder.encode
+
+    def peeking(self, state, player):  # leaks the opponent's hand into the 'live' plane
+        out = real(self, state, player)
+        out[features.OBS_SIZE : features.OBS_SIZE + 40] = [state.hands[1 - player] >> c & 1 for c in range(40)]
+        return out
+
+    rng = random.Random(1)
+    variant = _permute_for(state, state.player, rng)
+    assert not np.array_equal(
+        peeking(FeatureEncoder(), state, state.player), peeking(FeatureEncoder(), variant, state.player)
+    )
+
+
+def test_features_carry_the_greedy_choice_and_the_raw_observation():
+    from conquian_env.observation import encode
+
+    greedy_at = dict((name, start) for name, start, _ in FEATURE_LAYOUT)["greedy_action"]
+    encoder, greedy = FeatureEncoder(), GreedyAgent()
+    for state in _positions(10, seed=1):
+        f = encoder.encode(state, state.player)
+        assert f.dtype == np.float32 and f.shape == (FEATURE_SIZE,)
+        assert np.array_equal(f[:OBS_SIZE], encode(state, state.player))
+        assert f.min() >= -1 and f.max() <= 1
+        assert int(np.argmax(f[greedy_at : greedy_at + 85])) == greedy.choose(PlayerView(state, state.player))
+
+
+def test_feature_env_passes_the_checkers():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(FeatureObservation(SingleAgentEnv(opponent="greedy")), skip_render_check=True)
+        sb3_check(FeatureObservation(SingleAgentEnv(opponent="random")), warn=True)
+
+
+# --------------------------------------------------------------------------- train.py
+
+
+def _tiny_args(out, total=1024):
+    return [
+        "--out", str(out), "--total-steps", str(total), "--bc-games", "40", "--bc-epochs", "2",
+        "--n-envs", "2", "--n-steps", "256", "--batch-size", "128", "--n-epochs", "1",
+        "--eval-every", "512", "--eval-games", "8", "--checkpoint-every", "512", "--snapshot-every", "256",
+        "--workers", "1", "--no-progress",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "r"
+    assert train.main(_tiny_args(out)) == 0
+    return out
+
+
+def test_train_writes_a_complete_run(tiny_run):
+    for name in ("config.json", "eval.csv", "bc.csv", "learning_curve.png", "best.zip", "final.zip", "train.log"):
+        assert (tiny_run / name).is_file(), name
+    assert (tiny_run / "checkpoints" / "latest.zip").is_file()
+    assert any((tiny_run / "tb").rglob("events.out.tfevents.*"))
+    config = json.loads((tiny_run / "config.json").read_text())
+    assert config["total_steps"] == 1024 and config["opponents"] == ["greedy@4", "random@1", "self@2", "past@1"]
+    rows = list(csv.DictReader(open(tiny_run / "eval.csv")))
+    assert {r["opponent"] for r in rows} == {"random", "greedy"}
+    assert sorted({int(r["step"]) for r in rows}) == [0, 512, 1024]
+    for r in rows:
+        assert int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == int(r["games"]) == 8
+        assert float(r["low"]) <= float(r["score"]) <= float(r["high"])
+    state = json.loads((tiny_run / "checkpoints" / "state.json").read_text())
+    assert state["num_timesteps"] == 1024
+    assert state["snapshot_steps"], "snapshots of the learner joined the pool"
+
+
+def test_trained_model_saves_loads_and_never_plays_illegal(tiny_run):
+    model = sb3c.MaskablePPO.load(tiny_run / "final.zip")
+    env = FeatureObservation(SingleAgentEnv(opponent="random"))
+    obs, _ = env.reset(seed=0)
+    for _ in range(200):
+        mask = env.action_masks()
+        action, _ = model.predict(obs, action_masks=mask, deterministic=False)
+        assert mask[int(action)]
+        obs, _, done, _, _ = env.step(int(action))
+        if done:
+            obs, _ = env.reset()
+    for spec in (f"ppo:{tiny_run / 'best.zip'}", f"ppo:{tiny_run / 'final.zip'},deterministic=false"):
+        bot = make_agent(spec, seed=1)
+        for seed in range(4):
+            hands, stock = deal_for_seed(seed)
+            pair = [bot, make_agent("greedy")]
+            record = play_game(pair if seed % 2 else pair[::-1], hands=hands, stock=stock, seed=seed)
+            assert record.failure is None
+            record.replay()
+
+
+def test_numpy_policy_matches_the_torch_policy(tiny_run):
+    import torch
+
+    model = sb3c.MaskablePPO.load(tiny_run / "final.zip")
+    policy = NumpyPolicy.from_sb3(model.policy)
+    assert policy.features == "meld"
+    encoder = FeatureEncoder()
+    for state in list(_positions(3, seed=2))[:60]:
+        obs = encoder.encode(state, state.player)
+        mask = _mask(state).astype(bool)
+        with torch.no_grad():
+            logits = model.policy.get_distribution(torch.as_tensor(obs[None]), action_masks=mask[None])
+            expected = logits.distribution.logits.numpy()[0]
+        ours = policy.logits(obs)[mask]
+        ours = ours - ours.max()
+        ours -= np.log(np.exp(ours).sum())  # log-softmax over the legal actions
+        assert np.allclose(ours, expected[mask], atol=1e-4)
+        assert policy.act(obs, mask) == int(np.argmax(np.where(mask, expected, -np.inf)))
+
+
+def test_resume_continues_the_same_run(tmp_path):
+    out = tmp_path / "r"
+    assert train.main(_tiny_args(out, total=512)) == 0
+    before = list(csv.DictReader(open(out / "eval.csv")))
+    # a finished run is not silently restarted
+    assert train.main(_tiny_args(out, total=512)) == 2
+    assert train.main(["--resume", str(out), "--total-steps", "1024", "--no-progress", "--workers", "1"]) == 0
+    state = json.loads((out / "checkpoints" / "state.json").read_text())
+    assert state["num_timesteps"] == 1024
+    rows = list(csv.DictReader(open(out / "eval.csv")))
+    assert rows[: len(before)] == before and int(rows[-1]["step"]) == 1024
+    assert max(int(r["step"]) for r in rows) == 1024
+    assert len(list((out / "tb").iterdir())) == 1, "TensorBoard logs continue in the same folder"
+    assert "resumed" in (out / "train.log").read_text()
+
+
+def test_bad_configs_are_rejected_before_any_work(tmp_path, capsys):
+    out = tmp_path / "bad"
+    assert train.main(["--out", str(out), "--features", "pixels"]) == 2
+    assert "features must be 'meld' or 'raw'" in capsys.readouterr().err
+    assert train.main(["--out", str(out), "--opponents", "greedy@x"]) == 2
+    assert "weight" in capsys.readouterr().err
+    assert train.main(["--out", str(out), "--opponents", "nosuchbot@1"]) == 2
+    assert "unknown bot" in capsys.readouterr().err
+    assert train.main(["--out", str(out), "--best-by", "ismcts"]) == 2
+    assert not (out / "checkpoints").exists()
+    assert train.main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "no config.json" in capsys.readouterr().err
+
+
+def test_help_lists_every_knob(capsys):
+    import dataclasses
+
+    with pytest.raises(SystemExit):
+        train.main(["--help"])
+    text = capsys.readouterr().out
+    for f in dataclasses.fields(train.TrainConfig):
+        assert "--" + f.name.replace("_", "-") in text
+        assert f.metadata["help"].split()[0] in text
+
+
+# --------------------------------------------------------------------------- the ppo bot
+
+
+def test_corrupt_and_mismatched_model_files(tmp_path, tiny_run):
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(SpecError, match="cannot load"):
+        make_agent(f"ppo:{corrupt}")
+    # a model for some other game (wrong observation size) is refused with the sizes named
+    import gymnasium
+
+    other = sb3c.MaskablePPO(
+        "MlpPolicy",
+        _OtherGame(gymnasium),
+        n_steps=32,
+        batch_size=32,
+    )
+    path = tmp_path / "other.zip"
+    other.save(path)
+    with pytest.raises(SpecError, match="85 actions"):
+        make_agent(f"ppo:{path}")
+
+
+def _OtherGame(gymnasium):  # noqa: N802
+    class Other(gymnasium.Env):
+        observation_space = gymnasium.spaces.Box(0, 1, (7,), np.float32)
+        action_space = gymnasium.spaces.Discrete(3)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(7, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(7, np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(3, bool)
+
+    return Other()
+
+
+def test_policy_of_unknown_input_size_is_refused():
+    from agents.ppo import features_for_size
+
+    assert features_for_size(OBS_SIZE) == "raw" and features_for_size(FEATURE_SIZE) == "meld"
+    with pytest.raises(ValueError, match="456.*865"):
+        features_for_size(10)
+    w = np.zeros((3, 10), np.float32)
+    with pytest.raises(ValueError, match="85 action logits"):
+        NumpyPolicy([(w, np.zeros(3), "Identity")], features="raw")
+
+
+@pytest.mark.skipif(not DEFAULT_MODEL.is_file(), reason="no shipped model in this checkout")
+def test_shipped_model_plays_as_the_ppo_bot():
+    bot = make_agent("ppo", seed=0)
+    assert bot.name == "ppo" and isinstance(bot, PolicyAgent)
+    for seed in range(4):
+        hands, stock = deal_for_seed(seed)
+        pair = [bot, make_agent("greedy")]
+        record = play_game(pair if seed % 2 else pair[::-1], hands=hands, stock=stock, seed=seed)
+        assert record.failure is None and record.moves > 0
+        record.replay()
