@@ -84,6 +84,9 @@ class TrainConfig:
     bc_epochs: int = _f(4, "passes over the warm-start data")
     bc_lr: float = _f(1e-3, "learning rate of the warm start")
     bc_smoothing: float = _f(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
+    bc_data: str = _f("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
+    dagger_rounds: int = _f(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
+    dagger_games: int = _f(1000, "games the policy plays per DAgger round")
     # PPO
     n_envs: int = _f(8, "parallel games the learner plays")
     vec_env: str = _f("subproc", "'subproc' (environment worker processes) or 'dummy' (all in this process)")
@@ -123,7 +126,20 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("bc_games", "snapshot_every", "eval_every", "checkpoint_every", "workers", "seed"):
+        if self.bc_data and not Path(self.bc_data).is_file():
+            raise ValueError(f"bc_data {self.bc_data!r} is not a file")
+        if not 0 <= self.bc_smoothing < 1:
+            raise ValueError(f"bc_smoothing must be in [0, 1), got {self.bc_smoothing!r}")
+        for name in (
+            "bc_games",
+            "dagger_rounds",
+            "dagger_games",
+            "snapshot_every",
+            "eval_every",
+            "checkpoint_every",
+            "workers",
+            "seed",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
@@ -263,11 +279,17 @@ def _pool_size(config: TrainConfig) -> int:
 
 
 class RecordingAgent(Agent):
-    """Plays ``teacher``'s moves and records them as seen through the policy's input."""
+    """Records ``teacher``'s choice at every decision, as seen through the policy's input.
 
-    def __init__(self, teacher: Agent, features: str):
+    Without a ``student`` the teacher's moves are played (behaviour cloning); with one the
+    student's moves are played and the teacher only labels the positions the student
+    reaches (DAgger, Ross et al. 2011).
+    """
+
+    def __init__(self, teacher: Agent, features: str, student: Agent | None = None):
         self.teacher = teacher
-        self.name = teacher.name
+        self.student = student
+        self.name = teacher.name if student is None else student.name
         self.encoder = None
         if features == "meld":
             from agents.features import FeatureEncoder
@@ -280,28 +302,33 @@ class RecordingAgent(Agent):
         if self.encoder is not None:
             self.encoder.reset()
         self.teacher.reset(player, seed)
+        if self.student is not None:
+            self.student.reset(player, seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        action = self.teacher.act(observation, action_mask, view)
+        label = self.teacher.act(observation, action_mask, view)
         obs = observation if self.encoder is None else self.encoder.encode(view._state, view.player)
-        self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(action)))
-        return action
+        self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(label)))
+        return label if self.student is None else self.student.act(observation, action_mask, view)
 
 
-def _bc_chunk(args: tuple[TrainConfig, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-    """Warm-start games ``start .. start+count`` (a worker): (obs, masks, actions, returns, results)."""
-    config, start, count = args
+def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> dict[str, Any]:
+    """Games ``start .. start+count`` of warm-start round ``round_`` (in a worker)."""
+    config, start, count, student, round_ = args
     obs, masks, actions, returns = [], [], [], []
     results: dict[str, list[int]] = {}
-    teacher = RecordingAgent(make_agent(config.teacher, config.seed), config.features)
+    learner = PolicyAgent(student, deterministic=False) if student is not None else None
+    teacher = RecordingAgent(make_agent(config.teacher, config.seed), config.features, learner)
     opponents = {spec: make_agent(spec, config.seed + 1) for spec in config.bc_opponents}
     for g in range(start, start + count):
         spec = config.bc_opponents[g % len(config.bc_opponents)]
         seat = (g // len(config.bc_opponents)) % 2
-        seed = int(np.random.SeedSequence([config.seed, 11, g]).generate_state(1)[0])
+        seed = int(np.random.SeedSequence([config.seed, 11, round_, g]).generate_state(1)[0])
         hands, stock = deal_for_seed(seed)
         players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
         record = play_game(players, hands=hands, stock=stock, seed=seed)
+        if record.failure is not None:
+            raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
         results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
         for o, m, a in teacher.rows:
@@ -309,14 +336,29 @@ def _bc_chunk(args: tuple[TrainConfig, int, int]) -> tuple[np.ndarray, np.ndarra
             masks.append(m)
             actions.append(a)
             returns.append(result)
-    dtype = np.float32 if config.features == "meld" else np.int8
-    return (
-        np.asarray(obs, dtype),
-        np.asarray(masks, bool),
-        np.asarray(actions, np.int64),
-        np.asarray(returns, np.float32),
-        results,
-    )
+    return {
+        "obs": np.asarray(obs, np.float16 if config.features == "meld" else np.int8),
+        "masks": np.asarray(masks, bool),
+        "actions": np.asarray(actions, np.int64),
+        "returns": np.asarray(returns, np.float32),
+        "results": results,
+    }
+
+
+def collect(config: TrainConfig, games: int, student: NumpyPolicy | None, round_: int) -> dict[str, Any]:
+    """Play ``games`` warm-start games over the worker processes and gather their decisions."""
+    n = max(1, min(_pool_size(config), games))
+    per = [games // n + (1 if i < games % n else 0) for i in range(n)]
+    starts = np.cumsum([0, *per[:-1]])
+    jobs = [(config, int(s), k, student, round_) for s, k in zip(starts, per, strict=True) if k]
+    chunks = _map(config, _bc_chunk, jobs)
+    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns")}
+    results: dict[str, list[int]] = {}
+    for ch in chunks:
+        for k, v in ch["results"].items():
+            results[k] = [a + b for a, b in zip(results.get(k, [0, 0, 0]), v, strict=True)]
+    data["results"] = results
+    return data
 
 
 def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int]]) -> list[tuple[int, int, float]]:
@@ -434,28 +476,46 @@ class Trainer:
 
     # ------------------------------------------------------------ warm start
     def warm_start(self, model) -> None:
+        """Behaviour cloning of the teacher, then ``dagger_rounds`` rounds of DAgger."""
+        c = self.config
+        t0 = time.time()
+        if c.bc_data:
+            loaded = np.load(c.bc_data, allow_pickle=False)
+            meta = json.loads(str(loaded["meta"]))
+            if meta.get("features") != c.features:
+                raise ValueError(f"--bc-data {c.bc_data} holds {meta.get('features')!r} features, not {c.features!r}")
+            data = {k: loaded[k] for k in ("obs", "masks", "actions", "returns")}
+            self.log(f"warm start: {len(data['actions'])} decisions of {meta.get('teacher')} from {c.bc_data}")
+        else:
+            data = collect(c, c.bc_games, None, 0)
+            self.log(
+                f"warm start: {c.bc_games} games of {c.teacher} vs {list(c.bc_opponents)} "
+                f"(W/D/L {data.pop('results')}), {len(data['actions'])} decisions, {time.time() - t0:.0f} s"
+            )
+        self.fit_imitation(model, data, "bc")
+        for r in range(1, c.dagger_rounds + 1):
+            if r > 1:
+                self.evaluate(model, 0, stage=f"dagger{r - 1}")
+            else:
+                self.evaluate(model, 0, stage="bc")
+            t0 = time.time()
+            new = collect(c, c.dagger_games, NumpyPolicy.from_sb3(model.policy), r)
+            self.log(
+                f"DAgger round {r}: the policy played {c.dagger_games} games vs {list(c.bc_opponents)} "
+                f"(W/D/L {new.pop('results')}), {c.teacher} labelled {len(new['actions'])} decisions, "
+                f"{time.time() - t0:.0f} s"
+            )
+            data = {k: np.concatenate([data[k], new[k]]) for k in data}
+            self.fit_imitation(model, data, f"dagger{r}")
+        meta = {"teacher": c.teacher, "features": c.features, "bc_opponents": list(c.bc_opponents)}
+        np.savez(self.out / "bc_data.npz", meta=json.dumps(meta), **data)
+
+    def fit_imitation(self, model, data: dict[str, np.ndarray], stage: str) -> None:
         import torch
 
         c = self.config
-        t0 = time.time()
-        n = _pool_size(c)
-        per = [c.bc_games // n + (1 if i < c.bc_games % n else 0) for i in range(n)]
-        starts = np.cumsum([0, *per[:-1]])
-        jobs = [(c, int(s), k) for s, k in zip(starts, per, strict=True) if k]
-        chunks = _map(c, _bc_chunk, jobs)
-        obs = np.concatenate([ch[0] for ch in chunks])
-        masks = np.concatenate([ch[1] for ch in chunks])
-        actions = np.concatenate([ch[2] for ch in chunks])
-        returns = np.concatenate([ch[3] for ch in chunks])
-        results: dict[str, list[int]] = {}
-        for ch in chunks:
-            for k, v in ch[4].items():
-                results[k] = [a + b for a, b in zip(results.get(k, [0, 0, 0]), v, strict=True)]
-        self.log(
-            f"warm start: {c.bc_games} games of {c.teacher} vs {list(c.bc_opponents)} "
-            f"(W/D/L {results}), {len(actions)} decisions, {time.time() - t0:.0f} s"
-        )
-        rng = np.random.default_rng([c.seed, 5])
+        obs, masks, actions, returns = data["obs"], data["masks"], data["actions"], data["returns"]
+        rng = np.random.default_rng([c.seed, 5, len(actions)])
         order = rng.permutation(len(actions))
         hold = order[: max(1, len(order) // 20)]
         train = order[len(hold) :]
@@ -493,6 +553,7 @@ class Trainer:
                 acc_choice = float((pred[choice] == actions[hold][choice]).mean())
             rows.append(
                 {
+                    "stage": stage,
                     "epoch": epoch + 1,
                     "loss": float(np.mean(losses)),
                     "holdout_accuracy": acc,
@@ -504,13 +565,16 @@ class Trainer:
                 f"({acc_choice:.4f} on decisions with a choice)"
             )
         policy.set_training_mode(False)
-        with open(self.out / "bc.csv", "w", newline="") as f:
+        path = self.out / "bc.csv"
+        new = not path.exists()
+        with open(path, "a", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
+            if new:
+                w.writeheader()
             w.writerows(rows)
 
     # ------------------------------------------------------------ evaluation
-    def evaluate(self, model, step: int) -> float:
+    def evaluate(self, model, step: int, stage: str = "ppo") -> float:
         c = self.config
         policy = NumpyPolicy.from_sb3(model.policy)
         best_score = math.nan
@@ -519,6 +583,7 @@ class Trainer:
             w = csv.DictWriter(
                 f,
                 fieldnames=[
+                    "stage",
                     "step",
                     "seconds",
                     "opponent",
@@ -536,7 +601,7 @@ class Trainer:
                 w.writeheader()
             for spec in c.eval_opponents:
                 r = evaluate_policy(policy, c, spec)
-                row = {"step": step, "seconds": round(self.elapsed(), 1), **r}
+                row = {"stage": stage, "step": step, "seconds": round(self.elapsed(), 1), **r}
                 w.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
                 self.log(
                     f"eval @ {step:,}: vs {spec}: W/D/L {r['wins']}/{r['draws']}/{r['losses']}, "
@@ -617,9 +682,9 @@ class Trainer:
             self.log(f"resumed {self.out} at step {model.num_timesteps:,}")
         else:
             model = self._new_model(venv)
-            if c.bc_games:
+            if c.bc_games or c.bc_data:
                 self.warm_start(model)
-            self.evaluate(model, 0)
+            self.evaluate(model, 0, stage="warm start" if c.bc_games or c.bc_data else "init")
             self.state["next_eval"] = c.eval_every
             self.state["next_snapshot"] = 0
             self.state["next_checkpoint"] = c.checkpoint_every
@@ -724,6 +789,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (its config.json is used)")
+    parser.add_argument(
+        "--export",
+        nargs=2,
+        metavar=("MODEL", "DEST"),
+        help="write MODEL (a .zip from a run) to DEST without its optimizer state (a small file to ship), then exit",
+    )
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -743,6 +814,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
     args = vars(build_parser().parse_args(argv))
     resume = args.pop("resume", None)
+    args.pop("export", None)
     if resume:
         path = Path(resume) / "config.json"
         if not path.exists():
@@ -761,7 +833,33 @@ def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
     return TrainConfig(**args), False
 
 
+def export_model(src: str | Path, dest: str | Path) -> Path:
+    """Save the model ``src`` to ``dest`` without its optimizer state (for shipping)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import load_policy
+
+    load_policy(src)  # clear errors for a missing, corrupt or non-Conquian file
+    model = MaskablePPO.load(src, device="cpu")
+    model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=1e-4)  # no moment estimates
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    model.save(dest)
+    load_policy(dest)
+    return dest
+
+
 def main(argv: list[str] | None = None) -> int:
+    export = build_parser().parse_args(argv).export if argv is None or "--export" in argv else None
+    if export:
+        try:
+            dest = export_model(*export)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        print(f"{dest}: {dest.stat().st_size / 1e6:.1f} MB", file=sys.stderr)
+        return 0
     try:
         config, resume = config_from_args(argv)
         config.validate()

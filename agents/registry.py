@@ -40,6 +40,12 @@ def _ismcts() -> type[Agent]:
     return ISMCTSAgent
 
 
+def _rollout() -> type[Agent]:
+    from .rollout import RolloutAgent
+
+    return RolloutAgent
+
+
 def _ppo() -> type[Agent]:
     from .ppo import PPOAgent
 
@@ -62,6 +68,15 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "c": "0.7, UCB exploration constant (scores in [0, 1])",
             "rollout": "greedy, rollout policy: greedy, fast or random",
             "depth": "none, most tree decisions per simulation (none: unlimited)",
+            "infer": "true, prefer deals that explain the opponent's refusals and discards",
+        },
+    ),
+    "rollout": BotInfo(
+        _rollout,
+        "flat Monte Carlo: every legal action scored by paired greedy rollouts on sampled deals",
+        {
+            "samples": "32, determinizations per decision (each action is rolled out on each)",
+            "margin": "0, leave the greedy choice only for a paired gain of this many standard errors",
             "infer": "true, prefer deals that explain the opponent's refusals and discards",
         },
     ),

@@ -293,3 +293,42 @@ def test_greedy_beats_random_long():
 def test_ismcts_beats_random():
     wins, losses = _results(_duplicate(ISMCTSAgent(iterations=100, seed=3), RandomAgent(seed=8), deals=20))
     assert wins >= 0.85 * (wins + losses), (wins, losses)
+
+
+# ------------------------------------------------------------------ rollout (flat Monte Carlo)
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_rollout_never_plays_an_illegal_action(forcing):
+    from agents.rollout import RolloutAgent
+
+    records = _duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
+    records += _duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
+    assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
+    assert all(r.replay()[-1].is_terminal() for _, r in records)
+
+
+@pytest.mark.parametrize("seed,moves", [(11, 0), (13, 20)])
+def test_rollout_decisions_ignore_the_hidden_cards(seed, moves):
+    from agents.rollout import RolloutAgent
+
+    state = _mid_game_state(seed, moves)
+    rng = random.Random(seed)
+    outcomes = []
+    for trial in range(3):
+        variant = state if trial == 0 else _permute_hidden(state, rng)
+        bot = RolloutAgent(samples=6, seed=5)
+        bot.reset(state.player, seed=99)
+        outcomes.append((_act(bot, variant), bot.last_scores))
+    assert outcomes[0][1], "the decision was searched"
+    assert all(o == outcomes[0] for o in outcomes), outcomes
+
+
+def test_rollout_spec_and_bad_parameters():
+    from agents import SpecError
+
+    bot = make_agent("rollout:samples=5,infer=false", seed=3)
+    assert (bot.samples, bot.infer) == (5, False)
+    for bad in ("rollout:samples=0", "rollout:samples=2.5", "rollout:infer=7"):
+        with pytest.raises(SpecError):
+            make_agent(bad)

@@ -338,3 +338,14 @@ def test_shipped_model_plays_as_the_ppo_bot():
         record = play_game(pair if seed % 2 else pair[::-1], hands=hands, stock=stock, seed=seed)
         assert record.failure is None and record.moves > 0
         record.replay()
+
+
+def test_export_writes_a_small_playable_model(tiny_run, tmp_path):
+    dest = tmp_path / "ship" / "model.zip"
+    assert train.main(["--export", str(tiny_run / "final.zip"), str(dest)]) == 0
+    assert dest.stat().st_size < 0.5 * (tiny_run / "final.zip").stat().st_size  # no optimizer moments
+    a, b = make_agent(f"ppo:{dest}"), make_agent(f"ppo:{tiny_run / 'final.zip'}")
+    for state in list(_positions(2, seed=4))[:40]:
+        obs = FeatureEncoder().encode(state, state.player)
+        assert a.policy.act(obs, _mask(state)) == b.policy.act(obs, _mask(state))
+    assert train.main(["--export", str(tmp_path / "missing.zip"), str(dest)]) == 2
