@@ -84,6 +84,9 @@ class TrainConfig:
     bc_epochs: int = _f(4, "passes over the warm-start data")
     bc_lr: float = _f(1e-3, "learning rate of the warm start")
     bc_smoothing: float = _f(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
+    bc_temperature: float = _f(
+        0.02, "soft targets softmax(q / T) where a searching teacher (rollout) gives action values (0: hard labels)"
+    )
     bc_data: str = _f("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
     dagger_rounds: int = _f(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
     dagger_games: int = _f(1000, "games the policy plays per DAgger round")
@@ -128,6 +131,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.bc_data and not Path(self.bc_data).is_file():
             raise ValueError(f"bc_data {self.bc_data!r} is not a file")
+        if not self.bc_temperature >= 0:
+            raise ValueError(f"bc_temperature must be >= 0, got {self.bc_temperature!r}")
         if not 0 <= self.bc_smoothing < 1:
             raise ValueError(f"bc_smoothing must be in [0, 1), got {self.bc_smoothing!r}")
         for name in (
@@ -295,7 +300,7 @@ class RecordingAgent(Agent):
             from agents.features import FeatureEncoder
 
             self.encoder = FeatureEncoder()
-        self.rows: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.rows: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | None]] = []
 
     def reset(self, player: int, seed: int | None = None) -> None:
         self.rows = []
@@ -308,14 +313,20 @@ class RecordingAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         label = self.teacher.act(observation, action_mask, view)
         obs = observation if self.encoder is None else self.encoder.encode(view._state, view.player)
-        self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(label)))
+        scores = getattr(self.teacher, "last_scores", None)  # a searching teacher's action values
+        q = None
+        if scores:
+            q = np.full(85, np.nan, np.float32)
+            for a, v in scores.items():
+                q[a] = v
+        self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(label), q))
         return label if self.student is None else self.student.act(observation, action_mask, view)
 
 
 def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> dict[str, Any]:
     """Games ``start .. start+count`` of warm-start round ``round_`` (in a worker)."""
     config, start, count, student, round_ = args
-    obs, masks, actions, returns = [], [], [], []
+    obs, masks, actions, returns, qs = [], [], [], [], []
     results: dict[str, list[int]] = {}
     learner = PolicyAgent(student, deterministic=False) if student is not None else None
     teacher = RecordingAgent(make_agent(config.teacher, config.seed), config.features, learner)
@@ -331,16 +342,18 @@ def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> di
             raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
         results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
-        for o, m, a in teacher.rows:
+        for o, m, a, q in teacher.rows:
             obs.append(o)
             masks.append(m)
             actions.append(a)
             returns.append(result)
+            qs.append(np.full(85, np.nan, np.float32) if q is None else q)
     return {
         "obs": np.asarray(obs, np.float16 if config.features == "meld" else np.int8),
         "masks": np.asarray(masks, bool),
         "actions": np.asarray(actions, np.int64),
         "returns": np.asarray(returns, np.float32),
+        "q": np.asarray(qs, np.float16).reshape(-1, 85),
         "results": results,
     }
 
@@ -352,7 +365,7 @@ def collect(config: TrainConfig, games: int, student: NumpyPolicy | None, round_
     starts = np.cumsum([0, *per[:-1]])
     jobs = [(config, int(s), k, student, round_) for s, k in zip(starts, per, strict=True) if k]
     chunks = _map(config, _bc_chunk, jobs)
-    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns")}
+    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns", "q")}
     results: dict[str, list[int]] = {}
     for ch in chunks:
         for k, v in ch["results"].items():
@@ -485,6 +498,7 @@ class Trainer:
             if meta.get("features") != c.features:
                 raise ValueError(f"--bc-data {c.bc_data} holds {meta.get('features')!r} features, not {c.features!r}")
             data = {k: loaded[k] for k in ("obs", "masks", "actions", "returns")}
+            data["q"] = loaded["q"] if "q" in loaded else np.full((len(data["actions"]), 85), np.nan, np.float16)
             self.log(f"warm start: {len(data['actions'])} decisions of {meta.get('teacher')} from {c.bc_data}")
         else:
             data = collect(c, c.bc_games, None, 0)
@@ -515,6 +529,15 @@ class Trainer:
 
         c = self.config
         obs, masks, actions, returns = data["obs"], data["masks"], data["actions"], data["returns"]
+        q = data["q"].astype(np.float32)
+        has_q = ~np.isnan(q).all(axis=1)
+        # a searching teacher's action values become soft targets: softmax(q / temperature)
+        target = np.zeros_like(q)
+        if has_q.any():
+            z = np.where(np.isnan(q[has_q]), -np.inf, q[has_q] / c.bc_temperature)
+            z = np.exp(z - z.max(axis=1, keepdims=True))
+            target[has_q] = z / z.sum(axis=1, keepdims=True)
+        use_soft = has_q if c.bc_temperature > 0 else np.zeros_like(has_q)
         rng = np.random.default_rng([c.seed, 5, len(actions)])
         order = rng.permutation(len(actions))
         hold = order[: max(1, len(order) // 20)]
@@ -535,7 +558,9 @@ class Trainer:
                 nll = -log_p.gather(1, to_t(actions[idx])[:, None]).squeeze(1)
                 # label smoothing over the legal actions keeps some exploration for PPO
                 smooth = -(log_p * m).sum(1) / m.sum(1)
-                imitation = ((1 - c.bc_smoothing) * nll + c.bc_smoothing * smooth).mean()
+                hard = (1 - c.bc_smoothing) * nll + c.bc_smoothing * smooth
+                soft = -(to_t(target[idx]) * torch.where(m, log_p, torch.zeros_like(log_p))).sum(1)
+                imitation = torch.where(to_t(use_soft[idx]), soft, hard).mean()
                 values = policy.predict_values(o).flatten()
                 loss = imitation + c.vf_coef * torch.nn.functional.mse_loss(values, to_t(returns[idx]))
                 opt.zero_grad()
@@ -551,6 +576,19 @@ class Trainer:
                 # accuracy on the decisions that were real choices
                 choice = masks[hold].sum(axis=1) > 1
                 acc_choice = float((pred[choice] == actions[hold][choice]).mean())
+                # expected score the policy leaves on the table by the teacher's action values
+                searched = hold[has_q[hold]]
+                regret = greedy_regret = math.nan
+                if len(searched):
+                    qh = np.nan_to_num(q[searched], nan=-1.0)
+                    best = qh.max(axis=1)
+                    regret = float((best - qh[np.arange(len(searched)), pred[has_q[hold]]]).mean())
+                    if c.features == "meld":
+                        from agents.features import FEATURE_LAYOUT
+
+                        at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
+                        g = obs[searched, at : at + 85].astype(np.float32).argmax(axis=1)
+                        greedy_regret = float((best - qh[np.arange(len(searched)), g]).mean())
             rows.append(
                 {
                     "stage": stage,
@@ -558,11 +596,14 @@ class Trainer:
                     "loss": float(np.mean(losses)),
                     "holdout_accuracy": acc,
                     "holdout_accuracy_real_choices": acc_choice,
+                    "holdout_regret": regret,
+                    "holdout_regret_of_greedy": greedy_regret,
                 }
             )
             self.log(
-                f"warm start epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.4f} "
+                f"{stage} epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.4f} "
                 f"({acc_choice:.4f} on decisions with a choice)"
+                + (f", regret {regret:.4f} (greedy {greedy_regret:.4f})" if len(searched) else "")
             )
         policy.set_training_mode(False)
         path = self.out / "bc.csv"

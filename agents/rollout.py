@@ -59,7 +59,7 @@ class RolloutAgent(Agent):
         self.rng = random.Random(seed)
         self._melder = GreedyAgent()
         self._sampler = ISMCTSAgent(iterations=1, infer=infer)
-        #: mean score of each root action in the last decision
+        #: mean score of each legal action in the last decision (empty when it was not searched)
         self.last_scores: dict[int, float] = {}
 
     def reset(self, player: int, seed: int | None = None) -> None:
@@ -68,6 +68,7 @@ class RolloutAgent(Agent):
         self._melder.reset(player, seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        self.last_scores = {}
         legal = view.legal_action_mask()
         if not legal:
             raise ValueError("RolloutAgent asked to act when it has no legal action")

@@ -21,6 +21,10 @@ Text forms: ``"meld 7H"``, ``"discard KD"``, ``"take"``, ``"refuse"``, ``"finish
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from .cards import CARD_NAMES, NUM_CARDS, parse_card
 
 MELD_BASE = 0
@@ -83,3 +87,20 @@ def str_to_action(text: str) -> int:
         f"unknown action {text!r}: expected 'take', 'refuse', 'finish', 'force', 'no force', "
         "'meld <card>' or 'discard <card>' (cards like 7H, JS)"
     )
+
+
+def as_action_id(action: Any) -> int:
+    """``action`` as an action id, or ``ValueError`` saying what is wrong.
+
+    Only integers are actions (Python or numpy, or a 0-d / 1-element numpy integer array,
+    as vector-env libraries pass them): ``80.7``, ``True`` or ``"80"`` is not action 80.
+    """
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        a = int(action)
+    elif isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        a = int(action.reshape(()))
+    else:
+        raise ValueError(f"an action is an integer id from 0 to {NUM_ACTIONS - 1}, got {action!r}")
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action {a} is out of range: action ids run from 0 to {NUM_ACTIONS - 1}")
+    return a

@@ -45,7 +45,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS
+from .actions import NUM_ACTIONS, as_action_id
 from .game import GameState, IllegalActionError, new_game
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
@@ -145,7 +145,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             self._was_dead_step(action)
             return
         game = self._require_game("step")
-        a = _as_action_id(action)
+        a = as_action_id(action)
         self._cumulative_rewards[agent] = 0
         if not game.legal_action_mask() >> a & 1:
             message = game._illegal_message(a)
@@ -216,15 +216,3 @@ def _check_agent(agent: Any) -> str:
     if agent not in _AGENT_INDEX:
         raise KeyError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
     return agent
-
-
-def _as_action_id(action: Any) -> int:
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        a = int(action)
-    elif isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
-        a = int(action.reshape(()))
-    else:
-        raise ValueError(f"an action is an integer id from 0 to {NUM_ACTIONS - 1}, got {action!r}")
-    if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action {a} is out of range: action ids run from 0 to {NUM_ACTIONS - 1}")
-    return a

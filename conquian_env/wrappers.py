@@ -32,7 +32,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS
+from .actions import NUM_ACTIONS, as_action_id
 from .game import GameState, IllegalActionError, new_game
 from .observation import OBS_SIZE, action_mask, encode
 from .render import render_text
@@ -67,6 +67,8 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(
                 f"opponent must be a bot with act(observation, action_mask, view) or a callable, got {opponent!r}"
             )
+        if not isinstance(forcing, (bool, np.bool_)):
+            raise ValueError(f"forcing must be True or False, got {forcing!r}")
         self.opponent = opponent
         self.fixed_seat = seat
         self.forcing = bool(forcing)
@@ -88,7 +90,13 @@ class SingleAgentEnv(gymnasium.Env):
             obs, mask = encode(game, other), action_mask(game, other)
             view = PlayerView(game, other)
             act = getattr(self.opponent, "act", None)
-            action = int(act(obs, mask, view) if act is not None else self.opponent(obs, mask, view))
+            answer = act(obs, mask, view) if act is not None else self.opponent(obs, mask, view)
+            try:
+                action = as_action_id(answer)
+                if not game.is_legal(action):
+                    raise IllegalActionError(game._illegal_message(action))
+            except ValueError as err:  # the opponent's fault, not the learner's: say so
+                raise RuntimeError(f"the opponent {self.opponent!r} answered {answer!r}: {err}") from err
             game.apply(action)
 
     def _result(self) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
@@ -118,7 +126,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if self.game.is_terminal():
             raise RuntimeError("the game is over: call reset()")
-        a = int(action)
+        a = as_action_id(action)  # 80.9, True, -1 or 85 is a ValueError, as in the AEC env
         if not self.game.is_legal(a):
             message = self.game._illegal_message(a)
             if self.illegal_action == "raise":

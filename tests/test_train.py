@@ -349,3 +349,38 @@ def test_export_writes_a_small_playable_model(tiny_run, tmp_path):
         obs = FeatureEncoder().encode(state, state.player)
         assert a.policy.act(obs, _mask(state)) == b.policy.act(obs, _mask(state))
     assert train.main(["--export", str(tmp_path / "missing.zip"), str(dest)]) == 2
+
+
+def test_searching_teacher_gives_soft_targets_and_dagger_rounds(tmp_path):
+    out = tmp_path / "d"
+    args = _tiny_args(out, total=256)
+    args[args.index("--bc-games") + 1] = "6"
+    args += [
+        "--teacher",
+        "rollout:samples=2",
+        "--bc-opponents",
+        "greedy",
+        "--dagger-rounds",
+        "1",
+        "--dagger-games",
+        "4",
+    ]
+    args[args.index("--n-steps") + 1] = "128"
+    assert train.main(args) == 0
+    data = np.load(out / "bc_data.npz")
+    searched = ~np.isnan(data["q"].astype(np.float32)).all(axis=1)
+    assert searched.any() and not searched.all()  # meld phases and single choices are not searched
+    q = data["q"][searched].astype(np.float32)
+    legal = data["masks"][searched]
+    assert np.array_equal(~np.isnan(q), legal), "an action value for exactly the legal actions"
+    rows = list(csv.DictReader(open(out / "bc.csv")))
+    assert {r["stage"] for r in rows} == {"bc", "dagger1"}
+    assert all(float(r["holdout_regret"]) >= 0 for r in rows if r["holdout_regret"] != "nan")
+    stages = [r["stage"] for r in csv.DictReader(open(out / "eval.csv"))]
+    assert stages[0] == "bc" and "warm start" in stages and stages[-1] == "ppo"
+    # the data set is reused by a later run without playing again
+    again = tmp_path / "again"
+    args2 = _tiny_args(again, total=256) + ["--bc-data", str(out / "bc_data.npz")]
+    args2[args2.index("--n-steps") + 1] = "128"
+    assert train.main(args2) == 0
+    assert "decisions of rollout:samples=2 from" in (again / "train.log").read_text()

@@ -103,3 +103,35 @@ def test_ppo_bad_paths(tmp_path):
     corrupt.write_bytes(b"not a zip file")
     with pytest.raises(SpecError, match="cannot load"):
         make_agent(f"ppo:{corrupt}")
+
+
+def test_step_takes_only_integer_action_ids():
+    # before: int(action) played 80.9 as 80 and True as 1, and -1 / 85 counted as illegal moves
+    env = SingleAgentEnv(opponent="random", seat=0)
+    env.reset(seed=2)
+    for bad in (80.9, True, np.float32(81), -1, 85, "80", np.array([80, 81])):
+        with pytest.raises(ValueError, match="action"):
+            env.step(bad)
+    assert env.game.move_count == 0 and not env.game.is_terminal(), "a rejected action leaves the game as it was"
+    obs, reward, done, _, _ = env.step(np.int64(81))  # numpy integers are fine
+    assert env.game.move_count >= 1
+
+
+def test_forcing_must_be_a_bool():
+    # before: forcing="no" turned the variant on (bool("no") is True)
+    for bad in ("no", 1, None):
+        with pytest.raises(ValueError, match="forcing"):
+            SingleAgentEnv(forcing=bad)
+    assert SingleAgentEnv(forcing=np.bool_(True)).forcing is True
+
+
+def test_an_opponents_bad_answer_is_blamed_on_the_opponent():
+    # before: the opponent's illegal move raised IllegalActionError out of the learner's step()
+    env = SingleAgentEnv(opponent=lambda obs, mask, view: 84, seat=0)  # 'no force' is never legal here
+    env.reset(seed=1)
+    with pytest.raises(RuntimeError, match="the opponent .* answered 84"):
+        for _ in range(50):
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+    env = SingleAgentEnv(opponent=lambda obs, mask, view: 80.5, seat=1)
+    with pytest.raises(RuntimeError, match="answered 80.5"):
+        env.reset(seed=1)
