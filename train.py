@@ -60,6 +60,9 @@ from agents.base import Agent, PlayerView
 from agents.match import deal_for_seed, play_game
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
+from conquian_env.observation import OBS_LAYOUT
+
+PHASE_AT = dict((name, start) for name, start, _, _ in OBS_LAYOUT)["phase"]
 
 
 def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - the field's help text
@@ -74,7 +77,7 @@ class TrainConfig:
 
     out: str = _f("runs/default", "run folder (config, logs, checkpoints, models)")
     seed: int = _f(0, "seed of everything in the run (deals, opponents, network init)")
-    total_steps: int = _f(1_500_000, "PPO learner decisions in total (the warm start not counted)")
+    total_steps: int = _f(1_000_000, "PPO learner decisions in total (the warm start not counted)")
     features: str = _f("meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'")
     net_arch: tuple[int, ...] = _f((256, 256), "hidden layer sizes of the policy and value networks")
     # warm start
@@ -84,8 +87,16 @@ class TrainConfig:
     bc_epochs: int = _f(4, "passes over the warm-start data")
     bc_lr: float = _f(1e-3, "learning rate of the warm start")
     bc_smoothing: float = _f(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
+    bc_smoothing_phases: tuple[str, ...] = _f(
+        ("offer", "meld", "discard", "force"), "decision phases whose labels are smoothed (where PPO explores)"
+    )
     bc_temperature: float = _f(
         0.02, "soft targets softmax(q / T) where a searching teacher (rollout) gives action values (0: hard labels)"
+    )
+    bc_loss: str = _f(
+        "advantage",
+        "how a searching teacher's action values are learned: 'advantage' (logits regress them, least squares)"
+        " or 'softmax' (cross-entropy on softmax(q / T))",
     )
     bc_data: str = _f("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
     dagger_rounds: int = _f(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
@@ -131,6 +142,11 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.bc_data and not Path(self.bc_data).is_file():
             raise ValueError(f"bc_data {self.bc_data!r} is not a file")
+        bad = sorted(set(self.bc_smoothing_phases) - {"offer", "meld", "discard", "force"})
+        if bad:
+            raise ValueError(f"bc_smoothing_phases {bad} unknown; phases: offer, meld, discard, force")
+        if self.bc_loss not in ("advantage", "softmax"):
+            raise ValueError(f"bc_loss must be 'advantage' or 'softmax', got {self.bc_loss!r}")
         if not self.bc_temperature >= 0:
             raise ValueError(f"bc_temperature must be >= 0, got {self.bc_temperature!r}")
         if not 0 <= self.bc_smoothing < 1:
@@ -538,6 +554,11 @@ class Trainer:
             z = np.exp(z - z.max(axis=1, keepdims=True))
             target[has_q] = z / z.sum(axis=1, keepdims=True)
         use_soft = has_q if c.bc_temperature > 0 else np.zeros_like(has_q)
+        q_filled = np.nan_to_num(q, nan=0.0)
+        # label smoothing only on the decisions of the phases in bc_smoothing_phases
+        phase_names = ("offer", "meld", "discard", "force")
+        phase = obs[:, PHASE_AT : PHASE_AT + 4].astype(np.float32).argmax(axis=1)
+        smooth_rows = np.isin(phase, [phase_names.index(p) for p in c.bc_smoothing_phases]).astype(np.float32)
         rng = np.random.default_rng([c.seed, 5, len(actions)])
         order = rng.permutation(len(actions))
         hold = order[: max(1, len(order) // 20)]
@@ -557,9 +578,21 @@ class Trainer:
                 log_p = policy.get_distribution(o, action_masks=masks[idx]).distribution.logits  # log-softmax
                 nll = -log_p.gather(1, to_t(actions[idx])[:, None]).squeeze(1)
                 # label smoothing over the legal actions keeps some exploration for PPO
-                smooth = -(log_p * m).sum(1) / m.sum(1)
+                smooth = -(log_p * m).sum(1) / m.sum(1) * to_t(smooth_rows[idx])
                 hard = (1 - c.bc_smoothing) * nll + c.bc_smoothing * smooth
-                soft = -(to_t(target[idx]) * torch.where(m, log_p, torch.zeros_like(log_p))).sum(1)
+                if c.bc_loss == "advantage":
+                    # logits regress the teacher's action values: (logit - mean legal logit) * T
+                    # against (q - mean legal q).  Least squares learns the mean value over
+                    # similar positions, so the rollouts' noise averages out instead of being
+                    # imitated; the policy's best action is the best predicted value.
+                    qa = to_t(q_filled[idx])
+                    n_legal = m.sum(1, keepdim=True)
+                    lp = torch.where(m, log_p, torch.zeros_like(log_p))
+                    lp_c = (lp - lp.sum(1, keepdim=True) / n_legal) * c.bc_temperature
+                    qa_c = qa - (qa * m).sum(1, keepdim=True) / n_legal
+                    soft = (((lp_c - qa_c) * m) ** 2).sum(1) / n_legal.squeeze(1) / 0.05**2
+                else:
+                    soft = -(to_t(target[idx]) * torch.where(m, log_p, torch.zeros_like(log_p))).sum(1)
                 imitation = torch.where(to_t(use_soft[idx]), soft, hard).mean()
                 values = policy.predict_values(o).flatten()
                 loss = imitation + c.vf_coef * torch.nn.functional.mse_loss(values, to_t(returns[idx]))
