@@ -301,6 +301,8 @@ class ISMCTSAgent(Agent):
         self.rollout = rollout
         self._rollout = ROLLOUTS[rollout]
         self.depth = depth
+        if not isinstance(infer, (bool, np.bool_)):
+            raise ValueError(f"infer must be true or false, got {infer!r}")
         self.infer = bool(infer)
         self.seed = seed
         self.rng = random.Random(seed)

@@ -136,7 +136,10 @@ def _parse_params(spec: str, items: list[str]) -> dict[str, Any]:
             raise SpecError(
                 f"bad parameter {item!r} in bot spec {spec!r}: expected key=value\nknown bots:\n{describe_bots()}"
             )
-        params[key.strip()] = _parse_value(value.strip())
+        key = key.strip()
+        if key in params:
+            raise SpecError(f"parameter {key!r} given twice in bot spec {spec!r}")
+        params[key] = _parse_value(value.strip())
     return params
 
 

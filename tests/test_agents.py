@@ -332,3 +332,15 @@ def test_rollout_spec_and_bad_parameters():
     for bad in ("rollout:samples=0", "rollout:samples=2.5", "rollout:infer=7"):
         with pytest.raises(SpecError):
             make_agent(bad)
+
+
+def test_spec_booleans_are_strict_and_keys_unique():
+    # before: infer=maybe was taken as true and a repeated key silently kept the last value
+    from agents import SpecError
+
+    for bad in ("ismcts:infer=maybe", "ismcts:infer=2", "ppo:deterministic=maybe", "rollout:infer=sometimes"):
+        with pytest.raises(SpecError):
+            make_agent(bad)
+    with pytest.raises(SpecError, match="given twice"):
+        make_agent("ismcts:iterations=10,iterations=20")
+    assert make_agent("ismcts:infer=false,iterations=3").infer is False
