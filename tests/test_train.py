@@ -328,8 +328,8 @@ def test_policy_of_unknown_input_size_is_refused():
         NumpyPolicy([(w, np.zeros(3), "Identity")], features="raw")
 
 
-@pytest.mark.skipif(not DEFAULT_MODEL.is_file(), reason="no shipped model in this checkout")
 def test_shipped_model_plays_as_the_ppo_bot():
+    assert DEFAULT_MODEL.is_file() and DEFAULT_MODEL.stat().st_size < 5e6
     bot = make_agent("ppo", seed=0)
     assert bot.name == "ppo" and isinstance(bot, PolicyAgent)
     for seed in range(4):
@@ -384,3 +384,19 @@ def test_searching_teacher_gives_soft_targets_and_dagger_rounds(tmp_path):
     args2[args2.index("--n-steps") + 1] = "128"
     assert train.main(args2) == 0
     assert "decisions of rollout:samples=2 from" in (again / "train.log").read_text()
+
+
+def test_shipped_model_beats_random():
+    """The shipped model is no random policy (the full measurement is in the README)."""
+    import evaluate
+
+    bot, rnd = make_agent("ppo"), make_agent("random", seed=5)
+    scores = []
+    for deal in range(30):
+        hands, stock = deal_for_seed(9000 + deal)
+        for swap in (0, 1):
+            record = play_game([bot, rnd] if swap == 0 else [rnd, bot], hands=hands, stock=stock, seed=deal)
+            scores.append(0.5 if record.winner is None else float(record.winner == swap))
+    interval = evaluate.score_interval(np.reshape(scores, (-1, 2)).mean(axis=1), unit="deals")
+    assert interval.low > 0.6, interval
+    assert evaluate.short_name("ppo") == "ppo"
