@@ -201,10 +201,10 @@ def _mid_game_state(seed: int, moves: int):
     return None
 
 
-def _permute_hidden(state, rng: random.Random):
-    """The same position with the opponent's hidden cards and the stock re-dealt among themselves."""
-    me = state.player
-    opp = 1 - me
+def _permute_for(state, observer: int, rng: random.Random):
+    """The same position with the cards ``observer`` cannot see (the opponent's hidden hand
+    and the stock) re-dealt among themselves."""
+    opp = 1 - observer
     hidden = state.hands[opp] & ~state.chosen
     stock_rest = list(state.stock[state.stock_pos :])
     pool = [c for c in range(40) if hidden >> c & 1] + stock_rest
@@ -215,6 +215,11 @@ def _permute_hidden(state, rng: random.Random):
     new.stock = state.stock[: state.stock_pos] + tuple(pool[n:])
     new._mask = -1  # test-only surgery: the cached mask is recomputed from the new hands
     return new
+
+
+def _permute_hidden(state, rng: random.Random):
+    """:func:`_permute_for` the player to move."""
+    return _permute_for(state, state.player, rng)
 
 
 @pytest.mark.parametrize("seed,moves", [(11, 0), (12, 8), (13, 20), (14, 30)])

@@ -19,6 +19,7 @@ from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 from conquian_env.wrappers import SingleAgentEnv
+from tests.test_agents import _permute_for
 
 sb3c = pytest.importorskip("sb3_contrib")
 train = pytest.importorskip("train")
@@ -84,21 +85,6 @@ def test_feature_layout_is_consistent():
         assert start == end
         end += length
     assert end == FEATURE_SIZE
-
-
-def _permute_for(state, observer: int, rng: random.Random):
-    """The same position with the cards ``observer`` cannot see (opponent's hidden hand and
-    the stock) dealt among themselves."""
-    opp = 1 - observer
-    hidden = state.hands[opp] & ~state.chosen
-    stock_rest = list(state.stock[state.stock_pos :])
-    pool = [c for c in range(40) if hidden >> c & 1] + stock_rest
-    rng.shuffle(pool)
-    new = state.clone()
-    new.hands[opp] = state.hands[opp] & state.chosen | sum(1 << c for c in pool[: hidden.bit_count()])
-    new.stock = state.stock[: state.stock_pos] + tuple(pool[hidden.bit_count() :])
-    new._mask = -1  # test-only surgery: recompute the cached mask from the new hands
-    return new
 
 
 def test_features_never_depend_on_hidden_cards():
