@@ -78,6 +78,8 @@ class TrainConfig:
     out: str = _f("runs/default", "run folder (config, logs, checkpoints, models)")
     seed: int = _f(0, "seed of everything in the run (deals, opponents, network init)")
     total_steps: int = _f(1_000_000, "PPO learner decisions in total (the warm start not counted)")
+    forcing: bool = _f(False, "train and evaluate on the forcing variant (RULES.md section 7)")
+    device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda', 'auto'); workers always use numpy")
     features: str = _f("meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'")
     net_arch: tuple[int, ...] = _f((256, 256), "hidden layer sizes of the policy and value networks")
     # warm start
@@ -264,7 +266,7 @@ def make_env_fn(config: TrainConfig, rank: int):
         from conquian_env.wrappers import SingleAgentEnv
 
         opponent = PoolOpponent(config.opponents, seed=config.seed * 1000 + rank, max_snapshots=config.max_snapshots)
-        env: gymnasium.Env = SingleAgentEnv(opponent=opponent)
+        env: gymnasium.Env = SingleAgentEnv(opponent=opponent, forcing=config.forcing)
         if config.features == "meld":
             env = FeatureObservation(env)
         return PoolEnv(env, opponent)
@@ -353,7 +355,7 @@ def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> di
         seed = int(np.random.SeedSequence([config.seed, 11, round_, g]).generate_state(1)[0])
         hands, stock = deal_for_seed(seed)
         players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
-        record = play_game(players, hands=hands, stock=stock, seed=seed)
+        record = play_game(players, hands=hands, stock=stock, seed=seed, forcing=config.forcing)
         if record.failure is not None:
             raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
@@ -390,9 +392,9 @@ def collect(config: TrainConfig, games: int, student: NumpyPolicy | None, round_
     return data
 
 
-def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int]]) -> list[tuple[int, int, float]]:
+def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int], bool]) -> list[tuple[int, int, float]]:
     """Evaluation games (a worker): (deal, swap, score of the policy) for each game."""
-    policy, spec, eval_seed, deals = args
+    policy, spec, eval_seed, deals, forcing = args
     learner = PolicyAgent(policy, deterministic=True)
     opponent = make_agent(spec, eval_seed)
     out = []
@@ -401,7 +403,7 @@ def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int]]) -> list[tuple[int
         hands, stock = deal_for_seed(seed)
         for swap in (0, 1):
             players = [learner, opponent] if swap == 0 else [opponent, learner]
-            record = play_game(players, hands=hands, stock=stock, seed=seed + swap)
+            record = play_game(players, hands=hands, stock=stock, seed=seed + swap, forcing=forcing)
             seat = swap
             score = 0.5 if record.winner is None else float(record.winner == seat)
             out.append((deal, swap, score))
@@ -422,7 +424,7 @@ def evaluate_policy(policy: NumpyPolicy, config: TrainConfig, spec: str) -> dict
 
     deals = list(range((config.eval_games + 1) // 2))
     n = max(1, min(_pool_size(config), len(deals)))
-    jobs = [(policy, spec, config.eval_seed, deals[i::n]) for i in range(n)]
+    jobs = [(policy, spec, config.eval_seed, deals[i::n], config.forcing) for i in range(n)]
     games = [g for chunk in _map(config, _eval_chunk, jobs) for g in chunk]
     per_deal: dict[int, list[float]] = {}
     for deal, _, score in games:
@@ -499,7 +501,7 @@ class Trainer:
             policy_kwargs={"net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)}},
             tensorboard_log=str(self.out / "tb"),
             seed=c.seed,
-            device="cpu",
+            device=c.device,
             verbose=0,
         )
 
@@ -566,7 +568,7 @@ class Trainer:
         policy = model.policy
         policy.set_training_mode(True)
         opt = torch.optim.Adam(policy.parameters(), lr=c.bc_lr)
-        to_t = lambda a: torch.as_tensor(a)  # noqa: E731
+        to_t = lambda a: torch.as_tensor(a, device=policy.device)  # noqa: E731
         rows = []
         for epoch in range(c.bc_epochs):
             rng.shuffle(train)
@@ -604,7 +606,7 @@ class Trainer:
             with torch.no_grad():
                 o = to_t(obs[hold]).float()
                 dist = policy.get_distribution(o, action_masks=masks[hold])
-                pred = dist.distribution.probs.argmax(dim=1).numpy()
+                pred = dist.distribution.probs.argmax(dim=1).cpu().numpy()
                 acc = float((pred == actions[hold]).mean())
                 # accuracy on the decisions that were real choices
                 choice = masks[hold].sum(axis=1) > 1
@@ -750,7 +752,7 @@ class Trainer:
             if not latest.exists():
                 raise ValueError(f"--resume {self.out}: no checkpoint at {latest}")
             self.state.update(json.loads(self.state_path.read_text()))
-            model = MaskablePPO.load(latest, env=venv, device="cpu", tensorboard_log=str(self.out / "tb"))
+            model = MaskablePPO.load(latest, env=venv, device=c.device, tensorboard_log=str(self.out / "tb"))
             for snap in self.load_snapshots():
                 venv.env_method("add_snapshot", snap)
             self.log(f"resumed {self.out} at step {model.num_timesteps:,}")

@@ -386,3 +386,16 @@ def test_shipped_model_beats_random():
     interval = evaluate.score_interval(np.reshape(scores, (-1, 2)).mean(axis=1), unit="deals")
     assert interval.low > 0.6, interval
     assert evaluate.short_name("ppo") == "ppo"
+
+
+def test_forcing_variant_run(tmp_path):
+    out = tmp_path / "f"
+    args = _tiny_args(out, total=256) + ["--forcing"]
+    args[args.index("--n-steps") + 1] = "128"
+    assert train.main(args) == 0
+    assert json.loads((out / "config.json").read_text())["forcing"] is True
+    data = np.load(out / "bc_data.npz")
+    from conquian_env.observation import OBS_LAYOUT
+
+    forcing_flag = dict((n, s) for n, s, _, _ in OBS_LAYOUT)["forcing"]
+    assert (data["obs"][:, forcing_flag] == 1).all(), "the warm-start games were played with the variant on"
