@@ -145,6 +145,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             self._was_dead_step(action)
             return
         game = self._require_game("step")
+        if game.is_terminal():  # every agent has left: nothing may change the result now
+            raise RuntimeError("the game is over and every agent has left: call reset() to play again")
         a = as_action_id(action)
         self._cumulative_rewards[agent] = 0
         if not game.legal_action_mask() >> a & 1:

@@ -258,6 +258,8 @@ class GameState:
         """End the game at once with ``loser`` losing (the environment's illegal-action penalty)."""
         if loser not in (0, 1):
             raise ValueError(f"loser must be 0 or 1, got {loser!r}")
+        if self.phase == GAME_OVER:  # a finished game's result is final
+            raise RuntimeError("the game is already over: its result cannot be changed by a forfeit")
         self.winner = 1 - loser
         self.phase = GAME_OVER
         self.chosen = 0

@@ -633,3 +633,31 @@ def test_state_and_decode_state():
         d = decode_state(s)
         assert d["stock"] == [CARD_NAMES[c] for c in game.stock[game.stock_pos :]]
         assert d["hand_0"] == cards_str(game.hands[0]).split()
+
+
+@pytest.mark.parametrize("mode", ["penalize", "raise"])
+def test_a_finished_game_cannot_be_rewritten(mode):
+    # before: after the dead steps, a further step() was judged illegal and in penalize mode
+    # forfeited the finished game: a draw became a win
+    import warnings
+
+    for seed in range(60):
+        env = conquian_env.raw_env(illegal_action=mode)
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        while not game.is_terminal():
+            env.step(env.legal_actions()[-1])
+        if game.winner < 0:
+            break
+    assert game.winner < 0, "found a drawn game"
+    env.step(None)
+    env.step(None)
+    assert env.agents == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no illegal-action warning either
+        for action in (81, 0, 5):
+            with pytest.raises(RuntimeError, match="game is over"):
+                env.step(action)
+    assert game.winner < 0 and game.returns() == (0, 0) and game.is_terminal()
+    with pytest.raises(RuntimeError, match="already over"):
+        game.forfeit(0)
