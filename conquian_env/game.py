@@ -202,6 +202,10 @@ class GameState:
     # ------------------------------------------------------------------ moves
     def apply(self, action: int) -> None:
         """Play one decision for the player to move.  Raises IllegalActionError if illegal."""
+        if type(action) is not int:  # numpy integers become ints; 80.0 or True is no action
+            if isinstance(action, (bool, np.bool_)) or not hasattr(action, "__index__"):
+                raise IllegalActionError(f"an action is an integer id from 0 to {NUM_ACTIONS - 1}, got {action!r}")
+            action = action.__index__()
         mask = self._mask
         if mask < 0:
             mask = self._compute_mask()
@@ -469,8 +473,11 @@ def new_game(
     Either shuffle with ``seed`` or give a stacked deal (``hands`` = two lists of ten
     cards, ``stock`` = twenty cards top first; cards as text or indexes).
     """
-    if first not in (0, 1) or isinstance(first, bool):
+    if isinstance(first, (bool, np.bool_)) or not hasattr(first, "__index__") or first.__index__() not in (0, 1):
         raise ValueError(f"first must be 0 or 1 (the player who plays first), got {first!r}")
+    first = first.__index__()  # a numpy integer becomes a plain int
+    if not isinstance(forcing, (bool, np.bool_)):
+        raise ValueError(f"forcing must be True or False, got {forcing!r}")
     if (hands is None) != (stock is None):
         raise ValueError("a stacked deal needs both 'hands' and 'stock'")
     if hands is not None and stock is not None:

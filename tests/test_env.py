@@ -661,3 +661,30 @@ def test_a_finished_game_cannot_be_rewritten(mode):
     assert game.winner < 0 and game.returns() == (0, 0) and game.is_terminal()
     with pytest.raises(RuntimeError, match="already over"):
         game.forfeit(0)
+
+
+def test_numpy_and_float_values_at_the_entry_points():
+    # before: first=np.int64(1) was kept as a numpy int, first=1.0 left a broken game,
+    # forcing="no" turned the variant on, and apply() took 81.0 or np.int64 as they came
+    from conquian_env.game import IllegalActionError, new_game
+
+    env = conquian_env.raw_env()
+    env.reset(seed=4, options={"first": np.int64(1)})
+    game = env.unwrapped.game
+    assert type(game.player) is int and game.player == 1
+    for bad in (1.0, True, "1", 2, np.float64(0)):
+        with pytest.raises(ValueError, match="first must be 0 or 1"):
+            env.reset(seed=4, options={"first": bad})
+        with pytest.raises(ValueError, match="first must be 0 or 1"):
+            new_game(seed=4, first=bad)
+    with pytest.raises(ValueError, match="forcing"):
+        new_game(seed=4, forcing="no")
+    state = new_game(seed=4)
+    for bad in (81.0, True, np.bool_(True), "81"):
+        with pytest.raises(IllegalActionError, match="integer id"):
+            state.apply(bad)
+    assert state.move_count == 0
+    state.apply(np.int64(81))  # refuse, as a numpy integer
+    assert state.move_count == 1 and all(type(m) is int for m in (*state.refusals, *state.hands, state.dead))
+    state.apply(np.int32(state.legal_actions()[-1]))
+    assert all(type(m) is int for m in (*state.melds, *state.hands, state.chosen, *state.discards))
