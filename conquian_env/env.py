@@ -37,6 +37,7 @@ When the game ends ``infos[agent]`` holds ``{"result": "win" | "loss" | "draw",
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -110,20 +111,24 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
 
     # ----------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        options = dict(options or {})
+        if options is None:
+            options = {}
+        elif not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict (keys {list(_RESET_OPTIONS)}) or None, got {options!r}")
         unknown = sorted(set(options) - set(_RESET_OPTIONS))
         if unknown:
             # a warning, not an error: generic tools (pettingzoo's api_test) pass their own options
             warnings.warn(f"reset() ignores unknown option(s) {unknown}; known: {list(_RESET_OPTIONS)}", stacklevel=2)
-        if seed is not None or self._np_random is None:
-            self._np_random = np.random.default_rng(seed)
+        # a failed reset leaves everything as it was: the generator is replaced only on success
+        rng = np.random.default_rng(seed) if seed is not None or self._np_random is None else self._np_random
         first = options.get("first", 0)
-        if "hands" in options or "stock" in options:
-            self.game = new_game(
-                hands=options.get("hands"), stock=options.get("stock"), first=first, forcing=self.forcing
-            )
+        hands, stock = options.get("hands"), options.get("stock")
+        if hands is not None or stock is not None:  # a stacked deal ({"hands": None} is no deal)
+            game = new_game(hands=hands, stock=stock, first=first, forcing=self.forcing)
         else:
-            self.game = new_game(self._np_random, first=first, forcing=self.forcing)
+            game = new_game(rng, first=first, forcing=self.forcing)
+        self._np_random = rng
+        self.game = game
         self.agents = list(AGENTS)
         self.rewards = {a: 0 for a in AGENTS}
         self._cumulative_rewards = {a: 0 for a in AGENTS}

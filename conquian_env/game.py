@@ -28,7 +28,7 @@ Cards are ints 0..39 and card sets int bit masks (:mod:`conquian_env.cards`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -413,13 +413,15 @@ def validate_deal(
     Raises ``ValueError`` naming what is wrong: an unknown card, a duplicate, the wrong
     number of hands or cards, or cards missing from the 40.
     """
-    if isinstance(hands, (str, bytes)) or len(hands) != 2:
-        raise ValueError(f"a deal has exactly 2 hands of {HAND_SIZE} cards, got {hands!r}")
+    if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence) or len(hands) != 2:
+        raise ValueError(f"a deal has exactly 2 hands of {HAND_SIZE} cards (a list of two lists), got {hands!r}")
     seen: dict[int, str] = {}
     masks = []
     for p, hand in enumerate(hands):
-        if isinstance(hand, (str, bytes)):
-            hand = hand.replace(",", " ").split() if isinstance(hand, str) else hand
+        if isinstance(hand, str):
+            hand = hand.replace(",", " ").split()
+        if not isinstance(hand, Iterable) or isinstance(hand, bytes):
+            raise ValueError(f"hand {p} must be a list of {HAND_SIZE} cards, got {hand!r}")
         hand = list(hand)
         if len(hand) != HAND_SIZE:
             raise ValueError(f"hand {p} has {len(hand)} cards; each hand must have exactly {HAND_SIZE}")
@@ -434,6 +436,8 @@ def validate_deal(
         masks.append(mask)
     if isinstance(stock, str):
         stock = stock.replace(",", " ").split()
+    if not isinstance(stock, Iterable) or isinstance(stock, bytes):
+        raise ValueError(f"the stock must be a list of {STOCK_SIZE} cards, got {stock!r}")
     stock = list(stock)
     if len(stock) != STOCK_SIZE:
         raise ValueError(f"the stock has {len(stock)} cards; it must have exactly {STOCK_SIZE}")

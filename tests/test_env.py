@@ -688,3 +688,36 @@ def test_numpy_and_float_values_at_the_entry_points():
     assert state.move_count == 1 and all(type(m) is int for m in (*state.refusals, *state.hands, state.dead))
     state.apply(np.int32(state.legal_actions()[-1]))
     assert all(type(m) is int for m in (*state.melds, *state.hands, state.chosen, *state.discards))
+
+
+def test_malformed_deal_structures_and_failed_resets():
+    # before: bare TypeErrors, a failed reset re-seeded the generator, and
+    # {"hands": None, "stock": None} gave an unseeded deal instead of the seeded one
+    env = conquian_env.raw_env()
+    hand = [f"{r}C" for r in "A234567JQK"]
+    stock = [f"{r}{s}" for s in "DHS" for r in "A234567JQK"][10:]
+    for options in (
+        {"hands": [hand, None], "stock": stock},
+        {"hands": 5, "stock": stock},
+        {"hands": [hand, hand[:5]], "stock": 7},
+        "x",
+        ["hands"],
+    ):
+        with pytest.raises(ValueError):
+            env.reset(seed=1, options=options)
+    reference = conquian_env.raw_env()
+    reference.reset(seed=11)
+    env.reset(seed=11)
+    with pytest.raises(ValueError):
+        env.reset(options={"first": 7})  # fails: must not consume the generator
+    with pytest.raises(ValueError):
+        env.reset(seed=99, options={"first": 7})  # fails: must not re-seed it either
+    env.reset()
+    reference.reset()
+    assert env.unwrapped.game.hands == reference.unwrapped.game.hands
+    seeded = conquian_env.raw_env()
+    seeded.reset(seed=5, options={"hands": None, "stock": None})
+    plain = conquian_env.raw_env()
+    plain.reset(seed=5)
+    assert seeded.unwrapped.game.hands == plain.unwrapped.game.hands
+    assert seeded.unwrapped.game.stock == plain.unwrapped.game.stock
