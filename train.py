@@ -100,6 +100,9 @@ class TrainConfig:
         "how a searching teacher's action values are learned: 'advantage' (logits regress them, least squares)"
         " or 'softmax' (cross-entropy on softmax(q / T))",
     )
+    bc_greedy_bonus: float = _f(
+        0.0, "added to the teacher's value of greedy's choice: leave greedy only for a larger predicted gain"
+    )
     bc_data: str = _f("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
     dagger_rounds: int = _f(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
     dagger_games: int = _f(1000, "games the policy plays per DAgger round")
@@ -548,6 +551,7 @@ class Trainer:
         c = self.config
         obs, masks, actions, returns = data["obs"], data["masks"], data["actions"], data["returns"]
         q = data["q"].astype(np.float32)
+        q_raw = q.copy()  # the regret diagnostics use the teacher's values as they are
         has_q = ~np.isnan(q).all(axis=1)
         # a searching teacher's action values become soft targets: softmax(q / temperature)
         target = np.zeros_like(q)
@@ -556,6 +560,17 @@ class Trainer:
             z = np.exp(z - z.max(axis=1, keepdims=True))
             target[has_q] = z / z.sum(axis=1, keepdims=True)
         use_soft = has_q if c.bc_temperature > 0 else np.zeros_like(has_q)
+        if c.bc_greedy_bonus and has_q.any():
+            # conservative targets: the greedy choice gets a bonus, so the policy leaves it only
+            # where the teacher's values say the gain is larger than the bonus
+            from agents.features import FEATURE_LAYOUT
+
+            if c.features != "meld":
+                raise ValueError("bc_greedy_bonus needs the 'meld' features (they carry greedy's choice)")
+            at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
+            g = obs[:, at : at + 85].astype(np.float32).argmax(axis=1)
+            rows = np.flatnonzero(has_q)
+            q[rows, g[rows]] += c.bc_greedy_bonus
         q_filled = np.nan_to_num(q, nan=0.0)
         # label smoothing only on the decisions of the phases in bc_smoothing_phases
         phase_names = ("offer", "meld", "discard", "force")
@@ -615,7 +630,7 @@ class Trainer:
                 searched = hold[has_q[hold]]
                 regret = greedy_regret = math.nan
                 if len(searched):
-                    qh = np.nan_to_num(q[searched], nan=-1.0)
+                    qh = np.nan_to_num(q_raw[searched], nan=-1.0)
                     best = qh.max(axis=1)
                     regret = float((best - qh[np.arange(len(searched)), pred[has_q[hold]]]).mean())
                     if c.features == "meld":

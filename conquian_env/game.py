@@ -29,6 +29,7 @@ Cards are ints 0..39 and card sets int bit masks (:mod:`conquian_env.cards`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import combinations
 from typing import Any, Protocol
 
 import numpy as np
@@ -47,6 +48,8 @@ from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
 
 HAND_SIZE = 10
+#: random re-deals tried by ``determinize`` before it deals a completing meld directly
+DETERMINIZE_TRIES = 64
 STOCK_SIZE = 20
 CARDS_TO_GO_OUT = 11
 
@@ -351,17 +354,24 @@ class GameState:
         opp_hidden = self.hands[opp] & ~self.chosen
         pool = cards_of(opp_hidden | _stock_mask(self))  # sorted: independent of the true order
         n_opp = opp_hidden.bit_count()
-        # An opponent in the middle of a meld took the card, so their hand can complete it:
-        # re-deal (rejection sampling) until it can; the true hand shows this terminates.
+        # An opponent in the middle of a meld took the card, so their hand can complete it.
+        # Re-deal (rejection sampling, exact) up to DETERMINIZE_TRIES times; in the rare
+        # positions where few deals fit, deal a completing set of cards first and the rest
+        # at random (direct, a few shuffles at most).
         melding = self.phase == MELD and self.player == opp
         base = self.melds[opp] | 1 << self.face_up | self.chosen if melding else 0
-        while True:
+        for _ in range(DETERMINIZE_TRIES):
             rng.shuffle(pool)
             hidden = 0
             for card in pool[:n_opp]:
                 hidden |= 1 << card
             if not melding or can_extend_to_meld(base, hidden):
                 break
+        else:
+            pool = _completing_deal(pool, n_opp, base, rng)
+            hidden = 0
+            for card in pool[:n_opp]:
+                hidden |= 1 << card
         c = self.clone()
         c.hands[opp] = self.hands[opp] & self.chosen | hidden
         c.stock = self.stock[: self.stock_pos] + tuple(int(x) for x in pool[n_opp:])
@@ -392,6 +402,25 @@ class GameState:
 
     def __repr__(self) -> str:
         return f"GameState({self.to_dict()!r})"
+
+
+def _completing_deal(pool: list[int], n_hand: int, base: int, rng: ShuffleRng) -> list[int]:
+    """``pool`` reordered so that its first ``n_hand`` cards can complete the meld ``base``.
+
+    A smallest set of pool cards that makes ``base`` a valid meld is chosen (subsets tried
+    by size, in an order shuffled by ``rng``), then the rest of the hand and the stock are
+    dealt from the other cards at random.
+    """
+    playable = cards_of(playable_cards(base, sum(1 << c for c in pool)))
+    rng.shuffle(playable)
+    for size in range(1, n_hand + 1):
+        for combo in combinations(playable, size):
+            completion = sum(1 << c for c in combo)
+            if can_split_into_melds(base | completion):
+                rest = [c for c in pool if not completion >> c & 1]
+                rng.shuffle(rest)
+                return list(combo) + rest
+    raise ValueError("no deal of the hidden cards completes the opponent's meld: the state is inconsistent")
 
 
 def _stock_mask(state: GameState) -> int:

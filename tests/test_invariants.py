@@ -363,3 +363,38 @@ def test_determinize_while_the_opponent_melds_keeps_the_meld_completable():
         if found >= 40:
             break
     assert found >= 40
+
+
+def test_determinize_is_bounded_in_rare_melding_positions():
+    # before: rejection sampling without bound; this position needed up to ~2,700 shuffles
+    import random
+
+    from agents.greedy import GreedyAgent
+    from conquian_env.game import MELD, new_game
+    from conquian_env.melds import can_extend_to_meld
+    from conquian_env.view import PlayerView
+
+    class Counting(random.Random):
+        calls = 0
+
+        def shuffle(self, x):
+            Counting.calls += 1
+            super().shuffle(x)
+
+    state = new_game(seed=330)
+    bots = [GreedyAgent(), GreedyAgent()]
+    while not (state.phase == MELD and state.move_count == 13):
+        state.apply(bots[state.player].choose(PlayerView(state, state.player)))
+    melder = state.player
+    base = state.melds[melder] | 1 << state.face_up | state.chosen
+    for k in range(40):
+        Counting.calls = 0
+        det = state.determinize(1 - melder, Counting(k))
+        assert Counting.calls <= 70, Counting.calls
+        hidden = det.hands[melder] & ~state.chosen
+        assert can_extend_to_meld(base, hidden), "the sampled hand can finish the meld in progress"
+        assert det.hands[1 - melder] == state.hands[1 - melder] and det.melds == state.melds
+        assert hidden.bit_count() == (state.hands[melder] & ~state.chosen).bit_count()
+        assert sorted(det.stock[det.stock_pos :]) != [] and set(det.stock) | {
+            c for c in range(40) if det.hands[melder] >> c & 1
+        } == set(state.stock) | {c for c in range(40) if state.hands[melder] >> c & 1}
