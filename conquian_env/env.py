@@ -102,6 +102,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         self._np_random: np.random.Generator | None = None
         self.game: GameState | None = None
 
+    # ----------------------------------------------------------------- copies
+    # EzPickle alone would rebuild a fresh, never-reset env from the constructor arguments:
+    # a copy or a pickle of an env in mid-game must carry the game (and its generator).
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     # ----------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[_check_agent(agent)]

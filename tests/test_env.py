@@ -721,3 +721,31 @@ def test_malformed_deal_structures_and_failed_resets():
     plain.reset(seed=5)
     assert seeded.unwrapped.game.hands == plain.unwrapped.game.hands
     assert seeded.unwrapped.game.stock == plain.unwrapped.game.stock
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copies_of_an_env_carry_the_game(how):
+    # before: EzPickle rebuilt a fresh env that had never been reset
+    import copy
+    import pickle
+
+    env = conquian_env.env()
+    env.reset(seed=3)
+    for _ in range(9):
+        env.step(env.unwrapped.legal_actions()[0])
+    clone = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert clone.agent_selection == env.agent_selection
+    assert clone.unwrapped.game is not env.unwrapped.game
+    for a in env.agents:
+        assert np.array_equal(clone.observe(a)["observation"], env.observe(a)["observation"])
+    # both continue identically, independently of each other
+    for _ in range(30):
+        if env.unwrapped.game.is_terminal():
+            break
+        action = env.unwrapped.legal_actions()[-1]
+        env.step(action)
+        clone.step(action)
+        assert clone.unwrapped.game.to_dict() == env.unwrapped.game.to_dict()
+    env.reset()
+    clone.reset()  # the generator was copied too: the next deal is the same
+    assert clone.unwrapped.game.to_dict() == env.unwrapped.game.to_dict()
