@@ -47,7 +47,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import NUM_ACTIONS, as_action_id
-from .game import GameState, IllegalActionError, new_game
+from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
 
@@ -167,7 +167,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             message = game._illegal_message(a)
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
-            warnings.warn(f"{agent}: {message}. The game ends and {agent} loses.", stacklevel=2)
+            warn_illegal(f"{agent}: {message}. The game ends and {agent} loses.")
             loser = _AGENT_INDEX[agent]
             game.forfeit(loser)  # the final observation shows the game over, with empty masks
             self._finish(winner=1 - loser, illegal=agent)

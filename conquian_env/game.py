@@ -76,6 +76,37 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current state (the message lists the legal ones)."""
 
 
+class IllegalActionWarning(UserWarning):
+    """Issued when the penalize mode ends a game on an illegal action (filter it by category)."""
+
+
+def warn_illegal(message: str) -> None:
+    """Issue an :class:`IllegalActionWarning` pointing at the user's code that stepped.
+
+    The warning names the first frame outside this package and PettingZoo's wrappers (so it
+    does not point at ``OrderEnforcingWrapper``), and it keeps no per-message entry in a
+    module's warning registry: every illegal action has its own text, and a long run must
+    not accumulate them.  Each one is shown (filter the category to silence them).
+    """
+    import os
+    import sys
+    import warnings
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = os.path.abspath(filename).startswith(here) or f"{os.sep}pettingzoo{os.sep}" in filename
+        if not inside:
+            break
+        frame = frame.f_back
+    if frame is None:
+        filename, lineno, module = "<unknown>", 0, None
+    else:
+        filename, lineno, module = frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__")
+    warnings.warn_explicit(message, IllegalActionWarning, filename, lineno, module=module, registry=None)
+
+
 class ShuffleRng(Protocol):
     def shuffle(self, x: Any) -> None: ...
 

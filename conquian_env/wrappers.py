@@ -25,7 +25,6 @@ both::
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium
@@ -33,7 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import NUM_ACTIONS, as_action_id
-from .game import GameState, IllegalActionError, new_game
+from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, action_mask, encode
 from .render import render_text
 from .view import PlayerView
@@ -131,7 +130,7 @@ class SingleAgentEnv(gymnasium.Env):
             message = self.game._illegal_message(a)
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
-            warnings.warn(f"{message}. The episode ends with reward -1.", stacklevel=2)
+            warn_illegal(f"{message}. The episode ends with reward -1.")
             self.game.forfeit(self.seat)  # the offender loses: the game stops here
             obs, _, _, info = self._result()
             info["illegal_action"] = True

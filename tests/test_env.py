@@ -749,3 +749,25 @@ def test_copies_of_an_env_carry_the_game(how):
     env.reset()
     clone.reset()  # the generator was copied too: the next deal is the same
     assert clone.unwrapped.game.to_dict() == env.unwrapped.game.to_dict()
+
+
+def test_penalize_warnings_point_at_the_caller_and_do_not_pile_up():
+    # before: the warning pointed at PettingZoo's OrderEnforcingWrapper and every distinct
+    # message stayed in that module's __warningregistry__
+    import pettingzoo.utils.wrappers.order_enforcing as order_enforcing
+
+    from conquian_env.game import IllegalActionWarning
+
+    registry = getattr(order_enforcing, "__warningregistry__", {})
+    before = len(registry)
+    for seed in range(5):
+        env = conquian_env.env()
+        env.reset(seed=seed)
+        illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[seed])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            env.step(illegal)
+        assert len(caught) == 1 and caught[0].category is IllegalActionWarning
+        assert caught[0].filename == __file__, caught[0].filename
+    assert len(getattr(order_enforcing, "__warningregistry__", {})) <= before + 1
+    assert not any("illegal action" in str(k) for k in globals().get("__warningregistry__", {}))
