@@ -81,6 +81,20 @@ from agents.registry import SpecError, describe_bots, make_agent
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 FORMAT_VERSION = 1
 GAME_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "winner", "moves", "failure")
+#: every field of a games.jsonl line (the schedule's, the GameRecord's and the winner's label)
+LINE_KEYS = GAME_KEYS + (
+    "game_seed",
+    "hands",
+    "stock",
+    "first",
+    "forcing",
+    "players",
+    "actions",
+    "think_time",
+    "decisions",
+    "max_think",
+    "winner_label",
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -266,12 +280,69 @@ class ResumeWarning(UserWarning):
     """A line of games.jsonl could not be used; its game will be played again."""
 
 
-def load_games(path: Path, tasks: list[Task]) -> dict[tuple, dict[str, Any]]:
+def check_game_line(obj: dict[str, Any], task: Task, forcing: bool) -> str | None:
+    """Why a games.jsonl object is not a faithful record of ``task``'s game, or None.
+
+    Every field must be there with the right shape, the deal, seats, specs and seeds must
+    be the schedule's, and the game is replayed: every action legal, and the recorded
+    result (winner, failure, moves) the one the replay reaches.  An edited result, swapped
+    seats or an inserted action are caught here.
+    """
+    from conquian_env.replay import RecordedGame, ReplayError, _check_record, replay_states
+
+    missing = [k for k in LINE_KEYS if k not in obj]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    shape = _check_record(obj)
+    if shape is not None:
+        return shape
+    if obj["seats"] != list(task.seats) or obj["game_seed"] != task.game_seed or obj["deal_seed"] != task.deal_seed:
+        return "seats or seeds that differ from the schedule"
+    hands, stock = deal_for_seed(task.deal_seed)
+    if obj["hands"] != hands or obj["stock"] != stock or obj["first"] != 0 or obj["forcing"] != forcing:
+        return "a deal (or first player, or variant) that differs from the schedule"
+    try:
+        states, _ = replay_states(RecordedGame(index=obj["index"], line=0, data=obj))
+    except ReplayError as err:
+        return f"a game that does not replay ({err})"
+    final = states[-1]
+    failure = obj["failure"]
+    if failure is None:
+        expected = None if final.winner < 0 else final.winner
+        if not final.is_terminal() or obj["winner"] != expected:
+            return f"a result ({obj['winner']!r}) that is not where the recorded moves lead"
+    else:
+        if (
+            not isinstance(failure, dict)
+            or failure.get("seat") not in (0, 1)
+            or failure.get("kind")
+            not in (
+                "crash",
+                "illegal",
+            )
+        ):
+            return f"a malformed failure {failure!r}"
+        if final.is_terminal() or obj["winner"] != 1 - failure["seat"]:
+            return "a forfeit that does not match the recorded moves"
+    if obj["moves"] != len(obj["actions"]):
+        return "a move count that differs from the recorded moves"
+    label = None if obj["winner"] is None else task.seats[obj["winner"]]
+    if obj["winner_label"] != label:
+        return "a winner label that differs from the seats"
+    for key in ("think_time", "decisions", "max_think"):
+        value = obj[key]
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value)):
+            return f"a malformed {key!r}"
+    return None
+
+
+def load_games(path: Path, tasks: list[Task], forcing: bool = False) -> dict[tuple, dict[str, Any]]:
     """Games already in ``path`` that belong to this schedule, keyed by (A, B, deal, swap).
 
-    Corrupt, half-written, foreign or repeated lines are reported (with their line number),
-    moved to ``games.rejected.txt`` and left out, so their games are played again; the file
-    is rewritten (atomically) with only the good lines so new lines append cleanly.
+    Corrupt, half-written, foreign, repeated or unfaithful lines (:func:`check_game_line`
+    replays every game) are reported (with their line number), moved to
+    ``games.rejected.txt`` and left out, so their games are played again; the file is
+    rewritten (atomically) with only the good lines so new lines append cleanly.
     """
     if not path.exists():
         return {}
@@ -295,6 +366,8 @@ def load_games(path: Path, tasks: list[Task]) -> dict[tuple, dict[str, Any]]:
                 problem = "a game that is not in this tournament's schedule"
             elif key in good:
                 problem = "a repeat of an earlier game"
+            else:
+                problem = check_game_line(obj, task, forcing)
         except (ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError) as err:
             problem = f"corrupt or half-written ({type(err).__name__}: {str(err)[:80]})"
         if problem is not None:
@@ -952,7 +1025,7 @@ def run_tournament(
 
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"
-    done = load_games(games_path, tasks)
+    done = load_games(games_path, tasks, forcing)
     todo = [t for t in tasks if t.key not in done]
     if verbose:
         if config["games"] != games:

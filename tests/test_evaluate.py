@@ -308,6 +308,35 @@ def test_resume_skips_played_games_and_replays_corrupt_lines(tmp_path, monkeypat
     assert played == [] and stable(again) == stable(reference)
 
 
+def test_resume_replays_every_line_and_sets_tampered_ones_aside(tmp_path, monkeypatch):
+    # before: well-formed lines were trusted: an edited result, swapped seats or an inserted
+    # illegal action were counted, and a line missing a field crashed the summary
+    specs = ["random", "greedy"]
+    reference = run_tournament(specs, games=10, seed=4, out_dir=tmp_path / "ref", jobs=1, **QUICK)
+    out = tmp_path / "t"
+    run_tournament(specs, games=10, seed=4, out_dir=out, jobs=1, **QUICK)
+    path = out / "games.jsonl"
+    objs = [json.loads(line) for line in path.read_text().splitlines()]
+    decided = next(i for i, o in enumerate(objs) if o["winner"] is not None)
+    objs[decided]["winner"] = 1 - objs[decided]["winner"]  # an edited result
+    objs[decided]["winner_label"] = objs[decided]["seats"][objs[decided]["winner"]]
+    objs[1]["seats"] = objs[1]["seats"][::-1]  # swapped seats
+    objs[2]["actions"].insert(3, "discard KS")  # an inserted action
+    del objs[3]["think_time"]  # a missing field
+    tampered = {decided, 1, 2, 3}
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    played = []
+    real_play = evaluate.play_task
+    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task.index) or real_play(task))
+    with pytest.warns(ResumeWarning) as record:
+        resumed = run_tournament(specs, games=10, seed=4, out_dir=out, jobs=1, **QUICK)
+    assert len(record) == len(tampered)
+    assert sorted(played) == sorted(objs[i]["index"] for i in tampered)
+    assert stable(resumed) == stable(reference)
+    assert without_timing(read_games(out)) == without_timing(read_games(tmp_path / "ref"))
+    assert len((out / "games.rejected.txt").read_text().splitlines()) == len(tampered)
+
+
 def test_resume_with_other_config_is_a_clear_error(tmp_path):
     run_tournament(["random", FIRST], games=4, seed=1, out_dir=tmp_path, jobs=1, **QUICK)
     with pytest.raises(ValueError, match=r"different tournament \(games: folder has 4, this run asks 6.*--out"):
