@@ -1026,7 +1026,9 @@ def run_tournament(
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"
     done = load_games(games_path, tasks, forcing)
-    todo = [t for t in tasks if t.key not in done]
+    # played deal by deal across the pairs (not pair after pair), so that the progress bar's
+    # rate, and so its time left, is that of the whole mix from the start
+    todo = sorted((t for t in tasks if t.key not in done), key=lambda t: (t.deal, t.swap, t.index))
     if verbose:
         if config["games"] != games:
             print(
@@ -1058,7 +1060,7 @@ def run_tournament(
                     save(play_task(task))
             elif todo:
                 context = multiprocessing.get_context("spawn")
-                chunk = max(1, min(32, len(todo) // (jobs * 16)))
+                chunk = 1  # each game comes back (and is written) as soon as it ends
                 with context.Pool(
                     jobs, initializer=_init_pool_worker, initargs=(spec_of, bot_seed_of, forcing)
                 ) as pool:

@@ -407,3 +407,13 @@ def test_command_line_writes_all_files(tmp_path, capsys):
 def test_labels_are_short_and_unique():
     specs = ["random", "random", f"{HERE}:FirstLegalBot", "ppo:models/run1/best.zip,deterministic=false"]
     assert evaluate.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
+
+
+def test_games_are_played_deal_by_deal_across_pairs(tmp_path):
+    # before: all games of the first pair came first, so a mixed tournament's progress bar
+    # showed the fast pairs' rate ("00:02 left" at a third of a 43-minute run)
+    run_tournament(["random", "greedy", FIRST], games=6, seed=2, out_dir=tmp_path, jobs=1, **QUICK)
+    lines = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    order = [(g["deal"], g["swap"]) for g in lines]
+    assert order == sorted(order)
+    assert len({tuple(g["pair"]) for g in lines[:3]}) == 3, "the first three games are one of each pair"
