@@ -79,6 +79,8 @@ from agents.match import deal_for_seed, play_game
 from agents.registry import SpecError, describe_bots, make_agent
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
+#: fewer independent units than this and an interval is flagged as rough
+FEW_UNITS = 20
 FORMAT_VERSION = 1
 GAME_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "winner", "moves", "failure")
 #: every field of a games.jsonl line (the schedule's, the GameRecord's and the winner's label)
@@ -479,17 +481,30 @@ def score_interval(unit_scores: Any, confidence: float = 0.95, unit: str = "game
     ``unit_scores``: one value in [0, 1] per independent unit: per game, or per deal (the
     mean of the two seat-swapped games) with duplicate deals.  A draw makes the score
     non-binomial, so the interval is Student t on the unit values, clipped to [0, 1].
-    If all units score 0 or all score 1 (zero variance) the Wilson interval is used.
+    If all units score 0 or all score 1 (zero variance) the Wilson interval is used.  If
+    all score the same value ``v`` in between (two identical players: every deal 1/2), a
+    zero-width t interval would claim certainty; instead the share ``p`` of units that
+    could score otherwise and still go unseen in ``n`` is bounded (exact binomial,
+    ``1 - (alpha/2)^(1/n)``, the "rule of three"), and the interval is
+    ``[v - p v, v + p (1 - v)]``.  Fewer than :data:`FEW_UNITS` units are flagged in the
+    method text: treat such an interval as rough.
     """
     x = np.asarray(unit_scores, dtype=float)
     n = x.size
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, "no games")
-    if n >= 1 and np.all(x == x[0]) and x[0] in (0.0, 1.0):
-        low, high = wilson_interval(float(x.sum()), n, confidence)
-        return Interval(float(x[0]), low, high, f"Wilson score interval, all {n} {unit} scored {x[0]:g}")
+    few = f"; only {n} {unit}: a rough interval" if n < FEW_UNITS else ""
+    if np.all(x == x[0]):
+        v = float(x[0])
+        if v in (0.0, 1.0):
+            low, high = wilson_interval(float(x.sum()), n, confidence)
+            return Interval(v, low, high, f"Wilson score interval, all {n} {unit} scored {v:g}{few}")
+        p = 1.0 - ((1.0 - confidence) / 2) ** (1.0 / n)
+        return Interval(
+            v, v - p * v, v + p * (1.0 - v), f"all {n} {unit} scored {v:g}: bound on the unseen share (exact){few}"
+        )
     mean, low, high = t_interval(x, confidence)
-    return Interval(mean, max(0.0, low), min(1.0, high), f"Student t interval over {n} {unit}")
+    return Interval(mean, max(0.0, low), min(1.0, high), f"Student t interval over {n} {unit}{few}")
 
 
 def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:

@@ -417,3 +417,17 @@ def test_games_are_played_deal_by_deal_across_pairs(tmp_path):
     order = [(g["deal"], g["swap"]) for g in lines]
     assert order == sorted(order)
     assert len({tuple(g["pair"]) for g in lines[:3]}) == 3, "the first three games are one of each pair"
+
+
+def test_identical_players_never_get_a_zero_width_interval():
+    # before: every deal scoring exactly 1/2 gave 0.500 [0.500, 0.500] at any n
+    for n in (5, 50, 500):
+        iv = score_interval(np.full(n, 0.5), 0.95, "deals")
+        assert iv.estimate == 0.5 and iv.low < 0.5 < iv.high
+        # nothing unseen in n deals: an unseen share below 1-(0.025)^(1/n) (about 3.7/n)
+        p = 1 - 0.025 ** (1 / n)
+        assert math.isclose(iv.high - iv.low, p, rel_tol=1e-9)
+    wide, narrow = score_interval(np.full(5, 0.5)), score_interval(np.full(500, 0.5))
+    assert wide.high - wide.low > 10 * (narrow.high - narrow.low)
+    assert "rough" in wide.method and "rough" not in narrow.method
+    assert "rough" in score_interval([0.5, 1.0, 0.0]).method
