@@ -541,6 +541,18 @@ def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:
     mean = _ratio(total, n) if n else math.nan
     low = high = math.nan
     m = len(cycles)
+    # With draws at rate d a cycle's stake is 2^K, K geometric: its mean is finite only for
+    # d < 1/2 and its variance only for d < 1/4.  Past those rates a sample mean or an
+    # interval is dominated by the longest run of draws and means nothing.
+    # The summary reports only what is meaningful (``meaningful``), and says why (``note``).
+    draw_share = sum(1 for w in winnings if w == 0) / n if n else math.nan
+    note, meaningful = "", "mean and interval"
+    if n and draw_share >= 0.5:
+        meaningful = "nothing"
+        note = f"{draw_share:.0%} draws: the expected stake is infinite at 1/2 or more, so no mean is given"
+    elif n and draw_share >= 0.25:
+        meaningful = "mean"
+        note = f"{draw_share:.0%} draws: the stake's variance is infinite at 1/4 or more, so no interval is given"
     if m >= 2 and math.isfinite(mean) and max(stakes) < 2**1000:  # beyond that floats overflow
         w = np.array([c[0] for c in cycles], dtype=float)
         length = np.array([c[1] for c in cycles], dtype=float)
@@ -558,6 +570,8 @@ def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:
         "max_stake": max(stakes) if stakes else 0,
         "cycles": m,
         "method": f"regenerative ratio estimator over {m} stake cycles, delta-method t interval",
+        "note": note,
+        "meaningful": meaningful,
     }
 
 
@@ -731,12 +745,13 @@ def summarize(
                 "draw_rate": draws / len(pair_games),
                 # share of the decided games that A won (the usual figure when draws are common)
                 "decided_win_rate": wins / decided if (decided := len(pair_games) - draws) else math.nan,
-                "stake_mean": stake["mean"],
-                "stake_low": stake["low"],
-                "stake_high": stake["high"],
+                "stake_mean": stake["mean"] if stake["meaningful"] != "nothing" else math.nan,
+                "stake_low": stake["low"] if stake["meaningful"] == "mean and interval" else math.nan,
+                "stake_high": stake["high"] if stake["meaningful"] == "mean and interval" else math.nan,
                 "stake_total": stake["total"],
                 "stake_max": stake["max_stake"],
                 "stake_method": stake["method"],
+                "stake_note": stake["note"],
                 "moves_mean": float(moves.mean()),
                 "moves_sd": float(moves.std(ddof=1)) if len(moves) > 1 else 0.0,
                 "seat0_score": float(np.mean(first_score)),
@@ -890,6 +905,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         "methods:",
         f"  score:   {methods['score']}",
         f"  stake:   {methods['stake']}",
+        *(f"           {p['a']} vs {p['b']}: {p['stake_note']}" for p in summary["pairs"] if p.get("stake_note")),
         f"  ratings: {methods['ratings']}",
         f"           interval: {methods['rating_interval']}",
     ]
@@ -905,7 +921,9 @@ def _cut(text: str, width: int) -> str:
 
 
 def _num(x: float) -> str:
-    """Signed, 3 decimals; scientific once doubling stakes make it huge."""
+    """Signed, 3 decimals; scientific once doubling stakes make it huge; n/a when not given."""
+    if math.isnan(x):
+        return "n/a"
     return f"{x:+.3f}" if not math.isfinite(x) or abs(x) < 1e4 else f"{x:+.2e}"
 
 

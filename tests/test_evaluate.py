@@ -431,3 +431,19 @@ def test_identical_players_never_get_a_zero_width_interval():
     assert wide.high - wide.low > 10 * (narrow.high - narrow.low)
     assert "rough" in wide.method and "rough" not in narrow.method
     assert "rough" in score_interval([0.5, 1.0, 0.0]).method
+
+
+def test_stakes_are_reported_only_where_they_mean_something(tmp_path):
+    # before: with most games drawn the mean stake came out as +3.30e+11 [-3.29e+11, ...]
+    mostly_drawn = [0] * 30 + [1] + [0] * 25 + [-1] + [0] * 40 + [1]
+    r = stake_results(mostly_drawn)
+    assert r["meaningful"] == "nothing" and "infinite" in r["note"]
+    r = stake_results(([0, 1, -1, 1] * 30)[:100])  # 25% draws: a mean, no interval
+    assert r["meaningful"] == "mean" and "variance" in r["note"]
+    r = stake_results([1, -1, 1, 0, 1, -1, -1, 1, 1, -1] * 10)  # 10% draws: both
+    assert r["meaningful"] == "mean and interval" and r["note"] == ""
+    # two random players draw about nine games in ten: the summary gives no stake, and says why
+    summary = run_tournament(["random", "random"], games=20, seed=0, out_dir=tmp_path, jobs=1, **QUICK)
+    pair = summary["pairs"][0]
+    assert math.isnan(pair["stake_mean"]) and "infinite" in pair["stake_note"]
+    assert "n/a" in evaluate.format_summary(summary) and "infinite" in evaluate.format_summary(summary)
