@@ -1014,6 +1014,20 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
 # --------------------------------------------------------------------------- the tournament
 
 
+def check_requirements(plot: bool = True, progress: bool = False) -> None:
+    """Raise ``ValueError`` naming the missing packages (and the install command) before any
+    work starts: the statistics need scipy, the plot matplotlib, the progress bar tqdm."""
+    import importlib.util
+
+    needed = ["scipy"] + (["matplotlib"] if plot else []) + (["tqdm"] if progress else [])
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ValueError(
+            f"evaluate.py needs {', '.join(missing)} (the 'eval' extra): pip install 'conquian-env[eval]'"
+            + ("; or pass --no-plot" if missing == ["matplotlib"] else "")
+        )
+
+
 def run_tournament(
     specs: list[str],
     games: int = 1000,
@@ -1048,6 +1062,7 @@ def run_tournament(
         raise ValueError(f"--anchor {anchor!r} is not one of the bots {config['labels']}")
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
     bot_seed_of = {label: derived_seed(seed, 3, i) for i, label in enumerate(config["labels"])}
+    check_requirements(plot=plot, progress=progress)  # fail fast, before any game is played
     for spec in config["bot_specs"]:  # fail fast, before any folder or worker exists
         make_agent(spec, 0)
 

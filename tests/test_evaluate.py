@@ -447,3 +447,16 @@ def test_stakes_are_reported_only_where_they_mean_something(tmp_path):
     pair = summary["pairs"][0]
     assert math.isnan(pair["stake_mean"]) and "infinite" in pair["stake_note"]
     assert "n/a" in evaluate.format_summary(summary) and "infinite" in evaluate.format_summary(summary)
+
+
+def test_missing_packages_are_named_before_any_game(tmp_path, monkeypatch):
+    # before: installed without the 'eval' extra, every game was played, then 'import scipy' died
+    import importlib.util
+
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real_find(name, *a))
+    played = []
+    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task) or {})
+    with pytest.raises(ValueError, match=r"needs scipy .*conquian-env\[eval\]"):
+        run_tournament(["random", "greedy"], games=4, out_dir=tmp_path / "x", jobs=1, **QUICK)
+    assert played == [] and not (tmp_path / "x").exists()
