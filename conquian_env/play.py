@@ -41,6 +41,7 @@ import argparse
 import random
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE, action_to_str, str_to_action
@@ -57,6 +58,8 @@ EXIT_EOF = 1
 EXIT_USAGE = 2
 
 _WIDTH = 78
+#: the rule book shipped with the package
+RULES_PATH = Path(__file__).resolve().parent / "RULES.md"
 _HELP_WORDS = ("help", "h", "?")
 _QUIT_WORDS = ("quit", "exit", "q")
 _TABLE_WORDS = ("table", "show", "look")
@@ -67,7 +70,7 @@ How to answer: type the number of a move or its text, e.g. "1", "take", "refuse"
 alone, e.g. "5s", picks the one legal move with that card.
 Commands: "help" (this text), "table" (show the table again), "quit" (stop the game).
 
-The game in short (the full rules are in RULES.md):
+The game in short (the full rules: python -m conquian_env.play --rules):
 - 40 cards, ranks A 2 3 4 5 6 7 J Q K (7 and J are neighbours, the ace is always low).
 - A card in the middle can only be taken by melding it at once: "take" it, add hand
   cards one at a time with "meld <card>", then "finish".  Your whole meld must always
@@ -383,12 +386,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--forcing", action="store_true", help="play the forcing variant (RULES.md section 7)")
     parser.add_argument("--first", choices=("you", "bot"), default="you", help="who plays first (default: you)")
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat in the deal (default: 0)")
+    parser.add_argument("--rules", action="store_true", help="print the rules of the game (RULES.md) and exit")
     return parser
 
 
 def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: OutputFn = print) -> int:
     """Play one game; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
+    if args.rules:
+        output(RULES_PATH.read_text(encoding="utf-8"))
+        return 0
     from agents.registry import make_agent  # lazy: conquian_env does not depend on agents
 
     seed = args.seed if args.seed is not None else random.randrange(2**31)

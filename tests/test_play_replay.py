@@ -280,3 +280,17 @@ def test_replay_uses_evaluate_indexes_and_seat_labels(tmp_path, records):
     rc, _, err = _run_replay([str(path), "--game", "3"])
     assert rc == 1 and "valid game indexes are 2, 5, 9" in err
     assert replay.ranges_text([4, 0, 1, 2, 7, 8]) == "0 to 2, 4, 7 to 8"
+
+
+def test_the_rules_ship_with_the_package():
+    # before: README, play help and the stake column pointed at ../shared/RULES.md, which a
+    # clone or an installed package does not have
+    from conquian_env import play
+
+    out = []
+    assert play.main(["--rules"], input_fn=lambda _: "quit", output=out.append) == 0
+    text = out[0]
+    for n, title in enumerate(("The pack", "Combinations", "The deal", "Play", "How a game ends", "Stakes"), 1):
+        assert f"## {n}. {title}" in text
+    assert "forcing" in text and "(RULES.md section" not in text
+    assert "--rules" in play.HELP_TEXT

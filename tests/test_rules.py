@@ -1,4 +1,4 @@
-"""One named scenario per rule of ``shared/RULES.md``, played on stacked deals.
+"""One named scenario per rule of ``conquian_env/RULES.md``, played on stacked deals.
 
 Each test builds a deal from the few cards it cares about (:func:`deal` fills the rest of
 the 40 cards deterministically, choosing filler cards that connect as little as possible
