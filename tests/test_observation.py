@@ -185,7 +185,11 @@ def test_decode_round_trips_in_random_games():
     rng = random.Random(8)
     seen_phases = {p: set() for p in (0, 1)}
     seen_sources = set()
-    for g in range(50):
+    # at least 50 games, more until every phase and source has been seen (the random
+    # stream is shared with determinize, so which games reach a force decision can change)
+    for g in range(400):
+        if g >= 50 and all(seen_phases[p] == set(PHASE_VALUES) for p in (0, 1)) and len(seen_sources) == 5:
+            break
         state = new_game(seed=g, first=g % 2, forcing=g % 2 == 1)
         take_rate = (0.3, 0.9)[g % 2]
         while True:
