@@ -76,7 +76,29 @@ OBS_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
     ("forced", 454, 1, "the meld being made is a forced take"),
     ("forcing", 455, 1, "forcing variant on"),
 )
-OBS_SIZE = 456
+#: length of the observation vector, from the layout table
+OBS_SIZE = OBS_LAYOUT[-1][1] + OBS_LAYOUT[-1][2]
+#: start slot of each part, by name (the encoder below shifts by these, nothing else)
+OBS_AT = {name: start for name, start, _, _ in OBS_LAYOUT}
+(
+    _OWN_MELD,
+    _OPP_MELD,
+    _FACE_UP,
+    _DEAD,
+    _PENDING,
+    _OPP_DISCARDS,
+    _OPP_REFUSALS,
+    _OWN_DISCARDS,
+    _OWN_REFUSALS,
+    _STOCK,
+    _OWN_SIZE,
+    _OPP_SIZE,
+    _PHASE,
+    _SOURCE,
+    _PASSED,
+    _FORCED,
+    _FORCING,
+) = (OBS_AT[name] for name, _, _, _ in OBS_LAYOUT[1:])
 PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
 SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
 
@@ -91,37 +113,37 @@ def observation_bits(state: GameState, player: int) -> int:
     face = state.face_up
     bits = (
         state.hands[player]
-        | state.melds[player] << 40
-        | state.melds[opp] << 80
-        | state.dead << 160
-        | state.chosen << 200
-        | state.discards[opp] << 240
-        | state.refusals[opp] << 280
-        | state.discards[player] << 320
-        | state.refusals[player] << 360
-        | ((1 << (STOCK_SIZE - state.stock_pos)) - 1) << 400
-        | 1 << (420 + state.hands[player].bit_count())
-        | 1 << (431 + state.hands[opp].bit_count())
+        | state.melds[player] << _OWN_MELD
+        | state.melds[opp] << _OPP_MELD
+        | state.dead << _DEAD
+        | state.chosen << _PENDING
+        | state.discards[opp] << _OPP_DISCARDS
+        | state.refusals[opp] << _OPP_REFUSALS
+        | state.discards[player] << _OWN_DISCARDS
+        | state.refusals[player] << _OWN_REFUSALS
+        | ((1 << (STOCK_SIZE - state.stock_pos)) - 1) << _STOCK
+        | 1 << (_OWN_SIZE + state.hands[player].bit_count())
+        | 1 << (_OPP_SIZE + state.hands[opp].bit_count())
     )
     phase = state.phase
     if phase == GAME_OVER:
-        bits |= 1 << 447
+        bits |= 1 << (_PHASE + 5)
     elif state.player != player:
-        bits |= 1 << 446
+        bits |= 1 << (_PHASE + 4)
     else:
-        bits |= 1 << (442 + _PHASE_OF[phase])
+        bits |= 1 << (_PHASE + _PHASE_OF[phase])
     if face >= 0:
-        bits |= 1 << (120 + face)
+        bits |= 1 << (_FACE_UP + face)
         source = 1 + (state.owner != player) + 2 * (state.source == DISCARDED)
-        bits |= 1 << (448 + source)
+        bits |= 1 << (_SOURCE + source)
         if state.passed:
-            bits |= 1 << 453
+            bits |= 1 << _PASSED
     else:
-        bits |= 1 << 448
+        bits |= 1 << _SOURCE
     if state.forced and phase == MELD:
-        bits |= 1 << 454
+        bits |= 1 << _FORCED
     if state.forcing:
-        bits |= 1 << 455
+        bits |= 1 << _FORCING
     return bits
 
 
@@ -193,42 +215,47 @@ STATE_LAYOUT: tuple[tuple[str, int, int], ...] = (
     ("forcing", 494, 1),
     ("winner", 495, 2),
 )
-STATE_SIZE = 497
+#: length of the state vector, from its layout table
+STATE_SIZE = STATE_LAYOUT[-1][1] + STATE_LAYOUT[-1][2]
+#: start slot of each part of the state vector, by name
+STATE_AT = {name: start for name, start, _ in STATE_LAYOUT}
 
 
 def encode_state(state: GameState) -> np.ndarray:
     """Full-information vector (``int8``, shape ``(497,)``): both hands and the stock order."""
     face = state.face_up
+    at = STATE_AT
     bits = (
         state.hands[0]
-        | state.hands[1] << 40
-        | state.melds[0] << 80
-        | state.melds[1] << 120
-        | state.dead << 200
-        | state.chosen << 240
-        | state.discards[0] << 280
-        | state.discards[1] << 320
-        | state.refusals[0] << 360
-        | state.refusals[1] << 400
-        | 1 << (482 + state.phase)
+        | state.hands[1] << at["hand_1"]
+        | state.melds[0] << at["meld_0"]
+        | state.melds[1] << at["meld_1"]
+        | state.dead << at["dead"]
+        | state.chosen << at["pending_meld"]
+        | state.discards[0] << at["discards_0"]
+        | state.discards[1] << at["discards_1"]
+        | state.refusals[0] << at["refusals_0"]
+        | state.refusals[1] << at["refusals_1"]
+        | 1 << (at["phase"] + state.phase)
     )
     if state.phase != GAME_OVER:
-        bits |= 1 << (480 + state.player)
+        bits |= 1 << (at["player_to_move"] + state.player)
     if face >= 0:
-        bits |= 1 << (160 + face) | 1 << (488 + state.source) | 1 << (490 + state.owner)
+        bits |= 1 << (at["face_up"] + face) | 1 << (at["source"] + 1 + state.source) | 1 << (at["owner"] + state.owner)
         if state.passed:
-            bits |= 1 << 492
+            bits |= 1 << at["passed"]
     else:
-        bits |= 1 << 487
+        bits |= 1 << at["source"]
     if state.forced and state.phase == MELD:
-        bits |= 1 << 493
+        bits |= 1 << at["forced"]
     if state.forcing:
-        bits |= 1 << 494
+        bits |= 1 << at["forcing"]
     if state.winner >= 0:
-        bits |= 1 << (495 + state.winner)
+        bits |= 1 << (at["winner"] + state.winner)
     out = bits_to_array(bits, STATE_SIZE).copy()
+    stock_at = at["stock_position"]
     for pos, card in enumerate(state.stock[state.stock_pos :]):
-        out[440 + card] = pos + 1
+        out[stock_at + card] = pos + 1
     return out
 
 

@@ -242,3 +242,15 @@ def test_final_observation_is_real():
         assert view["own_meld"] == _names(state.melds[p])
         assert view["opponent_meld"] == _names(state.melds[1 - p])
         assert encode(state, p).any()
+
+
+def test_layouts_are_contiguous_and_sizes_derived():
+    from conquian_env import observation as ob
+
+    for layout, size in ((ob.OBS_LAYOUT, ob.OBS_SIZE), (ob.STATE_LAYOUT, ob.STATE_SIZE)):
+        end = 0
+        for entry in layout:
+            assert entry[1] == end, entry
+            end += entry[2]
+        assert end == size
+    assert (ob.OBS_SIZE, ob.STATE_SIZE) == (456, 497)  # the published sizes
