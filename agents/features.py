@@ -52,9 +52,9 @@ from .greedy import (
     GreedyAgent,
     card_quality,
     discard_values,
-    feed_penalty,
     plan_take,
     position_value,
+    take_margin,
     winning_cards,
 )
 
@@ -144,12 +144,9 @@ class FeatureEncoder:
                     out[_PLAN + c] = 1.0
             elif phase == OFFER and legal >> 80 & 1:
                 can_take = 1.0
-                card = state.face_up
-                plan = plan_take(hand, meld, card, 0, live, opp_meld, opp_size)
-                keep = value
-                if state.source == TURNED and state.owner == player and not state.passed:
-                    keep -= feed_penalty(card, opp_meld, opp_size)
-                take_edge = 1.0 if plan[2] == float("inf") else float(np.clip((plan[2] - keep) / 4.0, -1.0, 1.0))
+                passes = state.source == TURNED and state.owner == player and not state.passed
+                margin, _ = take_margin(hand, meld, state.face_up, live, opp_meld, opp_size, passes)
+                take_edge = 1.0 if margin == float("inf") else float(np.clip(margin / 4.0, -1.0, 1.0))
             out[_GREEDY + self._greedy.choose(PlayerView(state, player))] = 1.0
         out[_SCALARS] = take_edge
         out[_SCALARS + 1] = can_take

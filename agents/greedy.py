@@ -283,6 +283,27 @@ def _plan_take(
     return best
 
 
+def take_margin(
+    hand: int,
+    meld: int,
+    card: int,
+    live: int,
+    opp_meld: int,
+    opp_hand_size: int,
+    passes_to_opponent: bool,
+) -> tuple[float, tuple[int, int, float]]:
+    """Value of the best take of ``card`` minus the value of keeping the hand, and the plan.
+
+    ``inf`` when the take goes out.  Refusing a card one just turned hands it to the
+    opponent, so then keeping pays the feed penalty (rule 2).
+    """
+    plan = plan_take(hand, meld, card, 0, live, opp_meld, opp_hand_size)
+    keep = position_value(hand, meld, live)
+    if passes_to_opponent:
+        keep -= feed_penalty(card, opp_meld, opp_hand_size)
+    return plan[2] - keep, plan
+
+
 def take_is_better(
     hand: int,
     meld: int,
@@ -293,11 +314,45 @@ def take_is_better(
     passes_to_opponent: bool,
 ) -> tuple[bool, tuple[int, int, float]]:
     """Should the offered ``card`` (known to be takeable) be taken?  Also returns the plan."""
-    plan = plan_take(hand, meld, card, 0, live, opp_meld, opp_hand_size)
-    keep = position_value(hand, meld, live)
-    if passes_to_opponent:
-        keep -= feed_penalty(card, opp_meld, opp_hand_size)
-    return plan[2] >= keep, plan
+    margin, plan = take_margin(hand, meld, card, live, opp_meld, opp_hand_size, passes_to_opponent)
+    return margin >= 0, plan
+
+
+def force_decision(opp_hand_size: int) -> int:
+    """Rule 5: force when the opponent holds at least :data:`FORCE_MIN_HAND` cards."""
+    return FORCE if opp_hand_size >= FORCE_MIN_HAND else NO_FORCE
+
+
+def greedy_decision(
+    phase: int,
+    hand: int,
+    meld: int,
+    live: int,
+    opp_meld: int,
+    opp_hand_size: int,
+    face_up: int = -1,
+    can_take: bool = False,
+    passes_to_opponent: bool = False,
+) -> tuple[int, int]:
+    """The greedy rules' offer, discard or force decision: ``(action, cards to lay)``.
+
+    The one statement of rules 1, 2, 4 and 5, shared by :class:`GreedyAgent`, the search
+    bots (on determinized states, from the mover's side) and the learned policies'
+    features.  ``cards to lay`` is the take's plan (rule 3), 0 for other decisions.
+    ``passes_to_opponent``: the offered card was just turned by this player, so refusing
+    it hands it to the opponent.
+    """
+    if phase == OFFER:
+        if not can_take:
+            return REFUSE, 0
+        take, plan = take_is_better(hand, meld, face_up, live, opp_meld, opp_hand_size, passes_to_opponent)
+        return (TAKE, plan[0]) if take else (REFUSE, 0)
+    if phase == DISCARD:
+        card, _ = choose_discard(hand, meld, live, opp_meld, opp_hand_size)
+        return DISCARD_BASE + card, 0
+    if phase == FORCE_DECISION:
+        return force_decision(opp_hand_size), 0
+    raise ValueError(f"greedy_decision answers offer, discard and force decisions, not phase {phase!r}")
 
 
 class GreedyAgent(Agent):
@@ -325,15 +380,13 @@ class GreedyAgent(Agent):
         live = view.unseen()
         opp_meld, opp_size = view.opponent_meld, view.opponent_hand_size
         if phase == OFFER:
-            if not legal >> TAKE & 1:
-                return REFUSE
-            card = view.face_up
             passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
-            take, plan = take_is_better(view.hand, view.meld, card, live, opp_meld, opp_size, passes)
-            if not take:
-                return REFUSE
-            self._plan = (card, view.meld, plan[0])
-            return TAKE
+            action, lay = greedy_decision(
+                OFFER, view.hand, view.meld, live, opp_meld, opp_size, view.face_up, bool(legal >> TAKE & 1), passes
+            )
+            if action == TAKE:
+                self._plan = (view.face_up, view.meld, lay)
+            return action
         if phase == MELD:
             card, chosen, hand, meld = view.face_up, view.chosen, view.hand, view.meld
             plan = self._plan
@@ -346,11 +399,8 @@ class GreedyAgent(Agent):
             if legal >> FINISH & 1:
                 return FINISH
             return (legal & -legal).bit_length() - 1  # unreachable with a consistent plan
-        if phase == DISCARD:
+        if phase in (DISCARD, FORCE_DECISION):
             # the discard of the plan: the same evaluation, of the hand left after melding
             self._plan = None
-            card, _ = choose_discard(view.hand, view.meld, live, opp_meld, opp_size)
-            return DISCARD_BASE + card
-        if phase == FORCE_DECISION:
-            return FORCE if opp_size >= FORCE_MIN_HAND else NO_FORCE
+            return greedy_decision(phase, view.hand, view.meld, live, opp_meld, opp_size)[0]
         return (legal & -legal).bit_length() - 1

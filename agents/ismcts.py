@@ -56,7 +56,7 @@ import time as _time
 
 import numpy as np
 
-from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
+from conquian_env.actions import DISCARD_BASE, FINISH, REFUSE, TAKE
 from conquian_env.cards import FULL_MASK, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
@@ -65,13 +65,14 @@ from .base import Agent, PlayerView
 from .greedy import (
     _NEIGHBOURS,
     _PARTNERS,
+    DISTANT_WEIGHT,
     FEED_PENALTY,
-    FORCE_MIN_HAND,
+    PARTIAL_WEIGHT,
     GreedyAgent,
     _subsets,
-    choose_discard,
+    force_decision,
+    greedy_decision,
     plan_take,
-    take_is_better,
 )
 
 DEFAULT_ITERATIONS = 500
@@ -112,21 +113,18 @@ def _greedy_decision(state: GameState) -> int:
     """The greedy rules' offer, discard or force decision for the player to move."""
     p = state.player
     opp = 1 - p
-    opp_size = state.hands[opp].bit_count()
-    if state.phase == OFFER:
-        if not state.legal_action_mask() & _TAKE_BIT:
-            return REFUSE
-        passes = state.source == TURNED and state.owner == p and not state.passed
-        live = _mover_live(state, p)
-        take, _ = take_is_better(
-            state.hands[p], state.melds[p], state.face_up, live, state.melds[opp], opp_size, passes
-        )
-        return TAKE if take else REFUSE
-    if state.phase == DISCARD:
-        live = _mover_live(state, p)
-        card, _ = choose_discard(state.hands[p], state.melds[p], live, state.melds[opp], opp_size)
-        return DISCARD_BASE + card
-    return FORCE if opp_size >= FORCE_MIN_HAND else NO_FORCE
+    action, _ = greedy_decision(
+        state.phase,
+        state.hands[p],
+        state.melds[p],
+        _mover_live(state, p),
+        state.melds[opp],
+        state.hands[opp].bit_count(),
+        state.face_up,
+        bool(state.legal_action_mask() & _TAKE_BIT) if state.phase == OFFER else False,
+        state.source == TURNED and state.owner == p and not state.passed,
+    )
+    return action
 
 
 def _greedy_lay(state: GameState) -> int:
@@ -185,7 +183,7 @@ def _quick_discard(state: GameState) -> int:
                 if have == pm:
                     q = 1.0
                     break
-                q += 0.3 if have else 0.06
+                q += PARTIAL_WEIGHT if have else DISTANT_WEIGHT
         if opp_meld & _NEIGHBOURS[c] and can_split_into_melds(opp_meld | bit):
             q += FEED_PENALTY
         if q < best_q:
@@ -213,7 +211,7 @@ def _fast_rollout(state: GameState, rng: random.Random) -> None:
         elif phase == DISCARD:
             state.apply(DISCARD_BASE + _quick_discard(state))
         else:
-            state.apply(FORCE if state.hands[1 - state.player].bit_count() >= FORCE_MIN_HAND else NO_FORCE)
+            state.apply(force_decision(state.hands[1 - state.player].bit_count()))
 
 
 def _random_rollout(state: GameState, rng: random.Random) -> None:
@@ -365,20 +363,20 @@ class ISMCTSAgent(Agent):
     def _root_actions(view: PlayerView) -> list[int]:
         """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
         legal = view.legal_actions()
-        live = view.unseen()
-        hand, meld = view.hand, view.meld
-        opp_meld, opp_size = view.opponent_meld, view.opponent_hand_size
-        if view.phase == DISCARD:
-            best, _ = choose_discard(hand, meld, live, opp_meld, opp_size)
-            first = DISCARD_BASE + best
-        elif view.phase == OFFER and len(legal) == 2:
-            passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
-            take, _ = take_is_better(hand, meld, view.face_up, live, opp_meld, opp_size, passes)
-            first = TAKE if take else REFUSE
-        elif view.phase == FORCE_DECISION:
-            first = FORCE if opp_size >= FORCE_MIN_HAND else NO_FORCE
-        else:
+        if view.phase not in (DISCARD, FORCE_DECISION) and not (view.phase == OFFER and len(legal) == 2):
             return legal
+        passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+        first, _ = greedy_decision(
+            view.phase,
+            view.hand,
+            view.meld,
+            view.unseen(),
+            view.opponent_meld,
+            view.opponent_hand_size,
+            view.face_up,
+            TAKE in legal,
+            passes,
+        )
         return [first] + [a for a in legal if a != first]
 
     def _iterate(
