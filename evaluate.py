@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import hashlib
 import json
 import math
@@ -75,28 +76,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.match import deal_for_seed, play_game
+from agents.match import GameRecord, deal_for_seed, play_game
 from agents.registry import SpecError, describe_bots, make_agent
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 #: fewer independent units than this and an interval is flagged as rough
 FEW_UNITS = 20
 FORMAT_VERSION = 1
-GAME_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "winner", "moves", "failure")
-#: every field of a games.jsonl line (the schedule's, the GameRecord's and the winner's label)
-LINE_KEYS = GAME_KEYS + (
-    "game_seed",
-    "hands",
-    "stock",
-    "first",
-    "forcing",
-    "players",
-    "actions",
-    "think_time",
-    "decisions",
-    "max_think",
-    "winner_label",
-)
+#: the schedule's fields of a games.jsonl line; the rest are agents.match.GameRecord's
+SCHEDULE_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "game_seed")
+#: every field of a games.jsonl line
+LINE_KEYS = SCHEDULE_KEYS + tuple(f.name for f in dataclasses.fields(GameRecord)) + ("winner_label",)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -360,8 +350,11 @@ def load_games(path: Path, tasks: list[Task], forcing: bool = False) -> dict[tup
         problem = None
         try:
             obj = json.loads(chunk.decode("utf-8"))
-            if not isinstance(obj, dict) or any(k not in obj for k in GAME_KEYS):
-                raise ValueError("missing fields")
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            missing = [k for k in ("pair", "deal", "swap", "deal_seed", "specs") if k not in obj]
+            if missing:
+                raise ValueError(f"missing field(s) {', '.join(missing)}")
             key = (obj["pair"][0], obj["pair"][1], obj["deal"], obj["swap"])
             task = by_key.get(key)
             if task is None or obj["deal_seed"] != task.deal_seed or obj["specs"] != list(task.specs):

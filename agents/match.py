@@ -19,7 +19,7 @@ from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
 from conquian_env.observation import action_mask, encode
-from conquian_env.replay import RecordedGame, replay_states
+from conquian_env.replay import REQUIRED_FIELDS, RecordedGame, replay_states
 
 from .base import Agent, PlayerView
 
@@ -48,7 +48,7 @@ class GameRecord:
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
         """Build from a dict such as a games.jsonl line; extra keys (index, pair, ...) are ignored."""
         names = {f.name for f in fields(cls)}
-        missing = [n for n in ("hands", "stock", "first", "forcing", "players") if n not in data]
+        missing = [n for n in REQUIRED_FIELDS if n not in data and n != "actions"]
         if missing:
             raise ValueError(f"game record lacks field(s) {missing}")
         return cls(**{k: v for k, v in data.items() if k in names})
