@@ -50,7 +50,10 @@ def _register() -> None:
     if GYM_ENV_ID not in gymnasium.registry:
         gymnasium.register(GYM_ENV_ID, entry_point="conquian_env.wrappers:SingleAgentEnv")
 
-    if "Conquian-v0" not in pettingzoo.aec_registry:
+    # PettingZoo's registry (pettingzoo.make) exists from 1.27 on; older releases, which
+    # pyproject admits for libraries that pin them, simply have no registration.
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if registry is not None and "Conquian-v0" not in registry:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pettingzoo.register("aec", "Conquian-v0", entry_point="conquian_env.env:env")
