@@ -31,7 +31,10 @@ clone it, ask it for legal actions or ``determinize`` it for search.  ``state()`
 referees and oracle research, never part of an agent's observation.
 
 When the game ends ``infos[agent]`` holds ``{"result": "win" | "loss" | "draw",
-"winner": "player_0" | "player_1" | None, "moves": n}``.
+"winner": "player_0" | "player_1" | None, "moves": n}``.  With ``numeric_infos=True``
+every step's ``infos[agent]`` has the same keys with int values instead (``game_over``,
+``result`` +1/-1/0, ``winner`` 0/1/-1, ``moves``, ``illegal_action``), as replay buffers
+that stack infos (Tianshou) require.
 """
 
 from __future__ import annotations
@@ -76,8 +79,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         render_mode: str | None = None,
         forcing: bool = False,
         illegal_action: str = "penalize",
+        numeric_infos: bool = False,
     ):
-        EzPickle.__init__(self, render_mode=render_mode, forcing=forcing, illegal_action=illegal_action)
+        EzPickle.__init__(
+            self, render_mode=render_mode, forcing=forcing, illegal_action=illegal_action, numeric_infos=numeric_infos
+        )
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -85,6 +91,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             raise ValueError(f"illegal_action must be one of {_ILLEGAL_MODES}, got {illegal_action!r}")
         if not isinstance(forcing, (bool, np.bool_)):
             raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        if not isinstance(numeric_infos, (bool, np.bool_)):
+            raise ValueError(f"numeric_infos must be True or False, got {numeric_infos!r}")
+        self.numeric_infos = bool(numeric_infos)
         self.render_mode = render_mode
         self.forcing = bool(forcing)
         self.illegal_action = illegal_action
@@ -143,7 +152,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         self._cumulative_rewards = {a: 0 for a in AGENTS}
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
-        self.infos = {a: {} for a in AGENTS}
+        self.infos = {a: self._numeric_info(a) if self.numeric_infos else {} for a in AGENTS}
         self.agent_selection = AGENTS[self.game.player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -177,6 +186,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
                 self._finish(winner=game.winner)
             else:
                 self.agent_selection = AGENTS[game.player]
+                if self.numeric_infos:
+                    for p_agent in AGENTS:
+                        self.infos[p_agent] = self._numeric_info(p_agent)
         if self.render_mode == "human":
             self.render()
 
@@ -193,9 +205,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             info = {"result": result, "winner": AGENTS[winner] if winner >= 0 else None, "moves": game.move_count}
             if illegal is not None:
                 info["illegal_action"] = illegal == a
-            self.infos[a] = info
+            self.infos[a] = self._numeric_info(a, illegal) if self.numeric_infos else info
             self.terminations[a] = True
         self._accumulate_rewards()
+
+    def _numeric_info(self, agent: str, illegal: str | None = None) -> dict[str, int]:
+        """The same keys with int values on every step (``numeric_infos=True``): replay
+        buffers that stack infos (Tianshou) need that.  ``result``: +1 win, -1 loss, 0 draw
+        or not over; ``winner``: 0, 1 or -1 (none)."""
+        game = self.game
+        assert game is not None
+        p = _AGENT_INDEX[agent]
+        over = game.is_terminal()
+        return {
+            "game_over": int(over),
+            "result": (0 if game.winner < 0 else (1 if game.winner == p else -1)) if over else 0,
+            "winner": game.winner if over else -1,
+            "moves": game.move_count,
+            "illegal_action": int(illegal == agent),
+        }
 
     def render(self) -> str | None:
         if self.render_mode is None:

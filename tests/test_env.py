@@ -771,3 +771,34 @@ def test_penalize_warnings_point_at_the_caller_and_do_not_pile_up():
         assert caught[0].filename == __file__, caught[0].filename
     assert len(getattr(order_enforcing, "__warningregistry__", {})) <= before + 1
     assert not any("illegal action" in str(k) for k in globals().get("__warningregistry__", {}))
+
+
+def test_numeric_infos_have_the_same_keys_and_int_values_on_every_step():
+    # Tianshou stacks infos into arrays: strings and None on some steps only break it
+    with pytest.raises(ValueError, match="numeric_infos"):
+        conquian_env.env(numeric_infos="yes")
+    results = set()
+    for seed in range(8):
+        env = conquian_env.env(numeric_infos=True)
+        env.reset(seed=seed)
+        keys = None
+        for _agent in env.agent_iter():
+            obs, reward, termination, truncation, info = env.last()
+            assert all(type(v) is int for v in info.values()), info
+            keys = keys or set(info)
+            assert set(info) == keys == {"game_over", "result", "winner", "moves", "illegal_action"}
+            if termination:
+                assert info["game_over"] == 1 and info["result"] == reward
+                results.add(info["result"])
+                env.step(None)
+            else:
+                assert info["game_over"] == 0 and info["winner"] == -1
+                env.step(int(np.flatnonzero(obs["action_mask"])[-(seed % 2)]))  # first or last legal
+    assert 0 in results and (1 in results or -1 in results)
+    # penalize mode marks the offender
+    env = conquian_env.env(numeric_infos=True)
+    env.reset(seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(84)
+    assert env.infos["player_0"]["illegal_action"] == 1 and env.infos["player_1"]["illegal_action"] == 0
