@@ -287,9 +287,6 @@ class PoolEnv(gymnasium.Wrapper):
     def add_snapshot(self, policy: NumpyPolicy) -> None:
         self.pool.add_snapshot(policy)
 
-    def snapshots(self) -> list[NumpyPolicy]:
-        return list(self.pool.snapshots)
-
     def opponent_counts(self) -> dict[str, int]:
         return dict(self.pool.counts)
 
@@ -461,6 +458,7 @@ class Trainer:
         self.resume = resume
         torch.set_num_threads(config.torch_threads)
         self.eval_path = self.out / "eval.csv"
+        self.snapshots: list[NumpyPolicy] = []  # the pool's snapshots, newest last (also in the workers)
         self.state_path = self.out / "checkpoints" / "state.json"
         self.state: dict[str, Any] = {
             "best_score": -1.0,
@@ -725,7 +723,7 @@ class Trainer:
         ck.mkdir(exist_ok=True)
         model.save(ck / "latest.tmp.zip")
         os.replace(ck / "latest.tmp.zip", ck / "latest.zip")
-        snaps = venv.env_method("snapshots", indices=[0])[0]
+        snaps = self.snapshots
         np.savez(
             ck / "snapshots.tmp.npz",
             **{
@@ -768,7 +766,8 @@ class Trainer:
                 raise ValueError(f"--resume {self.out}: no checkpoint at {latest}")
             self.state.update(json.loads(self.state_path.read_text()))
             model = MaskablePPO.load(latest, env=venv, device=c.device, tensorboard_log=str(self.out / "tb"))
-            for snap in self.load_snapshots():
+            self.snapshots = self.load_snapshots()
+            for snap in self.snapshots:
                 venv.env_method("add_snapshot", snap)
             self.log(f"resumed {self.out} at step {model.num_timesteps:,}")
         else:
@@ -804,7 +803,9 @@ class Trainer:
                 step = self.model.num_timesteps
                 st = trainer.state
                 if step >= st["next_snapshot"]:
-                    self.training_env.env_method("add_snapshot", NumpyPolicy.from_sb3(self.model.policy))
+                    snapshot = NumpyPolicy.from_sb3(self.model.policy)
+                    self.training_env.env_method("add_snapshot", snapshot)
+                    trainer.snapshots = [*trainer.snapshots, snapshot][-c.max_snapshots :]
                     st["snapshot_steps"].append(step)
                     st["next_snapshot"] = step + max(1, c.snapshot_every)
                 if c.eval_every and step >= st["next_eval"]:
@@ -826,7 +827,17 @@ class Trainer:
 
         remaining = c.total_steps - model.num_timesteps
         if remaining > 0:
-            model.learn(remaining, callback=Hooks(), reset_num_timesteps=not self.resume, tb_log_name="ppo")
+            try:
+                model.learn(remaining, callback=Hooks(), reset_num_timesteps=not self.resume, tb_log_name="ppo")
+            except KeyboardInterrupt:
+                # Ctrl-C: keep everything up to here; --resume continues from this step
+                self.save_checkpoint(model, venv)
+                self.log(f"interrupted at step {model.num_timesteps:,}: saved; continue with --resume {self.out}")
+                try:
+                    venv.close()
+                except Exception:  # workers that got the Ctrl-C too are gone already
+                    pass
+                raise
         self.save_checkpoint(model, venv)
         model.save(self.out / "final.zip")
         if self.state.get("last_eval_step") != model.num_timesteps:
@@ -964,7 +975,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
     print(json.dumps(config.to_dict(), indent=2), file=sys.stderr)
-    Trainer(config, resume=resume).run()
+    try:
+        Trainer(config, resume=resume).run()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the run is saved; continue with: python train.py --resume {out}", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -399,3 +399,23 @@ def test_forcing_variant_run(tmp_path):
 
     forcing_flag = dict((n, s) for n, s, _, _ in OBS_LAYOUT)["forcing"]
     assert (data["obs"][:, forcing_flag] == 1).all(), "the warm-start games were played with the variant on"
+
+
+def test_ctrl_c_saves_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
+    out = tmp_path / "i"
+    real_evaluate = train.Trainer.evaluate
+
+    def interrupted(self, model, step, stage="ppo"):
+        if step >= 512:
+            raise KeyboardInterrupt
+        return real_evaluate(self, model, step, stage)
+
+    monkeypatch.setattr(train.Trainer, "evaluate", interrupted)
+    assert train.main(_tiny_args(out, total=1024)) == 130
+    state = json.loads((out / "checkpoints" / "state.json").read_text())
+    assert 512 <= state["num_timesteps"] < 1024 and (out / "checkpoints" / "latest.zip").is_file()
+    assert "interrupted at step" in (out / "train.log").read_text()
+    monkeypatch.setattr(train.Trainer, "evaluate", real_evaluate)
+    assert train.main(["--resume", str(out), "--no-progress", "--workers", "1"]) == 0
+    assert json.loads((out / "checkpoints" / "state.json").read_text())["num_timesteps"] == 1024
+    assert (out / "final.zip").is_file()
