@@ -68,7 +68,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     """Conquian AEC environment without wrappers.  See the module docstring."""
 
     metadata = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "conquian_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -225,10 +225,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             "illegal_action": int(illegal == agent),
         }
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
             return None
+        if self.render_mode == "rgb_array":
+            from .image import render_rgb  # Pillow, the 'render' extra
+
+            return render_rgb(self._require_game("render"), AGENTS)
         text = render_text(self._require_game("render"), AGENTS)
         if self.render_mode == "human":
             print(text + "\n")

@@ -41,7 +41,7 @@ from .view import PlayerView
 class SingleAgentEnv(gymnasium.Env):
     """One player's side of Conquian; the other seat is played by ``opponent``."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -56,8 +56,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         if seat not in (None, 0, 1):
             raise ValueError(f"seat must be 0, 1 or None (random each episode), got {seat!r}")
-        if render_mode not in (None, "ansi", "human"):
-            raise ValueError(f"render_mode must be 'ansi', 'human' or None, got {render_mode!r}")
+        if render_mode not in (None, "ansi", "human", "rgb_array"):
+            raise ValueError(f"render_mode must be 'ansi', 'human', 'rgb_array' or None, got {render_mode!r}")
         if isinstance(opponent, str):
             from agents import make_agent  # the bots live outside the environment package
 
@@ -153,7 +153,13 @@ class SingleAgentEnv(gymnasium.Env):
         names = ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
         return render_text(self.game, names)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "rgb_array":
+            from .image import render_rgb  # Pillow, the 'render' extra
+
+            assert self.game is not None
+            names = ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
+            return render_rgb(self.game, names, observer=self.seat)
         if self.render_mode == "ansi":
             return self.render_text()
         if self.render_mode == "human":

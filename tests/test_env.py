@@ -419,7 +419,7 @@ def test_unknown_reset_option_warns():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"render_mode": "rgb_array"}, "render_mode must be one of"),
+        ({"render_mode": "rgb"}, "render_mode must be one of"),
         ({"render_mode": "text"}, "render_mode must be one of"),
         ({"illegal_action": "ignore"}, "illegal_action must be one of"),
         ({"forcing": "yes"}, "forcing must be True or False"),
