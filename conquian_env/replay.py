@@ -300,7 +300,32 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--game", type=int, default=None, help="index of the game to show (see --list)")
     parser.add_argument("--list", action="store_true", help="list the games in the file")
     parser.add_argument("--no-pause", action="store_true", help="print the whole game without waiting for Enter")
+    parser.add_argument(
+        "--video",
+        metavar="OUT.gif",
+        help="write the game as an animated GIF of the rgb_array table (referee's view), one frame a move",
+    )
+    parser.add_argument("--fps", type=float, default=2.0, help="frames per second of --video (default: 2)")
     return parser
+
+
+def write_video(game: RecordedGame, path: str | Path, fps: float = 2.0) -> int:
+    """Write ``game`` as an animated GIF, one frame after the deal and after each move;
+    returns the number of frames.  Needs Pillow (the ``render`` extra)."""
+    from PIL import Image
+
+    from .image import render_rgb
+
+    if not fps > 0:
+        raise ValueError(f"fps must be positive, got {fps!r}")
+    states, _ = replay_states(game)
+    frames = [Image.fromarray(render_rgb(state, game.names)) for state in states]
+    hold = [round(1000 / fps)] * len(frames)
+    hold[-1] = max(hold[-1], 3000)  # linger on the end of the game
+    frames[0].save(
+        Path(path), save_all=True, append_images=frames[1:], duration=hold, loop=0, optimize=False, disposal=1
+    )
+    return len(frames)
 
 
 def main(
@@ -345,6 +370,14 @@ def main(
     if interactive is None:
         interactive = sys.stdin.isatty()
     pause = interactive and not args.no_pause
+    if args.video:
+        try:
+            n = write_video(chosen[0], args.video, args.fps)
+        except (ReplayError, ValueError, ImportError, OSError) as err:
+            errors(f"error: {err}")
+            return EXIT_PROBLEM
+        output(f"wrote {args.video}: {n} frames")
+        return EXIT_OK
     try:
         show_game(chosen[0], output, input_fn if pause else None)
     except ReplayError as err:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents import make_agent, play_game
@@ -294,3 +295,24 @@ def test_the_rules_ship_with_the_package():
         assert f"## {n}. {title}" in text
     assert "forcing" in text and "(RULES.md section" not in text
     assert "--rules" in play.HELP_TEXT
+
+
+def test_replay_writes_a_video_of_the_game(tmp_path, records):
+    pil = pytest.importorskip("PIL.Image")
+    from conquian_env.image import render_rgb
+    from conquian_env.replay import RecordedGame, replay_states
+
+    path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in records])
+    gif = tmp_path / "game1.gif"
+    rc, out, err = _run_replay([str(path), "--game", "1", "--video", str(gif), "--fps", "4"])
+    assert rc == 0 and not err and f"{records[1]['moves'] + 1} frames" in out
+    with pil.open(gif) as im:
+        assert im.n_frames == records[1]["moves"] + 1
+        im.seek(im.n_frames - 1)
+        last = np.asarray(im.convert("RGB"))
+    game = RecordedGame(index=1, line=2, data=records[1])
+    expected = render_rgb(replay_states(game)[0][-1], game.names)
+    assert last.shape == expected.shape
+    assert np.abs(last.astype(int) - expected.astype(int)).mean() < 8  # GIF palette quantisation only
+    rc, _, err = _run_replay([str(path), "--game", "1", "--video", str(gif), "--fps", "0"])
+    assert rc == replay.EXIT_PROBLEM and "fps must be positive" in err
