@@ -262,7 +262,14 @@ class _Session:
     """One game between a person (reading ``input_fn``) and a bot."""
 
     def __init__(
-        self, state: GameState, me: int, bot: Any, names: tuple[str, str], input_fn: InputFn, output: OutputFn
+        self,
+        state: GameState,
+        me: int,
+        bot: Any,
+        names: tuple[str, str],
+        input_fn: InputFn,
+        output: OutputFn,
+        auto_pass: bool = False,
     ):
         self.state = state
         self.me = me
@@ -270,6 +277,33 @@ class _Session:
         self.names = names
         self.input_fn = input_fn
         self.output = output
+        self.auto_pass = auto_pass
+        # the deal as it was (the whole stock, top first, the turned card included), for --save
+        self.deal_hands = [cards_str(h).split() for h in state.hands]
+        self.deal_stock = [CARD_NAMES[c] for c in state.stock]
+        self.deal_first = state.player
+        self.actions: list[int] = []
+        #: how the game ended other than by the rules: {"seat", "kind", "message"} or None
+        self.failure: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The game in the tournament record format (``python -m conquian_env.replay`` shows it)."""
+        state = self.state
+        if self.failure is not None:
+            winner: int | None = 1 - self.failure["seat"]
+        else:
+            winner = state.winner if state.is_terminal() and state.winner >= 0 else None
+        return {
+            "hands": self.deal_hands,
+            "stock": self.deal_stock,
+            "first": self.deal_first,
+            "forcing": state.forcing,
+            "players": list(self.names),
+            "actions": [action_to_str(a) for a in self.actions],
+            "winner": winner,
+            "moves": len(self.actions),
+            "failure": self.failure,
+        }
 
     def run(self) -> int:
         from agents.base import PlayerView  # lazy: conquian_env does not depend on agents
@@ -285,6 +319,7 @@ class _Session:
                 try:
                     action = self._ask()
                 except _StopError as stop:
+                    self.failure = {"seat": me, "kind": "quit", "message": "the person stopped the game"}
                     if stop.eof:
                         self.output("\ninput ended: the game is abandoned")
                         return EXIT_EOF
@@ -295,15 +330,18 @@ class _Session:
                 try:
                     action = int(self.bot.act(encode(state, bot_seat), action_mask(state, bot_seat), view))
                 except Exception as err:  # a broken bot forfeits, as in agents.match
+                    self.failure = {"seat": bot_seat, "kind": "crash", "message": f"{type(err).__name__}: {err}"}
                     self.output(f"the bot crashed ({type(err).__name__}: {err}): you win by forfeit")
                     self._show_end(quit_=True)
                     return EXIT_OK
                 if not state.is_legal(action):
+                    self.failure = {"seat": bot_seat, "kind": "illegal", "message": f"illegal action {action!r}"}
                     self.output(f"the bot chose an illegal move ({action!r}): you win by forfeit")
                     self._show_end(quit_=True)
                     return EXIT_OK
             before = state.clone()
             state.apply(action)
+            self.actions.append(action)
             for line in describe_move(before, action, state, self.names):
                 self.output(line)
         self._show_end(quit_=False)
@@ -335,6 +373,9 @@ class _Session:
 
     def _ask(self) -> int:
         legal = self.state.legal_actions()
+        if self.auto_pass and len(legal) == 1:
+            self.output(f"(only one move: {action_to_str(legal[0])})")
+            return legal[0]
         self._show_turn()
         while True:
             self.output(moves_text(legal))
@@ -387,6 +428,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--first", choices=("you", "bot"), default="you", help="who plays first (default: you)")
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat in the deal (default: 0)")
     parser.add_argument("--rules", action="store_true", help="print the rules of the game (RULES.md) and exit")
+    parser.add_argument("--auto-pass", action="store_true", help="play your move by itself when only one move is legal")
+    parser.add_argument(
+        "--save",
+        metavar="FILE",
+        help="append the game to FILE (tournament record format, one JSON line): replay it with conquian_env.replay",
+    )
     return parser
 
 
@@ -423,7 +470,19 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     output("type 'help' for help, 'quit' to stop")
     if input_fn is input and not sys.stdin.isatty():
         input_fn = _echoing_input  # piped answers are echoed so the transcript reads well
-    return _Session(state, me, bot, names, input_fn, output).run()
+    session = _Session(state, me, bot, names, input_fn, output, auto_pass=args.auto_pass)
+    status = session.run()
+    if args.save:
+        import json
+
+        try:
+            with open(args.save, "a", encoding="utf-8") as f:
+                f.write(json.dumps(session.record()) + "\n")
+        except OSError as err:
+            output(f"could not save the game to {args.save}: {err}")
+            return EXIT_USAGE
+        output(f"saved to {args.save}: python -m conquian_env.replay {args.save} --list")
+    return status
 
 
 def _echoing_input(prompt: str) -> str:

@@ -316,3 +316,39 @@ def test_replay_writes_a_video_of_the_game(tmp_path, records):
     assert np.abs(last.astype(int) - expected.astype(int)).mean() < 8  # GIF palette quantisation only
     rc, _, err = _run_replay([str(path), "--game", "1", "--video", str(gif), "--fps", "0"])
     assert rc == replay.EXIT_PROBLEM and "fps must be positive" in err
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_play_save_writes_a_replayable_record_and_auto_pass_skips_forced_moves(tmp_path, seat):
+    saved = tmp_path / "mine.jsonl"
+    out = Output()
+    script = Script(rule=lambda: "1")
+    argv = ["--opponent", "greedy", "--seed", "4", "--seat", str(seat), "--auto-pass", "--save", str(saved)]
+    assert play.main(argv, input_fn=script, output=out) == play.EXIT_OK
+    assert "(only one move:" in out.text
+    record = json.loads(saved.read_text().splitlines()[0])
+    states, _ = replay.replay_states(replay.RecordedGame(index=0, line=1, data=record))
+    final = states[-1]
+    assert final.is_terminal() and record["moves"] == len(record["actions"])
+    assert record["winner"] == (final.winner if final.winner >= 0 else None)
+    assert record["players"][seat] == "you" and record["failure"] is None
+    # the person was asked exactly at their decisions with a real choice
+    real_choices = sum(
+        1 for st in states[:-1] if st.player == seat and len(st.legal_actions()) > 1 and not st.is_terminal()
+    )
+    assert script.prompts == real_choices
+    rc, text, err = _run_replay([str(saved), "--game", "0", "--no-pause"])
+    assert rc == 0 and not err and "deal:" in text
+
+
+def test_play_save_records_a_quit_as_a_forfeit(tmp_path):
+    saved = tmp_path / "q.jsonl"
+    answers = iter(["1", "quit"])
+    out = Output()
+    rc = play.main(
+        ["--opponent", "random", "--seed", "2", "--save", str(saved)], input_fn=lambda _: next(answers), output=out
+    )
+    assert rc == play.EXIT_OK
+    record = json.loads(saved.read_text())
+    assert record["failure"]["kind"] == "quit" and record["failure"]["seat"] == 0 and record["winner"] == 1
+    replay.replay_states(replay.RecordedGame(index=0, line=1, data=record))  # the moves made replay
