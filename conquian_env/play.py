@@ -3,12 +3,16 @@
 Usage::
 
     python -m conquian_env.play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
+                                [--auto-pass] [--save FILE] [--rules]
 
 ``--opponent`` is any bot spec of :mod:`agents.registry` (``random``, ``greedy``,
 ``ismcts:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
 dice (a random seed is picked and printed when it is left out, so a game can be played
 again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
-``--forcing`` turns on the forcing variant (RULES.md section 7).
+``--forcing`` turns on the forcing variant (RULES.md section 7); ``--auto-pass`` plays
+your move by itself when only one is legal; ``--save FILE`` appends the game to FILE in
+the tournament record format (``python -m conquian_env.replay FILE`` shows it);
+``--rules`` prints the rule book.
 
 Each time you decide, the screen shows only what you can see: your hand, both melds split
 into sets and runs, the face-up card and where it came from, the stock count, the dead
