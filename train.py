@@ -344,7 +344,7 @@ class RecordingAgent(Agent):
 def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> dict[str, Any]:
     """Games ``start .. start+count`` of warm-start round ``round_`` (in a worker)."""
     config, start, count, student, round_ = args
-    obs, masks, actions, returns, qs = [], [], [], [], []
+    obs, masks, actions, returns, qs, games = [], [], [], [], [], []
     results: dict[str, list[int]] = {}
     learner = PolicyAgent(student, deterministic=False) if student is not None else None
     teacher = RecordingAgent(make_agent(config.teacher, config.seed), config.features, learner)
@@ -366,12 +366,14 @@ def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> di
             actions.append(a)
             returns.append(result)
             qs.append(np.full(85, np.nan, np.float32) if q is None else q)
+            games.append(round_ * 1_000_000_000 + g)  # which game: held-out sets take whole games
     return {
         "obs": np.asarray(obs, np.float16 if config.features == "meld" else np.int8),
         "masks": np.asarray(masks, bool),
         "actions": np.asarray(actions, np.int64),
         "returns": np.asarray(returns, np.float32),
         "q": np.asarray(qs, np.float16).reshape(-1, 85),
+        "game": np.asarray(games, np.int64),
         "results": results,
     }
 
@@ -383,7 +385,7 @@ def collect(config: TrainConfig, games: int, student: NumpyPolicy | None, round_
     starts = np.cumsum([0, *per[:-1]])
     jobs = [(config, int(s), k, student, round_) for s, k in zip(starts, per, strict=True) if k]
     chunks = _map(config, _bc_chunk, jobs)
-    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns", "q")}
+    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns", "q", "game")}
     results: dict[str, list[int]] = {}
     for ch in chunks:
         for k, v in ch["results"].items():
@@ -518,6 +520,8 @@ class Trainer:
                 raise ValueError(f"--bc-data {c.bc_data} holds {meta.get('features')!r} features, not {c.features!r}")
             data = {k: loaded[k] for k in ("obs", "masks", "actions", "returns")}
             data["q"] = loaded["q"] if "q" in loaded else np.full((len(data["actions"]), 85), np.nan, np.float16)
+            # data sets from before game ids: every row its own "game"
+            data["game"] = loaded["game"] if "game" in loaded else np.arange(len(data["actions"]))
             self.log(f"warm start: {len(data['actions'])} decisions of {meta.get('teacher')} from {c.bc_data}")
         else:
             data = collect(c, c.bc_games, None, 0)
@@ -575,9 +579,15 @@ class Trainer:
         phase = obs[:, PHASE_AT : PHASE_AT + 4].astype(np.float32).argmax(axis=1)
         smooth_rows = np.isin(phase, [phase_names.index(p) for p in c.bc_smoothing_phases]).astype(np.float32)
         rng = np.random.default_rng([c.seed, 5, len(actions)])
-        order = rng.permutation(len(actions))
-        hold = order[: max(1, len(order) // 20)]
-        train = order[len(hold) :]
+        # hold out whole games (rows of one game are alike: a row split would flatter the fit)
+        game_ids = np.unique(data["game"])
+        if len(game_ids) >= 2:
+            held = np.isin(data["game"], rng.permutation(game_ids)[: max(1, len(game_ids) // 20)])
+        else:  # a single game: hold out some of its rows
+            held = np.zeros(len(actions), bool)
+            held[rng.permutation(len(actions))[: max(1, len(actions) // 20)]] = True
+        hold = np.flatnonzero(held)
+        train = rng.permutation(np.flatnonzero(~held))
         policy = model.policy
         policy.set_training_mode(True)
         opt = torch.optim.Adam(policy.parameters(), lr=c.bc_lr)
@@ -623,7 +633,7 @@ class Trainer:
                 acc = float((pred == actions[hold]).mean())
                 # accuracy on the decisions that were real choices
                 choice = masks[hold].sum(axis=1) > 1
-                acc_choice = float((pred[choice] == actions[hold][choice]).mean())
+                acc_choice = float((pred[choice] == actions[hold][choice]).mean()) if choice.any() else math.nan
                 # expected score the policy leaves on the table by the teacher's action values
                 searched = hold[has_q[hold]]
                 regret = greedy_regret = math.nan
