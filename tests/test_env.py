@@ -802,3 +802,17 @@ def test_numeric_infos_have_the_same_keys_and_int_values_on_every_step():
         warnings.simplefilter("ignore")
         env.step(84)
     assert env.infos["player_0"]["illegal_action"] == 1 and env.infos["player_1"]["illegal_action"] == 0
+
+
+def test_importing_the_environment_loads_none_of_the_bots():
+    # imports point one way: conquian_env (rules, env) <- agents (bots) <- train.py / evaluate.py
+    code = (
+        "import sys, conquian_env, conquian_env.wrappers, conquian_env.transitions\n"
+        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'train', 'evaluate'))\n"
+        "print(ours)\n"
+        "import agents\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('train', 'evaluate', 'torch')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]", out[0]
+    assert out[1] == "[]", out[1]
