@@ -50,6 +50,7 @@ from .greedy import (
     _NEIGHBOURS,
     _PARTNERS,
     GreedyAgent,
+    _neighbours_of,
     card_quality,
     discard_values,
     plan_take,
@@ -58,8 +59,6 @@ from .greedy import (
     winning_cards,
 )
 
-#: name of this feature set (saved with a trained model)
-FEATURE_SET = "meld"
 #: (name, start, length) of each block after the raw observation
 FEATURE_LAYOUT: tuple[tuple[str, int, int], ...] = (
     ("live", OBS_SIZE, NUM_CARDS),
@@ -115,7 +114,7 @@ class FeatureEncoder:
         hand_cards = cards_of(hand)
         for c in hand_cards:
             out[_QUALITY + c] = card_quality(c, hand, meld, live)
-        for c in cards_of(outside & _neighbours(hand)):
+        for c in cards_of(outside & _neighbours_of(hand)):
             best = 0.0
             for pm in _PARTNERS[c]:
                 have = pm & hand
@@ -153,13 +152,6 @@ class FeatureEncoder:
         out[_SCALARS + 2] = min(value, 20.0) / 20.0
         out[_SCALARS + 3] = min(outs.bit_count(), 10) / 10.0
         return out
-
-
-def _neighbours(mask: int) -> int:
-    near = 0
-    for c in cards_of(mask):
-        near |= _NEIGHBOURS[c]
-    return near
 
 
 class FeatureObservation(gymnasium.Wrapper):
