@@ -18,7 +18,7 @@ import numpy as np
 
 from .cards import RANKS, SUITS, cards_of
 from .game import DISCARDED, GAME_OVER, MELD, PHASE_NAMES, GameState
-from .melds import split_into_melds
+from .render import meld_groups
 
 #: default frame size (width, height) in pixels
 FRAME_SIZE = (960, 600)
@@ -74,21 +74,6 @@ def _back_tile() -> Any:
     return tile
 
 
-def _meld_groups(mask: int) -> list[list[int]]:
-    """A meld as its combinations, sets (by rank) first, then runs (by suit and start)."""
-    if not mask:
-        return []
-    parts = split_into_melds(mask)
-    parts.sort(key=lambda p: (p[0] != "set", (p[1] & -p[1]).bit_length() - 1))
-    out = []
-    for kind, m in parts:
-        cards = cards_of(m)
-        if kind == "set":
-            cards.sort(key=lambda c: c // 10)
-        out.append(cards)
-    return out
-
-
 def render_rgb(
     state: GameState,
     names: tuple[str, str] = ("player_0", "player_1"),
@@ -119,7 +104,7 @@ def render_rgb(
             frame.paste(tile, (x, y))
             x += CARD_W // 2 + 6 if not visible else CARD_W + 2
         x = max(x + 18, width // 2 - 60)
-        for group in _meld_groups(state.melds[p]):
+        for group in meld_groups(state.melds[p]):
             if x + len(group) * (CARD_W // 2) + CARD_W > width:
                 x, y = width // 2 - 60, y + CARD_H // 2
             for c in group:

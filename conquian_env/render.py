@@ -12,14 +12,21 @@ def _sorted_hand(mask: int) -> str:
     return cards_str(mask) or "-"
 
 
+def meld_groups(mask: int) -> list[list[int]]:
+    """A meld as its combinations, each a list of cards: sets first (by rank, cards by
+    suit), then runs (by suit and start).  Shared by the text and the picture renders."""
+    if not mask:
+        return []
+    parts = split_into_melds(mask)
+    parts.sort(key=lambda p: (p[0] != "set", _sort_key(p[0], p[1])))
+    return [_ordered(kind, m) for kind, m in parts]
+
+
 def meld_text(mask: int) -> str:
     """A meld split into its sets and runs: ``[5S 6S 7S] [JD JH JS]``; '-' when empty."""
     if not mask:
         return "-"
-    parts = split_into_melds(mask)
-    # sets first (by rank), then runs (by suit and start)
-    parts.sort(key=lambda p: (p[0] != "set", _sort_key(p[0], p[1])))
-    return " ".join("[" + " ".join(CARD_NAMES[c] for c in _ordered(kind, m)) + "]" for kind, m in parts)
+    return " ".join("[" + " ".join(CARD_NAMES[c] for c in group) + "]" for group in meld_groups(mask))
 
 
 def _sort_key(kind: str, mask: int) -> int:
