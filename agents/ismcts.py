@@ -258,6 +258,24 @@ def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
     return bad
 
 
+def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: random.Random) -> GameState:
+    """A determinization of ``view``; with ``evidence`` (:func:`_opponent_evidence`) the most
+    plausible of up to INFER_TRIES samples (shared by the search bots)."""
+    state = view.determinize(rng)
+    if evidence is None:
+        return state
+    opp = 1 - view.player
+    best, best_bad = state, _implausibility(state, opp, evidence)
+    tries = 1
+    while best_bad and tries < INFER_TRIES:
+        state = view.determinize(rng)
+        bad = _implausibility(state, opp, evidence)
+        if bad < best_bad:
+            best, best_bad = state, bad
+        tries += 1
+    return best
+
+
 # ---------------------------------------------------------------- the agent
 
 
@@ -344,20 +362,8 @@ class ISMCTSAgent(Agent):
         return max(root_actions, key=lambda a: (root[a].visits, root[a].score, -rank[a]))
 
     def _determinize(self, view: PlayerView, evidence: Evidence | None, rng: random.Random) -> GameState:
-        """A determinization; with evidence, the most plausible of up to INFER_TRIES samples."""
-        state = view.determinize(rng)
-        if evidence is None:
-            return state
-        opp = 1 - view.player
-        best, best_bad = state, _implausibility(state, opp, evidence)
-        tries = 1
-        while best_bad and tries < INFER_TRIES:
-            state = view.determinize(rng)
-            bad = _implausibility(state, opp, evidence)
-            if bad < best_bad:
-                best, best_bad = state, bad
-            tries += 1
-        return best
+        """A determinization (:func:`plausible_determinization`); tests override it."""
+        return plausible_determinization(view, evidence, rng)
 
     @staticmethod
     def _root_actions(view: PlayerView) -> list[int]:

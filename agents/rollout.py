@@ -33,7 +33,14 @@ from conquian_env.game import GAME_OVER, MELD
 
 from .base import Agent, PlayerView
 from .greedy import GreedyAgent
-from .ismcts import DRAW_SCORE, ISMCTSAgent, _advance, _greedy_rollout, _opponent_evidence
+from .ismcts import (
+    DRAW_SCORE,
+    ISMCTSAgent,
+    _advance,
+    _greedy_rollout,
+    _opponent_evidence,
+    plausible_determinization,
+)
 
 DEFAULT_SAMPLES = 32
 
@@ -58,7 +65,6 @@ class RolloutAgent(Agent):
         self.seed = seed
         self.rng = random.Random(seed)
         self._melder = GreedyAgent()
-        self._sampler = ISMCTSAgent(iterations=1, infer=infer)
         #: mean score of each legal action in the last decision (empty when it was not searched)
         self.last_scores: dict[int, float] = {}
 
@@ -81,7 +87,7 @@ class RolloutAgent(Agent):
         me = view.player
         scores = np.empty((self.samples, len(actions)))
         for k in range(self.samples):
-            det = self._sampler._determinize(view, evidence, self.rng)
+            det = plausible_determinization(view, evidence, self.rng)
             for i, a in enumerate(actions):
                 state = det.clone()
                 state.apply(a)
