@@ -58,7 +58,7 @@ import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, REFUSE, TAKE
 from conquian_env.cards import FULL_MASK, cards_of
-from conquian_env.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, GameState
+from conquian_env.game import DISCARD, GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
 
 from .base import Agent, PlayerView
@@ -369,7 +369,7 @@ class ISMCTSAgent(Agent):
     def _root_actions(view: PlayerView) -> list[int]:
         """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
         legal = view.legal_actions()
-        if view.phase not in (DISCARD, FORCE_DECISION) and not (view.phase == OFFER and len(legal) == 2):
+        if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
             return legal
         passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
         first, _ = greedy_decision(
