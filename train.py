@@ -47,6 +47,7 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -728,7 +729,8 @@ class Trainer:
     def elapsed(self) -> float:
         return self.state["seconds"] + time.time() - self.t_start
 
-    def save_checkpoint(self, model, venv) -> None:
+    def save_checkpoint(self, model) -> None:
+        """The model, the snapshot pool and the run state, each written atomically."""
         ck = self.out / "checkpoints"
         ck.mkdir(exist_ok=True)
         model.save(ck / "latest.tmp.zip")
@@ -745,9 +747,14 @@ class Trainer:
             acts=np.array([json.dumps([layer[2] for layer in p.layers]) for p in snaps]),
         )
         os.replace(ck / "snapshots.tmp.npz", ck / "snapshots.npz")
+        self.write_state(model)
+
+    def write_state(self, model) -> None:
+        """``checkpoints/state.json``: counters, best score, elapsed time, step count (atomic)."""
         state = {**self.state, "seconds": self.elapsed(), "num_timesteps": model.num_timesteps}
-        (ck / "state.tmp.json").write_text(json.dumps(state, indent=2))
-        os.replace(ck / "state.tmp.json", self.state_path)
+        tmp = self.state_path.with_suffix(".tmp.json")
+        tmp.write_text(json.dumps(state, indent=2))
+        os.replace(tmp, self.state_path)
 
     def load_snapshots(self) -> list[NumpyPolicy]:
         path = self.out / "checkpoints" / "snapshots.npz"
@@ -827,7 +834,7 @@ class Trainer:
                             counts[k] = counts.get(k, 0) + v
                     trainer.log(f"opponents so far: {counts}")
                 if c.checkpoint_every and step >= st["next_checkpoint"]:
-                    trainer.save_checkpoint(self.model, self.training_env)
+                    trainer.save_checkpoint(self.model)
                     st["next_checkpoint"] = step + c.checkpoint_every
                 self.logger.record("conquian/elapsed_s", trainer.elapsed())
 
@@ -841,28 +848,24 @@ class Trainer:
                 model.learn(remaining, callback=Hooks(), reset_num_timesteps=not self.resume, tb_log_name="ppo")
             except KeyboardInterrupt:
                 # Ctrl-C: keep everything up to here; --resume continues from this step
-                self.save_checkpoint(model, venv)
+                self.save_checkpoint(model)
                 self.log(f"interrupted at step {model.num_timesteps:,}: saved; continue with --resume {self.out}")
                 try:
                     venv.close()
                 except Exception:  # workers that got the Ctrl-C too are gone already
                     pass
                 raise
-        self.save_checkpoint(model, venv)
-        model.save(self.out / "final.zip")
+        self.save_checkpoint(model)
+        shutil.copyfile(self.out / "checkpoints" / "latest.zip", self.out / "final.zip")  # the same model
         if self.state.get("last_eval_step") != model.num_timesteps:
             self.evaluate(model, model.num_timesteps)
         venv.close()
-        self.save_checkpoint_state_only(model)
+        self.write_state(model)  # the final evaluation may have moved the best score
         self.log(
             f"done: {model.num_timesteps:,} steps in {self.elapsed():.0f} s; best score vs {c.best_by} "
             f"{self.state['best_score']:.3f} at step {self.state['best_step']:,} -> {self.out / 'best.zip'}"
         )
         return self.state
-
-    def save_checkpoint_state_only(self, model) -> None:
-        state = {**self.state, "seconds": self.elapsed(), "num_timesteps": model.num_timesteps}
-        self.state_path.write_text(json.dumps(state, indent=2))
 
 
 def plot_learning_curve(eval_csv: Path, png: Path) -> None:
