@@ -80,25 +80,23 @@ OBS_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
 OBS_SIZE = OBS_LAYOUT[-1][1] + OBS_LAYOUT[-1][2]
 #: start slot of each part, by name (the encoder below shifts by these, nothing else)
 OBS_AT = {name: start for name, start, _, _ in OBS_LAYOUT}
-(
-    _OWN_MELD,
-    _OPP_MELD,
-    _FACE_UP,
-    _DEAD,
-    _PENDING,
-    _OPP_DISCARDS,
-    _OPP_REFUSALS,
-    _OWN_DISCARDS,
-    _OWN_REFUSALS,
-    _STOCK,
-    _OWN_SIZE,
-    _OPP_SIZE,
-    _PHASE,
-    _SOURCE,
-    _PASSED,
-    _FORCED,
-    _FORCING,
-) = (OBS_AT[name] for name, _, _, _ in OBS_LAYOUT[1:])
+_OWN_MELD = OBS_AT["own_meld"]
+_OPP_MELD = OBS_AT["opponent_meld"]
+_FACE_UP = OBS_AT["face_up"]
+_DEAD = OBS_AT["dead"]
+_PENDING = OBS_AT["pending_meld"]
+_OPP_DISCARDS = OBS_AT["opponent_discards"]
+_OPP_REFUSALS = OBS_AT["opponent_refusals"]
+_OWN_DISCARDS = OBS_AT["own_discards"]
+_OWN_REFUSALS = OBS_AT["own_refusals"]
+_STOCK = OBS_AT["stock_size"]
+_OWN_SIZE = OBS_AT["own_hand_size"]
+_OPP_SIZE = OBS_AT["opponent_hand_size"]
+_PHASE = OBS_AT["phase"]
+_SOURCE = OBS_AT["source"]
+_PASSED = OBS_AT["passed"]
+_FORCED = OBS_AT["forced"]
+_FORCING = OBS_AT["forcing"]
 PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
 SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
 
