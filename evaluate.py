@@ -85,6 +85,8 @@ FEW_UNITS = 20
 FORMAT_VERSION = 1
 #: the schedule's fields of a games.jsonl line; the rest are agents.match.GameRecord's
 SCHEDULE_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "game_seed")
+#: how agents.match.play_game records a forfeit
+FAILURE_KINDS = ("crash", "illegal")
 #: every field of a games.jsonl line
 LINE_KEYS = SCHEDULE_KEYS + tuple(f.name for f in dataclasses.fields(GameRecord)) + ("winner_label",)
 
@@ -304,15 +306,8 @@ def check_game_line(obj: dict[str, Any], task: Task, forcing: bool) -> str | Non
         if not final.is_terminal() or obj["winner"] != expected:
             return f"a result ({obj['winner']!r}) that is not where the recorded moves lead"
     else:
-        if (
-            not isinstance(failure, dict)
-            or failure.get("seat") not in (0, 1)
-            or failure.get("kind")
-            not in (
-                "crash",
-                "illegal",
-            )
-        ):
+        well_formed = isinstance(failure, dict) and failure.get("seat") in (0, 1)
+        if not well_formed or failure.get("kind") not in FAILURE_KINDS:
             return f"a malformed failure {failure!r}"
         if final.is_terminal() or obj["winner"] != 1 - failure["seat"]:
             return "a forfeit that does not match the recorded moves"
@@ -1101,11 +1096,11 @@ def run_tournament(
                     save(play_task(task))
             elif todo:
                 context = multiprocessing.get_context("spawn")
-                chunk = 1  # each game comes back (and is written) as soon as it ends
                 with context.Pool(
                     jobs, initializer=_init_pool_worker, initargs=(spec_of, bot_seed_of, forcing)
                 ) as pool:
-                    for line in pool.imap_unordered(play_task, todo, chunksize=chunk):
+                    # chunksize 1: each game comes back, and is written, as soon as it ends
+                    for line in pool.imap_unordered(play_task, todo, chunksize=1):
                         save(line)
         finally:
             if bar is not None:
