@@ -1,0 +1,297 @@
+"""The batched engine: N Conquian games held as arrays and advanced with one call.
+
+::
+
+    from conquian_env.vector import VectorGame
+    games = VectorGame(1024, seed=0)          # 1024 fresh deals
+    obs, masks = games.observe()               # (1024, 456) int8, (1024, 85) int8
+    while ...:
+        actions = policy(obs, masks)           # one action per game, for its player to move
+        result = games.step(actions)           # finished games restart from fresh deals
+        obs, masks = result.observations, result.masks
+
+The rules run in compiled code (numba, nopython, cached on disk): ``import conquian_env``
+does not need numba, this module does (``pip install conquian-env[fast]``).  Everything
+is exactly the scalar engine (:mod:`conquian_env.game`): the same masks, the same
+observations (:mod:`conquian_env.observation`), the same results, for the same deal and
+actions, forcing variant included; ``tests/test_vector.py`` checks it game by game.
+
+Each game's state is one row of :attr:`VectorGame.state` (the layout is in
+:mod:`conquian_env._kernels`); :meth:`VectorGame.get_game` / :meth:`VectorGame.set_game`
+convert a row to and from a :class:`~conquian_env.game.GameState` (stacked deals, search
+positions).  Deals are drawn from one ``numpy.random.Generator`` seeded by ``seed``, one
+permutation per new game in game order, so the same seed gives the same games in any
+process.  A permutation deals as :func:`conquian_env.game.shuffled_deal` does: cards one
+at a time to players 0 and 1, the last twenty the stock, top first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from .actions import NUM_ACTIONS
+from .cards import NUM_CARDS
+from .game import GameState, IllegalActionError, _new_blank, validate_deal
+from .observation import OBS_SIZE
+
+#: at and above this many games the kernels run on all cores (numba prange)
+PARALLEL_MIN_GAMES = 256
+
+
+@dataclass
+class StepResult:
+    """What :meth:`VectorGame.step` returns (arrays over the games, row ``i`` = game ``i``).
+
+    ``observations`` / ``masks``: of the player to move next (in a new game for rows that
+    finished); ``players``: that player; ``dones``: the game in that row ended with this
+    step and a new one was dealt; ``rewards[i, p]``: the finished game's result for player
+    ``p`` (+1, -1 or 0; zero where not done); ``winners``: 0, 1, or -1 for a draw (-2
+    where not done); ``moves``: decisions the finished game took; ``illegal``: the row's
+    action was illegal and its player lost the game (``illegal_action="penalize"``).
+    ``observations`` is None when the game was built with ``observations=False``.
+    """
+
+    observations: np.ndarray | None
+    masks: np.ndarray
+    players: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    winners: np.ndarray
+    moves: np.ndarray
+    illegal: np.ndarray
+
+
+def _as_int_array(values: Any, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.shape != (n,):
+        raise ValueError(f"{what} must have shape ({n},) (one per game), got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        raise ValueError(f"{what} must be integers, got dtype {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _check_deals(deals: Any, n: int) -> np.ndarray:
+    arr = np.asarray(deals)
+    if arr.shape != (n, NUM_CARDS) or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        raise ValueError(
+            f"deals must be an integer array of shape ({n}, {NUM_CARDS}): one permutation of the 40 card "
+            f"indexes per game (hands dealt alternately from the front, then the stock), got "
+            f"{arr.dtype} {arr.shape}"
+        )
+    arr = arr.astype(np.int64)
+    ok = np.sort(arr, axis=1) == np.arange(NUM_CARDS)
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok.all(axis=1))[0])
+        raise ValueError(f"deal {bad} is not a permutation of the card indexes 0..39: {arr[bad].tolist()}")
+    return arr
+
+
+class VectorGame:
+    """``num_games`` Conquian games advanced in lockstep (see the module docstring).
+
+    ``first``: who plays first in each new game, 0, 1, or ``"alternate"`` (player 0 in
+    even-numbered deals, 1 in odd ones, counting every deal this object makes).
+    ``illegal_action``: ``"raise"`` (default: nothing changes and ``IllegalActionError``
+    names the game, the action and the legal ones) or ``"penalize"`` (the offender loses
+    that game, flagged in :attr:`StepResult.illegal`).  ``observations=False`` skips the
+    observation arrays (masks only), the fastest way to drive the rules.
+    ``parallel``: run the kernels on all cores (default: when ``num_games`` is at least
+    :data:`PARALLEL_MIN_GAMES`).
+    """
+
+    def __init__(
+        self,
+        num_games: int,
+        seed: int | np.random.Generator | None = None,
+        *,
+        forcing: bool = False,
+        first: int | str = 0,
+        illegal_action: str = "raise",
+        observations: bool = True,
+        parallel: bool | None = None,
+    ):
+        if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        if not isinstance(forcing, (bool, np.bool_)):
+            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        if first not in (0, 1, "alternate") or isinstance(first, (bool, np.bool_)):
+            raise ValueError(f"first must be 0, 1 or 'alternate', got {first!r}")
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        self.num_games = n = int(num_games)
+        self.forcing = bool(forcing)
+        self.first = first
+        self.illegal_action = illegal_action
+        self.with_observations = bool(observations)
+        self.parallel = n >= PARALLEL_MIN_GAMES if parallel is None else bool(parallel)
+        self.state = np.zeros((n, K.NUM_COLUMNS), dtype=np.int64)
+        self.observations = np.zeros((n, OBS_SIZE), dtype=np.int8) if observations else None
+        self.masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self.deals_made = 0
+        self._status = np.zeros(n, dtype=np.int64)
+        self._to_move = np.full(n, -1, dtype=np.int64)
+        self.reset(seed)
+
+    # ------------------------------------------------------------------ dealing
+    def reset(self, seed: int | np.random.Generator | None = None, deals: Any = None) -> tuple[np.ndarray | None, np.ndarray]:
+        """Start every game afresh: from ``deals`` ((N, 40) permutations) or drawn from ``seed``.
+
+        A new ``seed`` (or Generator) replaces the deal generator; without one the current
+        generator goes on.  Returns ``(observations, masks)`` of the players to move.
+        """
+        if seed is not None or not hasattr(self, "rng"):
+            self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rows = np.arange(self.num_games)
+        perms = self._draw(self.num_games) if deals is None else _check_deals(deals, self.num_games)
+        self._start(rows, perms)
+        return self.observe()
+
+    def _draw(self, k: int) -> np.ndarray:
+        return self.rng.permuted(np.broadcast_to(np.arange(NUM_CARDS, dtype=np.int64), (k, NUM_CARDS)), axis=1)
+
+    def _start(self, rows: np.ndarray, perms: np.ndarray) -> None:
+        if self.first == "alternate":
+            first = (self.deals_made + np.arange(len(rows))) & 1
+        else:
+            first = np.full(len(rows), self.first, dtype=np.int64)
+        self.deals_made += len(rows)
+        K.start_games(self.state, rows.astype(np.int64), perms, first.astype(np.int64), int(self.forcing))
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def players(self) -> np.ndarray:
+        """Player to move in each game (-1 in a finished game, which ``step`` never leaves)."""
+        over = self.state[:, K.PHASE] == K.GAME_OVER
+        return np.where(over, -1, self.state[:, K.PLAYER])
+
+    @property
+    def phases(self) -> np.ndarray:
+        return self.state[:, K.PHASE].copy()
+
+    def observe(self, players: Any = None) -> tuple[np.ndarray | None, np.ndarray]:
+        """Observations and masks of ``players`` (default: the player to move in each game),
+        written into and returned as :attr:`observations` / :attr:`masks` (reused arrays)."""
+        who = self._to_move if players is None else _as_int_array(players, self.num_games, "players")
+        if players is not None and ((who < 0) | (who > 1)).any():
+            raise ValueError("players must be 0 or 1 in every game")
+        if self.observations is None:
+            K.masks_only(self.state, who, self.masks)
+        elif self.parallel:
+            K.observe_parallel(self.state, who, self.observations, self.masks)
+        else:
+            K.observe_serial(self.state, who, self.observations, self.masks)
+        return self.observations, self.masks
+
+    def legal_counts(self) -> np.ndarray:
+        """Number of legal actions in each game."""
+        lc = self.state[:, K.LCARDS]
+        lm = self.state[:, K.LMISC]
+        return np.array([int(a).bit_count() + int(b).bit_count() for a, b in zip(lc, lm)], dtype=np.int64)
+
+    def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """One uniformly random legal action per game (from ``rng``, default the deal generator)."""
+        u = (self.rng if rng is None else rng).random(self.num_games)
+        out = np.empty(self.num_games, dtype=np.int64)
+        K.random_actions(self.state, u, out)
+        return out
+
+    # ------------------------------------------------------------------ moves
+    def step(self, actions: Any) -> StepResult:
+        """Play one action in every game (for its player to move); deal anew where a game ends."""
+        a = _as_int_array(actions, self.num_games, "actions")
+        if self.illegal_action == "raise":
+            bad = K.check_actions(self.state, a)
+            if bad >= 0:
+                game = self.get_game(bad)
+                raise IllegalActionError(f"game {bad}: {game._illegal_message(int(a[bad]))}")
+        status = self._status
+        if self.parallel:
+            K.step_parallel(self.state, a, True, status)
+        else:
+            K.step_serial(self.state, a, True, status)
+        dones = self.state[:, K.PHASE] == K.GAME_OVER
+        winners = np.where(dones, self.state[:, K.WINNER], -2)
+        rewards = np.zeros((self.num_games, 2), dtype=np.float32)
+        moves = np.where(dones, self.state[:, K.MOVES], 0)
+        if dones.any():
+            rows = np.flatnonzero(dones)
+            w = winners[rows]
+            rewards[rows, 0] = np.where(w == 0, 1.0, np.where(w == 1, -1.0, 0.0))
+            rewards[rows, 1] = -rewards[rows, 0]
+            self._start(rows, self._draw(len(rows)))
+        obs, masks = self.observe()
+        return StepResult(obs, masks, self.players, rewards, dones, winners, moves, status.astype(bool))
+
+    def play_random(self, decisions: int, seed: int = 0) -> int:
+        """Random legal play entirely in compiled code: ``decisions`` per game, finished games
+        restart from fresh shuffles.  Returns the number of games finished (the benchmark loop)."""
+        seeds = np.random.default_rng(seed).integers(0, 2**31 - 1, size=self.num_games)
+        return int(K.play_random_parallel(self.state, seeds, int(decisions)).sum())
+
+    # ------------------------------------------------------------------ rows <-> GameState
+    def get_game(self, i: int) -> GameState:
+        """Game ``i`` as a scalar :class:`GameState` (a copy)."""
+        r = self.state[int(i)]
+        s = _new_blank()
+        s.hands = [int(r[K.H0]), int(r[K.H1])]
+        s.melds = [int(r[K.M0]), int(r[K.M1])]
+        s.stock = tuple(int(c) for c in r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE])
+        s.stock_pos = int(r[K.SPOS])
+        s.dead = int(r[K.DEAD])
+        s.face_up = int(r[K.FACE])
+        s.source = int(r[K.SOURCE])
+        s.owner = int(r[K.OWNER])
+        s.passed = bool(r[K.PASSED])
+        s.player = int(r[K.PLAYER])
+        s.phase = int(r[K.PHASE])
+        s.chosen = int(r[K.CHOSEN])
+        s.discards = [int(r[K.DI0]), int(r[K.DI1])]
+        s.refusals = [int(r[K.RF0]), int(r[K.RF1])]
+        s.winner = int(r[K.WINNER])
+        s.forced = bool(r[K.FORCED])
+        s.forcing = bool(r[K.FORCING])
+        s.move_count = int(r[K.MOVES])
+        s._mask = -1
+        return s
+
+    def set_game(self, i: int, game: GameState) -> None:
+        """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``."""
+        if not isinstance(game, GameState):
+            raise ValueError(f"set_game needs a GameState, got {type(game).__name__}")
+        r = self.state[int(i)]
+        r[:] = 0
+        r[K.H0], r[K.H1] = game.hands
+        r[K.M0], r[K.M1] = game.melds
+        r[K.DI0], r[K.DI1] = game.discards
+        r[K.RF0], r[K.RF1] = game.refusals
+        r[K.DEAD] = game.dead
+        r[K.CHOSEN] = game.chosen
+        r[K.FACE] = game.face_up
+        r[K.SOURCE] = game.source
+        r[K.OWNER] = game.owner
+        r[K.PASSED] = int(game.passed)
+        r[K.PLAYER] = game.player
+        r[K.PHASE] = game.phase
+        r[K.WINNER] = game.winner
+        r[K.FORCED] = int(game.forced)
+        r[K.FORCING] = int(game.forcing)
+        r[K.MOVES] = game.move_count
+        r[K.SPOS] = game.stock_pos
+        r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE] = game.stock
+        K.compute_legal(self.state, int(i))
+        if game.phase == K.GAME_OVER:
+            r[K.LCARDS] = r[K.LMISC] = 0
+
+
+def deal_permutation(hands: Any, stock: Any) -> np.ndarray:
+    """The permutation (for ``VectorGame.reset(deals=...)``) of a stacked deal: two hands of
+    ten cards and the stock top first, as ``new_game(hands=..., stock=...)`` takes them."""
+    masks, stock_cards = validate_deal(hands, stock)
+    h0 = [c for c in range(NUM_CARDS) if masks[0] >> c & 1]
+    h1 = [c for c in range(NUM_CARDS) if masks[1] >> c & 1]
+    order = [c for pair in zip(h0, h1) for c in pair] + list(stock_cards)
+    return np.array(order, dtype=np.int64)
