@@ -393,8 +393,11 @@ def encode_mask(S, i, pl, out):
 # ---------------------------------------------------------------- batch loops
 @njit(cache=True)
 def _step_one(S, i, a, penalize, status):
-    """Play action ``a`` in game ``i``; status[i]: 0 played, 1 illegal (forfeit when penalize)."""
-    if is_legal(S, i, a):
+    """Play action ``a`` in game ``i``; status[i]: 0 played, 1 illegal (forfeit when penalize),
+    2 left as it is (``a`` is -1: not this game's turn)."""
+    if a == -1:
+        status[i] = 2
+    elif is_legal(S, i, a):
         apply(S, i, a)
         status[i] = 0
     else:
@@ -419,7 +422,7 @@ def step_parallel(S, actions, penalize, status):
 def check_actions(S, actions):
     """Index of the first game whose action is illegal, or -1 (nothing is changed)."""
     for i in range(S.shape[0]):
-        if not is_legal(S, i, actions[i]):
+        if actions[i] != -1 and not is_legal(S, i, actions[i]):
             return i
     return -1
 
@@ -452,6 +455,20 @@ def observe_parallel(S, players, obs, masks):
 
 
 @njit(cache=True)
+def observe_rows(S, rows, players, obs, masks):
+    """Observation and mask of ``players[k]`` in game ``rows[k]`` into ``obs[k]`` / ``masks[k]``."""
+    for k in range(rows.shape[0]):
+        encode(S, rows[k], players[k], obs[k])
+        encode_mask(S, rows[k], players[k], masks[k])
+
+
+@njit(cache=True)
+def masks_rows(S, rows, players, masks):
+    for k in range(rows.shape[0]):
+        encode_mask(S, rows[k], players[k], masks[k])
+
+
+@njit(cache=True)
 def masks_only(S, players, masks):
     for i in range(S.shape[0]):
         pl = players[i]
@@ -461,15 +478,17 @@ def masks_only(S, players, masks):
 
 
 @njit(cache=True)
-def random_actions(S, u, out):
-    """A uniformly random legal action per game (``u``: uniform floats in [0, 1)); -1 when over."""
-    for i in range(S.shape[0]):
+def random_actions(S, rows, u, out):
+    """A uniformly random legal action in each game of ``rows`` (``u``: uniform floats in
+    [0, 1)); -1 in a finished game."""
+    for k in range(rows.shape[0]):
+        i = rows[k]
         n = num_legal(S, i)
         if n == 0:
-            out[i] = -1
+            out[k] = -1
         else:
-            k = int(u[i] * n)
-            out[i] = nth_legal(S, i, k if k < n else n - 1)
+            j = int(u[k] * n)
+            out[k] = nth_legal(S, i, j if j < n else n - 1)
 
 
 @njit(cache=True)

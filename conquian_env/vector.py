@@ -52,11 +52,12 @@ class StepResult:
     ``p`` (+1, -1 or 0; zero where not done); ``winners``: 0, 1, or -1 for a draw (-2
     where not done); ``moves``: decisions the finished game took; ``illegal``: the row's
     action was illegal and its player lost the game (``illegal_action="penalize"``).
-    ``observations`` is None when the game was built with ``observations=False``.
+    ``observations`` is None when the game was built with ``observations=False``, and both
+    ``observations`` and ``masks`` are None after ``step(..., observe=False)``.
     """
 
     observations: np.ndarray | None
-    masks: np.ndarray
+    masks: np.ndarray | None
     players: np.ndarray
     rewards: np.ndarray
     dones: np.ndarray
@@ -137,7 +138,9 @@ class VectorGame:
         self.reset(seed)
 
     # ------------------------------------------------------------------ dealing
-    def reset(self, seed: int | np.random.Generator | None = None, deals: Any = None) -> tuple[np.ndarray | None, np.ndarray]:
+    def reset(
+        self, seed: int | np.random.Generator | None = None, deals: Any = None
+    ) -> tuple[np.ndarray | None, np.ndarray]:
         """Start every game afresh: from ``deals`` ((N, 40) permutations) or drawn from ``seed``.
 
         A new ``seed`` (or Generator) replaces the deal generator; without one the current
@@ -164,7 +167,7 @@ class VectorGame:
     # ------------------------------------------------------------------ queries
     @property
     def players(self) -> np.ndarray:
-        """Player to move in each game (-1 in a finished game, which ``step`` never leaves)."""
+        """Player to move in each game (-1 in a finished game: only after ``step(autoreset=False)``)."""
         over = self.state[:, K.PHASE] == K.GAME_OVER
         return np.where(over, -1, self.state[:, K.PLAYER])
 
@@ -186,23 +189,69 @@ class VectorGame:
             K.observe_serial(self.state, who, self.observations, self.masks)
         return self.observations, self.masks
 
+    def observe_rows(
+        self, rows: Any, players: Any = None, *, masks_only: bool = False
+    ) -> tuple[np.ndarray | None, np.ndarray]:
+        """New arrays with the observations (None with ``masks_only``) and masks of
+        ``players`` (default: the player to move) in the games ``rows``."""
+        r = self._rows(rows)
+        who = self.state[r, K.PLAYER] if players is None else _as_int_array(players, len(r), "players")
+        if ((who < 0) | (who > 1)).any():
+            raise ValueError("players must be 0 or 1 in every game")
+        masks = np.zeros((len(r), NUM_ACTIONS), dtype=np.int8)
+        if masks_only:
+            K.masks_rows(self.state, r, who, masks)
+            return None, masks
+        obs = np.zeros((len(r), OBS_SIZE), dtype=np.int8)
+        K.observe_rows(self.state, r, who, obs, masks)
+        return obs, masks
+
+    def _rows(self, rows: Any) -> np.ndarray:
+        if rows is None:
+            return np.arange(self.num_games, dtype=np.int64)
+        r = np.asarray(rows)
+        if r.ndim != 1 or not np.issubdtype(r.dtype, np.integer) or r.dtype == np.bool_:
+            raise ValueError(f"rows must be a 1-d array of game indexes, got {r.dtype} {r.shape}")
+        if len(r) and (r.min() < 0 or r.max() >= self.num_games):
+            raise ValueError(f"rows must be game indexes from 0 to {self.num_games - 1}")
+        return r.astype(np.int64, copy=False)
+
     def legal_counts(self) -> np.ndarray:
         """Number of legal actions in each game."""
         lc = self.state[:, K.LCARDS]
         lm = self.state[:, K.LMISC]
-        return np.array([int(a).bit_count() + int(b).bit_count() for a, b in zip(lc, lm)], dtype=np.int64)
+        return np.array([int(a).bit_count() + int(b).bit_count() for a, b in zip(lc, lm, strict=True)], dtype=np.int64)
 
-    def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
-        """One uniformly random legal action per game (from ``rng``, default the deal generator)."""
-        u = (self.rng if rng is None else rng).random(self.num_games)
-        out = np.empty(self.num_games, dtype=np.int64)
-        K.random_actions(self.state, u, out)
+    def random_actions(self, rng: np.random.Generator | None = None, rows: Any = None) -> np.ndarray:
+        """A uniformly random legal action in each game of ``rows`` (default all), drawn with
+        ``rng`` (default: the deal generator); -1 in a finished game."""
+        r = self._rows(rows)
+        u = (self.rng if rng is None else rng).random(len(r))
+        out = np.empty(len(r), dtype=np.int64)
+        K.random_actions(self.state, r, u, out)
         return out
 
     # ------------------------------------------------------------------ moves
-    def step(self, actions: Any) -> StepResult:
-        """Play one action in every game (for its player to move); deal anew where a game ends."""
+    def step(self, actions: Any, where: Any = None, *, autoreset: bool = True, observe: bool = True) -> StepResult:
+        """Play one action in every game (for its player to move) and deal anew where a game ends.
+
+        ``where``: a boolean array; games where it is False are left as they are (their
+        action is ignored), e.g. where another seat is to move.  ``autoreset=False`` leaves
+        finished games over (flagged in ``dones``) until :meth:`redeal`; stepping a finished
+        game is then an error.  ``observe=False`` skips the observation and mask arrays.
+        """
         a = _as_int_array(actions, self.num_games, "actions")
+        if where is not None:
+            w = np.asarray(where)
+            if w.shape != (self.num_games,) or w.dtype != np.bool_:
+                raise ValueError(f"where must be a boolean array of shape ({self.num_games},), got {w.dtype} {w.shape}")
+            a = np.where(w, a, -1)
+        elif (a == -1).any():
+            raise ValueError("an action of -1 is not an action: pass where= to leave games out")
+        over = self.state[:, K.PHASE] == K.GAME_OVER
+        if (over & (a != -1)).any():
+            bad = int(np.flatnonzero(over & (a != -1))[0])
+            raise ValueError(f"game {bad} is over: redeal() it (or step with autoreset=True) before playing on")
         if self.illegal_action == "raise":
             bad = K.check_actions(self.state, a)
             if bad >= 0:
@@ -213,18 +262,26 @@ class VectorGame:
             K.step_parallel(self.state, a, True, status)
         else:
             K.step_serial(self.state, a, True, status)
-        dones = self.state[:, K.PHASE] == K.GAME_OVER
+        dones = (self.state[:, K.PHASE] == K.GAME_OVER) & ~over
         winners = np.where(dones, self.state[:, K.WINNER], -2)
         rewards = np.zeros((self.num_games, 2), dtype=np.float32)
         moves = np.where(dones, self.state[:, K.MOVES], 0)
+        illegal = status == 1
         if dones.any():
             rows = np.flatnonzero(dones)
             w = winners[rows]
             rewards[rows, 0] = np.where(w == 0, 1.0, np.where(w == 1, -1.0, 0.0))
             rewards[rows, 1] = -rewards[rows, 0]
-            self._start(rows, self._draw(len(rows)))
-        obs, masks = self.observe()
-        return StepResult(obs, masks, self.players, rewards, dones, winners, moves, status.astype(bool))
+            if autoreset:
+                self.redeal(rows)
+        obs, masks = self.observe() if observe else (None, None)
+        return StepResult(obs, masks, self.players, rewards, dones, winners, moves, illegal)
+
+    def redeal(self, rows: Any) -> None:
+        """Deal new games (from the deal generator) in ``rows``."""
+        r = self._rows(rows)
+        if len(r):
+            self._start(r, self._draw(len(r)))
 
     def play_random(self, decisions: int, seed: int = 0) -> int:
         """Random legal play entirely in compiled code: ``decisions`` per game, finished games
@@ -293,5 +350,5 @@ def deal_permutation(hands: Any, stock: Any) -> np.ndarray:
     masks, stock_cards = validate_deal(hands, stock)
     h0 = [c for c in range(NUM_CARDS) if masks[0] >> c & 1]
     h1 = [c for c in range(NUM_CARDS) if masks[1] >> c & 1]
-    order = [c for pair in zip(h0, h1) for c in pair] + list(stock_cards)
+    order = [c for pair in zip(h0, h1, strict=True) for c in pair] + list(stock_cards)
     return np.array(order, dtype=np.int64)

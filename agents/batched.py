@@ -1,0 +1,278 @@
+"""Bots that decide for many games at once, for the batched engine (:mod:`conquian_env.vector`).
+
+A batched bot has ``act_batch(games, rows) -> actions``: one action for the player to
+move in each game ``rows[k]`` of the :class:`~conquian_env.vector.VectorGame` ``games``,
+read from that player's information only.  Optional ``reset_rows(rows)`` is called when
+those rows get new deals.
+
+======================  ================================================================
+``BatchRandom``         uniform over the legal actions (seeded)
+``BatchGreedy``         the greedy bot compiled (:mod:`agents._greedy_kernels`): the same
+                        decision as :class:`agents.greedy.GreedyAgent` in every position
+``BatchPolicy``         a :class:`~agents.ppo.NumpyPolicy` (a trained model or a snapshot
+                        of the learner): one forward pass for all the games
+``PerGameOpponent``     any :class:`~agents.base.Agent` spec, one bot per game, played game
+                        by game (for bots with no batched form, e.g. ``ismcts``)
+======================  ================================================================
+
+:func:`make_batch_opponent` builds one from a bot spec string (``random``, ``greedy``,
+``ppo``, ``ppo:PATH``; any other spec becomes a ``PerGameOpponent``).
+:data:`MELD_FEATURES` is the ``"meld"`` observation encoder (:mod:`agents.features`) for
+:class:`conquian_env.vector_env.ConquianVectorEnv`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from conquian_env._kernels import PLAYER
+from conquian_env.observation import action_mask, encode
+from conquian_env.vector import VectorGame
+from conquian_env.view import PlayerView
+
+from .features import FEATURE_SIZE
+
+
+class BatchRandom:
+    """Uniform over the legal actions, from its own seeded generator."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        return games.random_actions(self.rng, rows)
+
+    def __repr__(self) -> str:
+        return "<BatchRandom>"
+
+
+class BatchGreedy:
+    """The greedy bot for many games at once (decisions equal :class:`agents.greedy.GreedyAgent`'s)."""
+
+    name = "greedy"
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        from ._greedy_kernels import greedy_actions
+
+        return greedy_actions(games, rows)
+
+    def __repr__(self) -> str:
+        return "<BatchGreedy>"
+
+
+class MeldFeatures:
+    """The ``"meld"`` feature vectors (:mod:`agents.features`) of many games at once."""
+
+    name = "meld"
+    space = spaces.Box(-1.0, 1.0, (FEATURE_SIZE,), np.float32)
+
+    def __call__(self, games: VectorGame, rows: np.ndarray, players: np.ndarray) -> np.ndarray:
+        from ._greedy_kernels import batch_features
+
+        return batch_features(games, rows, players)
+
+
+#: the ``"meld"`` observation encoder for the vector environments
+MELD_FEATURES = MeldFeatures()
+
+
+def policy_inputs(games: VectorGame, rows: np.ndarray, features: str) -> tuple[np.ndarray, np.ndarray]:
+    """What a policy reading ``features`` ("raw" or "meld") sees for the movers of ``rows``, and their masks."""
+    players = games.state[rows, PLAYER]
+    if features == "meld":
+        _, masks = games.observe_rows(rows, players, masks_only=True)
+        return MELD_FEATURES(games, rows, players), masks
+    obs, masks = games.observe_rows(rows, players)
+    return obs, masks
+
+
+class BatchPolicy:
+    """A :class:`~agents.ppo.NumpyPolicy` deciding for all waiting games with one forward pass.
+
+    ``deterministic``: the best legal action (default); otherwise sampled from the masked
+    softmax with a seeded generator.
+    """
+
+    name = "policy"
+
+    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None):
+        self.policy = policy
+        self.deterministic = bool(deterministic)
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        obs, masks = policy_inputs(games, rows, self.policy.features)
+        logits = np.where(masks.astype(bool), self.policy.logits(obs), -np.inf)
+        if not self.deterministic:
+            logits = logits + self.rng.gumbel(size=logits.shape)
+        return np.argmax(logits, axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"<BatchPolicy {self.policy.features} deterministic={self.deterministic}>"
+
+
+class PerGameOpponent:
+    """One :class:`~agents.base.Agent` per game, built from ``spec``, each asked in turn."""
+
+    def __init__(self, spec: str, seed: int | None = None):
+        from .registry import make_agent
+
+        self.spec = spec
+        self._make = make_agent
+        self.seed = 0 if seed is None else int(seed)
+        self.bots: dict[int, Any] = {}
+        self._deals = 0
+        make_agent(spec)  # a bad spec fails here, not in the middle of training
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        for row in rows:
+            self.bots.pop(int(row), None)
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        out = np.empty(len(rows), dtype=np.int64)
+        for k, row in enumerate(rows):
+            row = int(row)
+            game = games.get_game(row)
+            p = game.player
+            bot = self.bots.get(row)
+            if bot is None:
+                self._deals += 1
+                bot = self.bots[row] = self._make(self.spec, seed=self.seed + self._deals)
+                bot.reset(p, self.seed + self._deals)
+            out[k] = int(bot.act(encode(game, p), action_mask(game, p), PlayerView(game, p)))
+        return out
+
+    def __repr__(self) -> str:
+        return f"<PerGameOpponent {self.spec}>"
+
+
+class BatchPool:
+    """A weighted pool of batched bots and learner snapshots; each new deal draws its member.
+
+    ``entries``: ``(spec, weight)`` pairs; a spec is a bot spec (built with
+    :func:`make_batch_opponent`), ``"self"`` (the newest snapshot added with
+    :meth:`add_snapshot`) or ``"past"`` (an older one, drawn uniformly).  Snapshots play
+    by sampling from their policy.  Until a snapshot exists (two for ``past``) those
+    entries are skipped.  ``counts`` tallies the deals each member got.
+    """
+
+    name = "pool"
+
+    def __init__(self, entries: list[tuple[str, float]], seed: int | None = None, max_snapshots: int = 10):
+        if not entries:
+            raise ValueError("the opponent pool is empty")
+        self.entries = [(str(spec), float(w)) for spec, w in entries]
+        self.rng = np.random.default_rng(seed)
+        self.bots = {
+            spec: make_batch_opponent(spec, int(self.rng.integers(2**31)))
+            for spec, _ in self.entries
+            if spec not in ("self", "past")
+        }
+        self.snapshots: list[BatchPolicy] = []
+        self.max_snapshots = int(max_snapshots)
+        self.counts: dict[str, int] = {}
+        self.member: np.ndarray = np.zeros(0, dtype=np.int64)  # per game: index into self._members
+        self._members: list[Any] = []
+
+    def add_snapshot(self, policy: Any) -> None:
+        self.snapshots.append(BatchPolicy(policy, deterministic=False, seed=int(self.rng.integers(2**31))))
+        del self.snapshots[: -self.max_snapshots]
+
+    def opponent_counts(self) -> dict[str, int]:
+        return dict(self.counts)
+
+    def _usable(self) -> list[tuple[str, float]]:
+        n = len(self.snapshots)
+        usable = [(s, w) for s, w in self.entries if s in self.bots or (s == "self" and n) or (s == "past" and n > 1)]
+        if not usable:
+            self.bots.setdefault("random", BatchRandom(int(self.rng.integers(2**31))))
+            usable = [("random", 1.0)]
+        return usable
+
+    def _member_index(self, bot: Any) -> int:
+        for k, m in enumerate(self._members):
+            if m is bot:
+                return k
+        self._members.append(bot)
+        return len(self._members) - 1
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and rows.max() >= len(self.member):
+            grown = np.zeros(int(rows.max()) + 1, dtype=np.int64)
+            grown[: len(self.member)] = self.member
+            self.member = grown
+        usable = self._usable()
+        weights = np.array([w for _, w in usable])
+        picks = self.rng.choice(len(usable), size=len(rows), p=weights / weights.sum())
+        for k in np.unique(picks):
+            spec = usable[int(k)][0]
+            chosen = rows[picks == k]
+            if spec == "self":
+                bots = [self.snapshots[-1]] * len(chosen)
+            elif spec == "past":
+                older = self.rng.integers(len(self.snapshots) - 1, size=len(chosen))
+                bots = [self.snapshots[int(j)] for j in older]
+            else:
+                bots = [self.bots[spec]] * len(chosen)
+            for row, bot in zip(chosen, bots, strict=True):
+                self.member[row] = self._member_index(bot)
+                reset = getattr(bot, "reset_rows", None)
+                if reset is not None:
+                    reset(np.array([row]))
+            self.counts[spec] = self.counts.get(spec, 0) + len(chosen)
+        if len(self._members) > 2 * (len(self.bots) + self.max_snapshots) + 2:  # forget retired snapshots
+            used, self.member = np.unique(self.member, return_inverse=True)
+            self._members = [self._members[int(k)] for k in used]
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        if len(self.member) < games.num_games:
+            self.reset_rows(np.arange(len(self.member), games.num_games))
+        out = np.empty(len(rows), dtype=np.int64)
+        who = self.member[rows]
+        for k in np.unique(who):
+            sel = who == k
+            out[sel] = self._members[int(k)].act_batch(games, rows[sel])
+        return out
+
+    def __repr__(self) -> str:
+        return f"<BatchPool {self.entries}>"
+
+
+def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
+    """A batched bot from a spec: ``random``, ``greedy``, ``ppo``/``ppo:PATH`` batched; others per game."""
+    from .registry import parse_spec
+
+    kind, positional, params = parse_spec(spec)
+    if kind == "random" and not params:
+        return BatchRandom(seed)
+    if kind == "greedy" and not params:
+        return BatchGreedy()
+    if kind == "ppo":
+        from .ppo import DEFAULT_MODEL, load_policy
+
+        unknown = set(params) - {"deterministic", "seed"}
+        if unknown:
+            raise ValueError(f"ppo takes the parameters deterministic and seed, got {sorted(unknown)} in {spec!r}")
+        path = DEFAULT_MODEL if positional is None else Path(positional)
+        return BatchPolicy(load_policy(path), params.get("deterministic", True), params.get("seed", seed))
+    return PerGameOpponent(spec, seed)
+
+
+__all__ = [
+    "MELD_FEATURES",
+    "BatchGreedy",
+    "BatchPolicy",
+    "BatchPool",
+    "BatchRandom",
+    "MeldFeatures",
+    "PerGameOpponent",
+    "make_batch_opponent",
+    "policy_inputs",
+]

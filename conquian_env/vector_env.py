@@ -1,0 +1,288 @@
+"""Vector environments over the batched engine: one learning seat per game against
+opponents that are evaluated in batch.
+
+::
+
+    from conquian_env.vector_env import ConquianVectorEnv
+    envs = ConquianVectorEnv(1024, opponent="greedy", seed=0)     # gymnasium.vector.VectorEnv
+    obs, infos = envs.reset()
+    obs, rewards, terminated, truncated, infos = envs.step(actions)   # actions: (1024,) ints
+    envs.action_masks()                                             # (1024, 85) bool
+
+For Stable-Baselines3 (MaskablePPO): :class:`conquian_env.sb3.ConquianVecEnv` is the same
+thing as an SB3 ``VecEnv``.
+
+In every game the learner plays one seat (``seat=0``, ``1``, or ``None``: drawn at random
+for each new deal); all of the other seat's moves are played between two learner
+decisions, batched across the games where it is the opponent's turn, so the learner only
+ever sees its own decisions.  When a game ends its reward (+1 / -1 / 0 for the learner)
+comes with ``terminated=True`` and the returned observation is already that of a new deal
+(Gymnasium's same-step autoreset: the last observation of the old game is in
+``infos["final_obs"]``).  Illegal learner actions end that game with reward -1 and
+``infos["illegal_action"]`` (``illegal_action="penalize"``, the default), or raise.
+
+**Opponents** are batched bots: any object with ``act_batch(games, rows) -> actions``
+(``games`` the :class:`~conquian_env.vector.VectorGame`, ``rows`` the games where the
+opponent is to move; it must read only the mover's information: use
+``games.observe_rows(rows)``) and optionally ``reset_rows(rows)`` (new deals in those
+rows).  A bot spec string (``"random"``, ``"greedy"``, ``"ppo"``, ``"ppo:PATH"``, or any
+other spec of :func:`agents.make_agent`, played game by game) is built by
+:func:`agents.batched.make_batch_opponent`.  :meth:`ConquianVectorEnv.set_opponent` swaps
+it (self-play: a snapshot of the learner).
+
+**Observations**: the raw observation vector (``"raw"``, int8 (456,), as in the AEC env)
+or any encoder object with a ``space`` and ``__call__(games, rows, players) -> array``,
+such as :data:`agents.batched.MELD_FEATURES` (the 865 ``"meld"`` features).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+
+from . import _kernels as K
+from .actions import NUM_ACTIONS
+from .game import IllegalActionError
+from .observation import OBS_SIZE
+from .vector import VectorGame
+
+
+class RawObservation:
+    """The environment's own observation vector (``conquian_env.observation``)."""
+
+    name = "raw"
+    space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
+
+    def __call__(self, games: VectorGame, rows: np.ndarray, players: np.ndarray) -> np.ndarray:
+        obs, _ = games.observe_rows(rows, players)
+        assert obs is not None
+        return obs
+
+
+def _resolve_opponent(opponent: Any) -> Any:
+    if isinstance(opponent, str):
+        from agents.batched import make_batch_opponent  # the bots live outside the environment package
+
+        return make_batch_opponent(opponent)
+    if not hasattr(opponent, "act_batch"):
+        raise ValueError(
+            f"opponent must be a bot spec string (e.g. 'random', 'greedy') or a batched bot with "
+            f"act_batch(games, rows), got {opponent!r}; wrap a per-game bot with "
+            "agents.batched.PerGameOpponent"
+        )
+    return opponent
+
+
+def _resolve_encoder(observation: Any) -> Any:
+    if observation is None or observation == "raw":
+        return RawObservation()
+    if isinstance(observation, str):
+        if observation == "meld":
+            from agents.batched import MELD_FEATURES
+
+            return MELD_FEATURES
+        raise ValueError(f"observation must be 'raw', 'meld' or an encoder object, got {observation!r}")
+    if not (callable(observation) and isinstance(getattr(observation, "space", None), spaces.Box)):
+        raise ValueError(
+            f"an observation encoder needs a Box 'space' and __call__(games, rows, players), got {observation!r}"
+        )
+    return observation
+
+
+class SeatGames:
+    """The engine of the vector environments: ``num_envs`` games, the learner in one seat of each."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: Any = "random",
+        *,
+        seat: int | None = None,
+        forcing: bool = False,
+        observation: Any = "raw",
+        illegal_action: str = "penalize",
+        seed: int | None = None,
+        parallel: bool | None = None,
+    ):
+        if seat not in (None, 0, 1) or isinstance(seat, (bool, np.bool_)):
+            raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
+        if illegal_action not in ("penalize", "raise"):
+            raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
+        self.opponent = _resolve_opponent(opponent)
+        self.encoder = _resolve_encoder(observation)
+        self.fixed_seat = seat
+        self.illegal_action = illegal_action
+        self.games = VectorGame(
+            num_envs, seed, forcing=forcing, illegal_action="penalize", observations=False, parallel=parallel
+        )
+        self.num_envs = self.games.num_games
+        self.seats = np.zeros(self.num_envs, dtype=np.int64)
+        self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
+        self.opponent_decisions = 0
+
+    def set_opponent(self, opponent: Any) -> None:
+        self.opponent = _resolve_opponent(opponent)
+        reset_rows = getattr(self.opponent, "reset_rows", None)
+        if reset_rows is not None:
+            reset_rows(np.arange(self.num_envs))
+
+    def _new_deals(self, rows: np.ndarray) -> None:
+        if self.fixed_seat is None:
+            self.seats[rows] = self._seat_rng.integers(2, size=len(rows))
+        else:
+            self.seats[rows] = self.fixed_seat
+        reset_rows = getattr(self.opponent, "reset_rows", None)
+        if reset_rows is not None:
+            reset_rows(rows)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        if seed is not None:
+            self.games.rng = np.random.default_rng(seed)
+            self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
+        self.games.redeal(np.arange(self.num_envs))
+        self._new_deals(np.arange(self.num_envs))
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        self._play_opponents(rewards, dones, None)
+        return self.observations()
+
+    def observations(self) -> np.ndarray:
+        return self.encoder(self.games, np.arange(self.num_envs, dtype=np.int64), self.seats)
+
+    def action_masks(self) -> np.ndarray:
+        _, masks = self.games.observe_rows(None, self.seats, masks_only=True)
+        return masks.astype(bool)
+
+    def _finish(self, rewards: np.ndarray, dones: np.ndarray, final: dict[int, np.ndarray] | None) -> None:
+        """Record the result of the games that just ended and deal them anew."""
+        state = self.games.state
+        over = np.flatnonzero((state[:, K.PHASE] == K.GAME_OVER) & ~dones)
+        if not len(over):
+            return
+        winners = state[over, K.WINNER]
+        seats = self.seats[over]
+        rewards[over] = np.where(winners < 0, 0.0, np.where(winners == seats, 1.0, -1.0))
+        dones[over] = True
+        if final is not None:
+            obs = self.encoder(self.games, over, seats)
+            for k, row in enumerate(over):
+                final[int(row)] = obs[k]
+        self.games.redeal(over)
+        self._new_deals(over)
+
+    def _play_opponents(self, rewards: np.ndarray, dones: np.ndarray, final: dict[int, np.ndarray] | None) -> None:
+        state = self.games.state
+        while True:
+            self._finish(rewards, dones, final)
+            theirs = state[:, K.PLAYER] != self.seats
+            if not theirs.any():
+                return
+            rows = np.flatnonzero(theirs)
+            answer = np.asarray(self.opponent.act_batch(self.games, rows))
+            if answer.shape != (len(rows),) or not np.issubdtype(answer.dtype, np.integer):
+                raise RuntimeError(
+                    f"the opponent {self.opponent!r} answered {answer.dtype} {answer.shape} for {len(rows)} games; "
+                    "act_batch must return one integer action per row"
+                )
+            acts = np.full(self.num_envs, -1, dtype=np.int64)
+            acts[rows] = answer
+            bad = K.check_actions(state, acts)
+            if bad >= 0:
+                game = self.games.get_game(bad)
+                raise RuntimeError(
+                    f"the opponent {self.opponent!r} answered {int(acts[bad])} in game {bad}: "
+                    f"{game._illegal_message(int(acts[bad]))}"
+                )
+            self.opponent_decisions += len(rows)
+            self.games.step(acts, theirs, autoreset=False, observe=False)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """Learner actions for every game -> (observations, rewards, dones, illegal, final observations)."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
+            raise ValueError(
+                f"actions must be {self.num_envs} integer action ids (one per game, 0..{NUM_ACTIONS - 1}), "
+                f"got {a.dtype} {a.shape}"
+            )
+        a = a.astype(np.int64)
+        if ((a < 0) | (a >= NUM_ACTIONS)).any():
+            bad = int(a[(a < 0) | (a >= NUM_ACTIONS)][0])
+            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {bad}")
+        if self.illegal_action == "raise":
+            bad = K.check_actions(self.games.state, a)
+            if bad >= 0:
+                game = self.games.get_game(bad)
+                raise IllegalActionError(f"game {bad}: {game._illegal_message(int(a[bad]))}")
+        result = self.games.step(a, autoreset=False, observe=False)
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        final: dict[int, np.ndarray] = {}
+        self._play_opponents(rewards, dones, final)
+        return self.observations(), rewards, dones, result.illegal, final
+
+
+class ConquianVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` Conquian games, one learning seat each (see the module docstring).
+
+    Arguments: ``opponent`` (bot spec or batched bot), ``seat`` (0, 1 or None = random per
+    deal), ``forcing`` (RULES.md section 7), ``observation`` ("raw", "meld" or an encoder),
+    ``illegal_action`` ("penalize" or "raise"), ``seed``, ``parallel`` (kernels on all
+    cores; default from 256 games).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, opponent: Any = "random", **kwargs: Any):
+        self.core = SeatGames(num_envs, opponent, **kwargs)
+        self.num_envs = self.core.num_envs
+        self.single_observation_space = self.core.encoder.space
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
+        self._started = False
+
+    @property
+    def games(self) -> VectorGame:
+        return self.core.games
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Swap the opponent from the next move on (e.g. a snapshot of the learner)."""
+        self.core.set_opponent(opponent)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if options:
+            raise ValueError(f"ConquianVectorEnv.reset takes no options, got {options!r}")
+        obs = self.core.reset(seed)
+        self._started = True
+        return obs, {"seat": self.core.seats.copy()}
+
+    def step(self, actions: Any):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        obs, rewards, dones, illegal, final = self.core.step(actions)
+        infos: dict[str, Any] = {"seat": self.core.seats.copy()}
+        if dones.any():
+            final_obs = np.empty(self.num_envs, dtype=object)
+            for row, o in final.items():
+                final_obs[row] = o
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = dones.copy()
+            result = np.where(dones, rewards, 0).astype(np.int64)
+            infos["result"] = result
+            infos["_result"] = dones.copy()
+        if illegal.any():
+            infos["illegal_action"] = illegal
+            infos["_illegal_action"] = illegal.copy()
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        return obs, rewards.astype(np.float64), dones, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner in every game, ``(num_envs, 85)`` bool."""
+        return self.core.action_masks()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass

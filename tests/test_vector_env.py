@@ -1,0 +1,151 @@
+"""The vector environments (Gymnasium VectorEnv, SB3 VecEnv) over the batched engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from conquian_env import _kernels as K  # noqa: E402
+from conquian_env.game import IllegalActionError  # noqa: E402
+from conquian_env.observation import OBS_AT, action_mask, encode  # noqa: E402
+from conquian_env.vector_env import ConquianVectorEnv  # noqa: E402
+
+PHASE = OBS_AT["phase"]
+
+
+def _random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.argmax(masks * rng.random(masks.shape), axis=1)
+
+
+def test_the_learner_sees_only_its_own_decisions_and_every_result():
+    env = ConquianVectorEnv(48, opponent="random", seed=1)
+    obs, info = env.reset()
+    rng = np.random.default_rng(0)
+    seats_seen = set()
+    results = []
+    for _ in range(300):
+        masks = env.action_masks()
+        assert masks.shape == (48, 85) and masks.any(axis=1).all()
+        # the learner is to move in every game, and obs/masks are its own
+        assert (obs[:, PHASE + 4] == 0).all() and (obs[:, PHASE + 5] == 0).all()
+        for i in range(0, 48, 7):
+            game = env.games.get_game(i)
+            seat = int(info["seat"][i])
+            assert game.player == seat
+            assert np.array_equal(obs[i], encode(game, seat))
+            assert np.array_equal(masks[i], action_mask(game, seat).astype(bool))
+        seats_seen.update(info["seat"].tolist())
+        obs, rewards, terminated, truncated, info = env.step(_random_legal(masks, rng))
+        assert not truncated.any()
+        assert (rewards[~terminated] == 0).all()
+        if terminated.any():
+            assert np.array_equal(info["_final_obs"], terminated)
+            for i in np.flatnonzero(terminated):
+                final = info["final_obs"][i]
+                assert final[PHASE + 5] == 1  # the last observation shows the game over
+                assert info["result"][i] == rewards[i]
+            results.extend(rewards[terminated].tolist())
+    assert seats_seen == {0, 1}
+    assert len(results) > 150 and set(results) <= {-1.0, 0.0, 1.0}
+    assert abs(np.mean(results)) < 0.25  # random against random
+
+
+def test_fixed_seat_and_same_seed_same_run():
+    def run(seed):
+        env = ConquianVectorEnv(16, opponent="random:seed=3", seat=1, seed=seed)
+        obs, info = env.reset()
+        assert (info["seat"] == 1).all()
+        rng = np.random.default_rng(5)
+        out = []
+        for _ in range(100):
+            obs, r, d, _, info = env.step(_random_legal(env.action_masks(), rng))
+            out.append(obs.copy())
+        return np.stack(out)
+
+    assert np.array_equal(run(7), run(7))
+    assert not np.array_equal(run(7), run(8))
+
+
+def test_illegal_learner_actions_lose_or_raise():
+    env = ConquianVectorEnv(4, opponent="random", seed=2)
+    env.reset()
+    masks = env.action_masks()
+    acts = np.argmax(masks, axis=1)
+    acts[1] = 82  # finish: never legal for the learner's first decision (an offer)
+    obs, rewards, terminated, _, info = env.step(acts)
+    assert terminated[1] and rewards[1] == -1 and info["illegal_action"][1]
+    strict = ConquianVectorEnv(4, opponent="random", seed=2, illegal_action="raise")
+    strict.reset()
+    before = strict.games.state.copy()
+    with pytest.raises(IllegalActionError, match="game 1"):
+        strict.step(acts)
+    assert np.array_equal(strict.games.state, before)
+    with pytest.raises(ValueError, match="integer action ids"):
+        strict.step(np.zeros(4))
+    with pytest.raises(ValueError, match="run from 0 to 84"):
+        strict.step(np.full(4, 85))
+
+
+def test_bad_opponents_and_options_are_named():
+    with pytest.raises(ValueError, match="act_batch"):
+        ConquianVectorEnv(2, opponent=object())
+    with pytest.raises(ValueError, match="seat"):
+        ConquianVectorEnv(2, seat=2)
+    with pytest.raises(ValueError, match="observation"):
+        ConquianVectorEnv(2, observation="pixels")
+
+    class Cheater:
+        def act_batch(self, games, rows):
+            return np.full(len(rows), 82)  # finish: not legal in an offer
+
+    env = ConquianVectorEnv(2, opponent=Cheater(), seat=1, seed=0)
+    with pytest.raises(RuntimeError, match="opponent .* answered 82"):
+        env.reset()
+
+
+def test_per_game_opponents_play_the_same_games_as_batched_ones():
+    from agents.batched import BatchRandom, PerGameOpponent
+
+    class Recorder:
+        def __init__(self, inner):
+            self.inner = inner
+            self.calls = 0
+
+        def act_batch(self, games, rows):
+            self.calls += len(rows)
+            return self.inner.act_batch(games, rows)
+
+        def reset_rows(self, rows):
+            if hasattr(self.inner, "reset_rows"):
+                self.inner.reset_rows(rows)
+
+    per_game = Recorder(PerGameOpponent("greedy"))
+    env = ConquianVectorEnv(8, opponent=per_game, seed=4)
+    env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(120):
+        env.step(_random_legal(env.action_masks(), rng))
+    assert per_game.calls > 300
+    assert env.core.opponent_decisions == per_game.calls
+    assert isinstance(BatchRandom().act_batch(env.games, np.arange(8)), np.ndarray)
+
+
+def test_sb3_vec_env_trains_maskable_ppo():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from conquian_env.sb3 import ConquianVecEnv
+
+    venv = VecMonitor(ConquianVecEnv(16, opponent="random", seed=0))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    model.learn(1024)
+    assert model.num_timesteps >= 1024
+    obs = venv.reset()
+    masks = np.stack(venv.env_method("action_masks"))
+    actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert masks[np.arange(16), actions].all()
+    inner = venv.unwrapped
+    assert inner.games.state[:, K.PHASE].max() < K.GAME_OVER
