@@ -108,8 +108,12 @@ class TrainConfig:
     dagger_rounds: int = _f(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
     dagger_games: int = _f(1000, "games the policy plays per DAgger round")
     # PPO
-    n_envs: int = _f(8, "parallel games the learner plays")
-    vec_env: str = _f("subproc", "'subproc' (environment worker processes) or 'dummy' (all in this process)")
+    n_envs: int = _f(0, "parallel games the learner plays (0: 256 with vec_env 'batched', 8 otherwise)")
+    vec_env: str = _f(
+        "batched",
+        "'batched' (all games in one compiled engine, opponents decide in batches: the fast path), "
+        "'subproc' (SingleAgentEnv worker processes) or 'dummy' (SingleAgentEnvs in this process)",
+    )
     opponents: tuple[str, ...] = _f(
         ("greedy@4", "random@1", "self@2", "past@1"),
         "opponent pool, SPEC@WEIGHT: any bot spec, 'self' (latest snapshot), 'past' (an older one)",
@@ -140,9 +144,11 @@ class TrainConfig:
     def validate(self) -> None:
         if self.features not in ("meld", "raw"):
             raise ValueError(f"features must be 'meld' or 'raw', got {self.features!r}")
-        if self.vec_env not in ("subproc", "dummy"):
-            raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
-        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games", "max_snapshots"):
+        if self.vec_env not in ("batched", "subproc", "dummy"):
+            raise ValueError(f"vec_env must be 'batched', 'subproc' or 'dummy', got {self.vec_env!r}")
+        if not isinstance(self.n_envs, int) or isinstance(self.n_envs, bool) or self.n_envs < 0:
+            raise ValueError(f"n_envs must be a non-negative integer (0: automatic), got {self.n_envs!r}")
+        for name in ("total_steps", "n_steps", "batch_size", "n_epochs", "eval_games", "max_snapshots"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -179,6 +185,11 @@ class TrainConfig:
         parse_pool(self.opponents)
         for spec in (self.teacher, *self.bc_opponents, *self.eval_opponents):
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
+
+    @property
+    def games_in_parallel(self) -> int:
+        """``n_envs``, or its automatic value for the ``vec_env`` kind."""
+        return self.n_envs or (256 if self.vec_env == "batched" else 8)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -402,7 +413,7 @@ def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int], bool]) -> list[tup
     opponent = make_agent(spec, eval_seed)
     out = []
     for deal in deals:
-        seed = int(np.random.SeedSequence([eval_seed, deal]).generate_state(1)[0])
+        seed = _eval_deal_seed(eval_seed, deal)
         hands, stock = deal_for_seed(seed)
         for swap in (0, 1):
             players = [learner, opponent] if swap == 0 else [opponent, learner]
@@ -421,14 +432,52 @@ def _map(config: TrainConfig, fn, jobs: list) -> list:
         return pool.map(fn, jobs)
 
 
+def _eval_deal_seed(eval_seed: int, deal: int) -> int:
+    return int(np.random.SeedSequence([eval_seed, deal]).generate_state(1)[0])
+
+
+def _eval_batched(policy: NumpyPolicy, spec: str, eval_seed: int, deals: list[int], forcing: bool):
+    """The evaluation games of :func:`_eval_chunk`, all at once on the batched engine."""
+    from agents.batched import BatchPolicy, make_batch_opponent, play_batch
+    from conquian_env.vector import deal_permutation
+
+    perms = []
+    for deal in deals:
+        perm = deal_permutation(*deal_for_seed(_eval_deal_seed(eval_seed, deal)))
+        perms += [perm, perm]
+    seats = np.tile([0, 1], len(deals))
+    scores, _ = play_batch(
+        BatchPolicy(policy, deterministic=True),
+        make_batch_opponent(spec, eval_seed),
+        np.stack(perms),
+        seats,
+        forcing=forcing,
+    )
+    return [(deal, swap, float(scores[2 * k + swap])) for k, deal in enumerate(deals) for swap in (0, 1)]
+
+
+def batchable(spec: str) -> bool:
+    """Whether ``spec`` has a batched form (``agents.batched``), so its games can run in lockstep."""
+    from agents.batched import PerGameOpponent, make_batch_opponent
+
+    return not isinstance(make_batch_opponent(spec, 0), PerGameOpponent)
+
+
 def evaluate_policy(policy: NumpyPolicy, config: TrainConfig, spec: str) -> dict[str, Any]:
-    """Duplicate-deal evaluation of the deterministic policy against one bot."""
+    """Duplicate-deal evaluation of the deterministic policy against one bot.
+
+    With ``vec_env`` "batched" and a bot that has a batched form (random, greedy, ppo) all
+    games run at once on the batched engine; otherwise game by game in worker processes.
+    """
     from evaluate import score_interval
 
     deals = list(range((config.eval_games + 1) // 2))
-    n = max(1, min(_pool_size(config), len(deals)))
-    jobs = [(policy, spec, config.eval_seed, deals[i::n], config.forcing) for i in range(n)]
-    games = [g for chunk in _map(config, _eval_chunk, jobs) for g in chunk]
+    if config.vec_env == "batched" and batchable(spec):
+        games = _eval_batched(policy, spec, config.eval_seed, deals, config.forcing)
+    else:
+        n = max(1, min(_pool_size(config), len(deals)))
+        jobs = [(policy, spec, config.eval_seed, deals[i::n], config.forcing) for i in range(n)]
+        games = [g for chunk in _map(config, _eval_chunk, jobs) for g in chunk]
     per_deal: dict[int, list[float]] = {}
     for deal, _, score in games:
         per_deal.setdefault(deal, []).append(score)
@@ -477,8 +526,16 @@ class Trainer:
     def _make_vec_env(self):
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-        fns = [make_env_fn(self.config, rank) for rank in range(self.config.n_envs)]
-        if self.config.vec_env == "subproc" and self.config.n_envs > 1:
+        c = self.config
+        if c.vec_env == "batched":
+            from agents.batched import BatchPool
+            from conquian_env.sb3 import ConquianVecEnv
+
+            pool = BatchPool(parse_pool(c.opponents), seed=c.seed * 1000 + 1, max_snapshots=c.max_snapshots)
+            venv = ConquianVecEnv(c.games_in_parallel, pool, forcing=c.forcing, observation=c.features, seed=c.seed)
+            return VecMonitor(venv)
+        fns = [make_env_fn(c, rank) for rank in range(c.games_in_parallel)]
+        if c.vec_env == "subproc" and c.games_in_parallel > 1:
             venv = SubprocVecEnv(fns, start_method="spawn")
         else:
             venv = DummyVecEnv(fns)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env._kernels import PLAYER
+from conquian_env._kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
 from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
@@ -245,6 +245,52 @@ class BatchPool:
         return f"<BatchPool {self.entries}>"
 
 
+def play_batch(
+    bot_a: Any,
+    bot_b: Any,
+    deals: np.ndarray,
+    a_seats: np.ndarray,
+    *,
+    first: int = 0,
+    forcing: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Play ``len(deals)`` games at once between two batched bots.
+
+    ``deals``: (G, 40) card permutations (:func:`conquian_env.vector.deal_permutation`);
+    ``a_seats[g]``: the seat of ``bot_a`` in game ``g``.  Returns ``(a_scores, moves)``:
+    1 for a win of ``bot_a``, 0.5 for a draw, 0 for a loss, and the decisions each game took.
+    """
+    deals = np.asarray(deals)
+    n = len(deals)
+    a_seats = np.asarray(a_seats, dtype=np.int64)
+    if a_seats.shape != (n,) or ((a_seats != 0) & (a_seats != 1)).any():
+        raise ValueError(f"a_seats must hold a seat, 0 or 1, for each of the {n} games")
+    games = VectorGame(n, forcing=forcing, first=first, observations=False)
+    games.reset(deals=deals)
+    rows_all = np.arange(n)
+    for bot in (bot_a, bot_b):
+        reset = getattr(bot, "reset_rows", None)
+        if reset is not None:
+            reset(rows_all)
+    state = games.state
+    moves = np.zeros(n, dtype=np.int64)
+    while True:
+        active = state[:, PHASE] != GAME_OVER
+        if not active.any():
+            break
+        acts = np.full(n, -1, dtype=np.int64)
+        a_to_move = state[:, PLAYER] == a_seats
+        for bot, mine in ((bot_a, a_to_move), (bot_b, ~a_to_move)):
+            rows = np.flatnonzero(active & mine)
+            if len(rows):
+                acts[rows] = bot.act_batch(games, rows)
+        result = games.step(acts, active, autoreset=False, observe=False)
+        moves = np.where(result.dones, result.moves, moves)
+    winners = state[:, WINNER]
+    scores = np.where(winners < 0, 0.5, (winners == a_seats).astype(np.float64))
+    return scores, moves
+
+
 def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
     """A batched bot from a spec: ``random``, ``greedy``, ``ppo``/``ppo:PATH`` batched; others per game."""
     from .registry import parse_spec
@@ -274,5 +320,6 @@ __all__ = [
     "MeldFeatures",
     "PerGameOpponent",
     "make_batch_opponent",
+    "play_batch",
     "policy_inputs",
 ]

@@ -73,10 +73,20 @@ for _p, _choices in enumerate(_SET_CHOICES):
 # ---------------------------------------------------------------- meld logic (melds.py)
 @njit(cache=True, inline="always")
 def popcount(x):
-    x = x - ((x >> 1) & 0x5555555555555555)
+    """Number of set bits of a card mask (``0 <= x < 2**62``), by shifts and adds.
+
+    Not the classic final multiply by 0x0101...: it overflows int64, which LLVM may treat
+    as impossible (numba marks integer multiplies ``nsw``) once the function is inlined,
+    and then folds comparisons of the count wrongly (seen with numba 0.68.1: ``n <= 7``
+    false for a six-card mask with cards above index 31).
+    """
+    x = x - ((x >> 1) & 0x1555555555555555)
     x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
     x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return (x * 0x0101010101010101 >> 56) & 0xFF
+    x = x + (x >> 8)
+    x = x + (x >> 16)
+    x = x + (x >> 32)
+    return x & 0x7F
 
 
 @njit(cache=True, inline="always")

@@ -246,3 +246,21 @@ def test_compiled_random_play_leaves_consistent_games():
 def _row_mask(vg: VectorGame, i: int) -> int:
     _, masks = vg.observe()
     return sum(1 << int(a) for a in np.flatnonzero(masks[i]))
+
+
+def test_popcount_is_right_inside_compiled_comparisons():
+    """The classic multiply-based popcount overflowed int64 and, inlined, made numba fold
+    ``popcount(x) <= 7`` to False for six cards above index 31 (a bug the greedy port hit)."""
+    from numba import njit
+
+    @njit
+    def at_most_seven(x):
+        return K.popcount(x) <= 7
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        cards = rng.sample(range(40), rng.randint(0, 12))
+        mask = sum(1 << c for c in cards)
+        assert K.popcount(mask) == len(cards)
+        assert at_most_seven(mask) == (len(cards) <= 7)
+    assert at_most_seven(sum(1 << c for c in range(32, 38)))
