@@ -299,6 +299,7 @@ class ISMCTSAgent(Agent):
         rollout: str = "greedy",
         depth: int | None = None,
         infer: bool = True,
+        batch: int = 1,
         seed: int | None = None,
     ):
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
@@ -311,6 +312,12 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"unknown rollout {rollout!r}: choose one of {', '.join(ROLLOUTS)}")
         if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
             raise ValueError(f"depth must be a positive int or None, got {depth!r}")
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+            raise ValueError(f"batch must be a positive int, got {batch!r}")
+        if batch > 1 and rollout != "greedy":
+            raise ValueError(f"batched playouts (batch={batch}) run the greedy rollout only, not {rollout!r}")
+        self.batch = batch
+        self._games = None  # the batched engine holding the playouts (batch > 1)
         self.iterations = iterations
         self.time = None if time is None else float(time)
         self.c = float(c)
@@ -354,8 +361,20 @@ class ISMCTSAgent(Agent):
         deadline = None if self.time is None else _time.perf_counter() + self.time
         n = 0
         while n < self.iterations if deadline is None else (n == 0 or _time.perf_counter() < deadline):
-            self._iterate(root, root_actions, self._determinize(view, evidence, rng), me, rng)
-            n += 1
+            k = self.batch if deadline is not None else min(self.batch, self.iterations - n)
+            leaves = [self._select(root, root_actions, self._determinize(view, evidence, rng), me) for _ in range(k)]
+            if k == 1:
+                path, state = leaves[0]
+                if state.phase != GAME_OVER:
+                    self._rollout(state, rng)
+                winners = [state.winner]
+            else:
+                winners = self._rollout_batch([state for _, state in leaves])
+            for (path, _), winner in zip(leaves, winners, strict=True):
+                mine = DRAW_SCORE if winner < 0 else (1.0 if winner == me else 0.0)
+                for edge, p in path:
+                    edge.score += mine if p == me else 1.0 - mine
+            n += k
         self.last_iterations = n
         self.last_stats = {a: (e.visits, e.score / e.visits if e.visits else 0.0) for a, e in root.items()}
         rank = {a: i for i, a in enumerate(root_actions)}
@@ -385,10 +404,17 @@ class ISMCTSAgent(Agent):
         )
         return [first] + [a for a in legal if a != first]
 
-    def _iterate(
-        self, root: dict[int, _Edge], root_actions: list[int], state: GameState, me: int, rng: random.Random
-    ) -> None:
-        """One ISMCTS iteration on the determinization ``state``."""
+    def _select(
+        self, root: dict[int, _Edge], root_actions: list[int], state: GameState, me: int
+    ) -> tuple[list[tuple[_Edge, int]], GameState]:
+        """Selection and expansion of one ISMCTS iteration on the determinization ``state``.
+
+        Returns the path (edges and the player who chose each) and the leaf state to roll
+        out.  Each edge's visit is counted now and its score at the backup: with several
+        selections before one batch of playouts, a pending playout counts as a loss for
+        the moment (virtual loss), which spreads the batch over the tree; with one
+        selection per playout this is plain ISMCTS.
+        """
         node: dict[int, _Edge] | None = root
         path: list[tuple[_Edge, int]] = []
         c = self.c
@@ -420,6 +446,7 @@ class ISMCTSAgent(Agent):
                     if ucb > best:
                         action, best = a, ucb
             edge = node[action]
+            edge.visits += 1
             path.append((edge, p))
             state.apply(action)
             _advance(state)
@@ -429,13 +456,33 @@ class ISMCTSAgent(Agent):
             node = edge.children.get(key)
             if node is None:
                 node = edge.children[key] = {}
-        if state.phase != GAME_OVER:
-            self._rollout(state, rng)
-        winner = state.winner
-        mine = DRAW_SCORE if winner < 0 else (1.0 if winner == me else 0.0)
-        for edge, p in path:
-            edge.visits += 1
-            edge.score += mine if p == me else 1.0 - mine
+        return path, state
+
+    def _rollout_batch(self, states: list[GameState]) -> list[int]:
+        """Greedy playouts of all ``states`` at once on the batched engine; their winners."""
+        from conquian_env._kernels import PHASE, WINNER
+        from conquian_env.vector import VectorGame
+
+        from ._greedy_kernels import greedy_actions
+
+        games = self._games
+        if games is None or games.num_games < len(states):
+            games = self._games = VectorGame(len(states), observations=False, parallel=False)
+        for j, state in enumerate(states):
+            games.set_game(j, state)
+        n = len(states)
+        table = games.state
+        acts = np.full(games.num_games, -1, dtype=np.int64)
+        where = np.zeros(games.num_games, dtype=bool)
+        while True:
+            where[:n] = table[:n, PHASE] != GAME_OVER
+            rows = np.flatnonzero(where)
+            if not len(rows):
+                break
+            acts[:] = -1
+            acts[rows] = greedy_actions(games, rows)
+            games.step(acts, where, autoreset=False, observe=False)
+        return [int(w) for w in table[:n, WINNER]]
 
 
 def _advance(state: GameState) -> None:

@@ -69,6 +69,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "rollout": "greedy, rollout policy: greedy, fast or random",
             "depth": "none, most tree decisions per simulation (none: unlimited)",
             "infer": "true, prefer deals that explain the opponent's refusals and discards",
+            "batch": "1, playouts run together on the batched engine (greedy rollouts, needs numba)",
         },
     ),
     "rollout": BotInfo(

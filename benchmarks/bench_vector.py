@@ -120,7 +120,7 @@ def ppo_rates(kind: str, total: int) -> dict[str, float]:
     model.learn(n_steps * venv.num_envs)  # warm-up: compile, fork, first rollout
     times["collect"] = 0.0
     t = time.perf_counter()
-    model.learn(total, reset_num_timesteps=True)
+    model.learn(total, reset_num_timesteps=True, callback=Clock())
     wall = time.perf_counter() - t
     steps = model.num_timesteps
     venv.close()

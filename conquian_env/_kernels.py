@@ -37,8 +37,18 @@ col     contents
 
 from __future__ import annotations
 
+import os
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+# numba's OpenMP threading layer shares GNU OpenMP with torch: in a process that imported
+# torch, each parallel launch here then waited milliseconds on spinning torch threads (the
+# opponent loop of the vector envs ran 7x slower).  The workqueue layer has no such
+# contention; a threading layer the user chose (NUMBA_THREADING_LAYER) is kept.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 from .melds import _SET_CHOICES, _SHORT
 

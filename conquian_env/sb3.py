@@ -16,6 +16,9 @@ per-game masks MaskablePPO asks for.  One opponent object serves all the games, 
 ``env_method`` on one of its methods (e.g. ``add_snapshot`` of a
 :class:`agents.batched.BatchPool`) calls it once and returns a one-element list.
 Wrap it in ``VecMonitor`` for episode statistics.
+
+Self-play with both seats played by the learner: pass ``callback=SelfPlay()`` to
+``learn`` (the opponent becomes the live model, :class:`LearnerOpponent`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
+from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .vector_env import SeatGames
 
@@ -118,3 +123,44 @@ class ConquianVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
+
+
+class LearnerOpponent:
+    """The learner's own (Maskable)PPO policy as the opponent: both seats played by the learner.
+
+    It reads the live model, so the opponent always plays the current weights (they change
+    only between rollouts), sampling its moves as the learner does.  Only the learner
+    seat's decisions are training data.  Built by :class:`SelfPlay`.
+    """
+
+    name = "self"
+
+    def __init__(self, model: Any, encoder: Any, deterministic: bool = False):
+        self.model = model
+        self.encoder = encoder
+        self.deterministic = deterministic
+
+    def act_batch(self, games: Any, rows: np.ndarray) -> np.ndarray:
+        players = games.state[rows, K.PLAYER]
+        obs = self.encoder(games, rows, players)
+        _, masks = games.observe_rows(rows, players, masks_only=True)
+        actions, _ = self.model.predict(obs, action_masks=masks.astype(bool), deterministic=self.deterministic)
+        return np.asarray(actions, dtype=np.int64)
+
+
+class SelfPlay(BaseCallback):
+    """Pure self-play for MaskablePPO on a :class:`ConquianVecEnv`: at the start of training
+    the opponent becomes the learner itself (:class:`LearnerOpponent`)::
+
+        model = MaskablePPO("MlpPolicy", ConquianVecEnv(256, seed=0))
+        model.learn(1_000_000, callback=SelfPlay())
+    """
+
+    def _on_training_start(self) -> None:
+        venv = self.training_env.unwrapped if hasattr(self.training_env, "unwrapped") else self.training_env
+        if not isinstance(venv, ConquianVecEnv):
+            raise ValueError(f"SelfPlay needs a ConquianVecEnv (optionally wrapped), got {type(venv).__name__}")
+        venv.set_opponent(LearnerOpponent(self.model, venv.core.encoder))
+
+    def _on_step(self) -> bool:
+        return True

@@ -349,3 +349,51 @@ def test_spec_booleans_are_strict_and_keys_unique():
     with pytest.raises(SpecError, match="given twice"):
         make_agent("ismcts:iterations=10,iterations=20")
     assert make_agent("ismcts:infer=false,iterations=3").infer is False
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_ismcts_batched_playouts_play_legal_deterministic_games(forcing):
+    pytest.importorskip("numba")
+    bot = ISMCTSAgent(iterations=40, batch=16, seed=1)
+    records = _duplicate(bot, GreedyAgent(), deals=3, forcing=forcing)
+    assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
+    hands, stock = deal_for_seed(21)
+    runs = [
+        play_game(
+            [ISMCTSAgent(iterations=32, batch=8, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3
+        ).actions
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+
+
+def test_ismcts_batched_playouts_equal_the_scalar_greedy_rollouts():
+    pytest.importorskip("numba")
+    from agents.ismcts import _greedy_rollout
+
+    bot = ISMCTSAgent(batch=4)
+    rng = random.Random(3)
+    leaves = []
+    for seed in range(24):  # positions mid-game, determinized from player 0's side
+        state = new_game(seed=seed, forcing=seed % 2 == 1)
+        for _ in range(rng.randrange(0, 40)):
+            if state.is_terminal():
+                break
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        if not state.is_terminal() and state.phase != 1:  # playouts start outside a meld
+            leaves.append(state)
+    expected = []
+    for state in leaves:
+        copy = state.clone()
+        _greedy_rollout(copy, rng)
+        expected.append(copy.winner)
+    assert bot._rollout_batch([s.clone() for s in leaves]) == expected
+    assert len(leaves) > 15
+
+
+def test_ismcts_batch_is_checked():
+    with pytest.raises(ValueError, match="batch must be a positive int"):
+        ISMCTSAgent(batch=0)
+    with pytest.raises(ValueError, match="greedy rollout only"):
+        ISMCTSAgent(batch=8, rollout="random")

@@ -149,3 +149,21 @@ def test_sb3_vec_env_trains_maskable_ppo():
     assert masks[np.arange(16), actions].all()
     inner = venv.unwrapped
     assert inner.games.state[:, K.PHASE].max() < K.GAME_OVER
+
+
+def test_self_play_puts_the_learner_in_both_seats():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from conquian_env.sb3 import ConquianVecEnv, LearnerOpponent, SelfPlay
+
+    inner = ConquianVecEnv(16, opponent="random", seed=1)
+    model = MaskablePPO("MlpPolicy", VecMonitor(inner), n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    model.learn(1024, callback=SelfPlay())
+    assert isinstance(inner.core.opponent, LearnerOpponent) and inner.core.opponent.model is model
+    assert inner.core.opponent_decisions > 500  # the model answered for the other seat
+    with pytest.raises(ValueError, match="ConquianVecEnv"):
+        from stable_baselines3.common.env_util import make_vec_env
+
+        MaskablePPO("MlpPolicy", make_vec_env("CartPole-v1", 1), n_steps=32).learn(64, callback=SelfPlay())
