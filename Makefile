@@ -1,5 +1,6 @@
 # make test    create .venv, install everything, run the default test suite
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
+# make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   the default training recipe (train.py) into runs/default, about 12 minutes on 2 cores
 # make lint    ruff
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
@@ -11,7 +12,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all bench bench-reference train lint clean
+.PHONY: install test test-slow test-all bench bench-reference bench-vector train lint clean
 
 install: $(STAMP)
 
@@ -37,6 +38,11 @@ bench: $(STAMP)
 bench-reference: $(STAMP)
 	$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install open_spiel
 	$(BIN)/python benchmarks/bench_env.py
+
+# the batched engine (conquian_env.vector) against the same references, plus MaskablePPO batched vs per-game
+bench-vector: $(STAMP)
+	$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install open_spiel
+	$(BIN)/python benchmarks/bench_vector.py
 
 # RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more train.py options
 RUN ?= runs/default

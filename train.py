@@ -18,9 +18,11 @@ The recipe
        them (cross-entropy on the masked logits) and the value head to predict the game
        result.  This gives PPO a competent start instead of random play.
     2. **PPO** (sb3-contrib ``MaskablePPO``, the legal-action mask applied to every
-       decision): the learner plays one seat (drawn each game) in ``n_envs`` copies of
-       :class:`conquian_env.wrappers.SingleAgentEnv` (worker processes with ``vec_env``
-       ``subproc``).  Each game's opponent is drawn from the pool ``opponents``: fixed
+       decision): the learner plays one seat (drawn each game) in ``n_envs`` games on the
+       batched engine (``vec_env`` ``batched``, the default:
+       :class:`conquian_env.sb3.ConquianVecEnv`, opponents deciding in batches), or in
+       ``n_envs`` copies of :class:`conquian_env.wrappers.SingleAgentEnv` (worker
+       processes with ``vec_env`` ``subproc``).  Each game's opponent is drawn from the pool ``opponents``: fixed
        bots (any bot spec) and ``self`` (the latest snapshot of the learner) / ``past`` (an
        older one); a snapshot is taken every ``snapshot_every`` steps.
     3. **Evaluation** every ``eval_every`` steps: the deterministic policy plays
