@@ -460,29 +460,39 @@ class ISMCTSAgent(Agent):
 
     def _rollout_batch(self, states: list[GameState]) -> list[int]:
         """Greedy playouts of all ``states`` at once on the batched engine; their winners."""
-        from conquian_env._kernels import PHASE, WINNER
-        from conquian_env.vector import VectorGame
+        self._games, winners = greedy_playouts(states, self._games)
+        return winners
 
-        from ._greedy_kernels import greedy_actions
 
-        games = self._games
-        if games is None or games.num_games < len(states):
-            games = self._games = VectorGame(len(states), observations=False, parallel=False)
-        for j, state in enumerate(states):
-            games.set_game(j, state)
-        n = len(states)
-        table = games.state
-        acts = np.full(games.num_games, -1, dtype=np.int64)
-        where = np.zeros(games.num_games, dtype=bool)
-        while True:
-            where[:n] = table[:n, PHASE] != GAME_OVER
-            rows = np.flatnonzero(where)
-            if not len(rows):
-                break
-            acts[:] = -1
-            acts[rows] = greedy_actions(games, rows)
-            games.step(acts, where, autoreset=False, observe=False)
-        return [int(w) for w in table[:n, WINNER]]
+def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[int]]:
+    """Play every state to its end with the greedy rules for both players, all at once on
+    the batched engine (compiled greedy, the same moves as :func:`_greedy_rollout`).
+
+    Returns the engine used (pass it back in to reuse its arrays) and the winners (-1: draw).
+    The states are not changed.
+    """
+    from conquian_env._kernels import PHASE, WINNER
+    from conquian_env.vector import VectorGame
+
+    from ._greedy_kernels import greedy_actions
+
+    if games is None or games.num_games < len(states):
+        games = VectorGame(max(1, len(states)), observations=False, parallel=False)
+    for j, state in enumerate(states):
+        games.set_game(j, state)
+    n = len(states)
+    table = games.state
+    acts = np.full(games.num_games, -1, dtype=np.int64)
+    where = np.zeros(games.num_games, dtype=bool)
+    while True:
+        where[:n] = table[:n, PHASE] != GAME_OVER
+        rows = np.flatnonzero(where)
+        if not len(rows):
+            break
+        acts[:] = -1
+        acts[rows] = greedy_actions(games, rows)
+        games.step(acts, where, autoreset=False, observe=False)
+    return games, [int(w) for w in table[:n, WINNER]]
 
 
 def _advance(state: GameState) -> None:

@@ -79,6 +79,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "samples": "32, determinizations per decision (each action is rolled out on each)",
             "margin": "0, leave the greedy choice only for a paired gain of this many standard errors",
             "infer": "true, prefer deals that explain the opponent's refusals and discards",
+            "batch": "false, run the rollouts together on the batched engine (needs numba; same games, faster)",
         },
     ),
     "ppo": BotInfo(

@@ -397,3 +397,17 @@ def test_ismcts_batch_is_checked():
         ISMCTSAgent(batch=0)
     with pytest.raises(ValueError, match="greedy rollout only"):
         ISMCTSAgent(batch=8, rollout="random")
+
+
+def test_rollout_batched_playouts_give_the_same_decisions():
+    pytest.importorskip("numba")
+    from agents.rollout import RolloutAgent
+
+    hands, stock = deal_for_seed(33)
+    runs = []
+    for batch in (False, True):
+        bot = RolloutAgent(samples=6, batch=batch, seed=2)
+        record = play_game([bot, GreedyAgent()], hands=hands, stock=stock, seed=5)
+        assert record.failure is None
+        runs.append(record.actions)
+    assert runs[0] == runs[1]
