@@ -358,10 +358,16 @@ class ISMCTSAgent(Agent):
         rng = self.rng
         root_actions = self._root_actions(view)
         evidence = _opponent_evidence(view) if self.infer else None
-        deadline = None if self.time is None else _time.perf_counter() + self.time
+        started = _time.perf_counter()
+        deadline = None if self.time is None else started + self.time
         n = 0
         while n < self.iterations if deadline is None else (n == 0 or _time.perf_counter() < deadline):
-            k = self.batch if deadline is not None else min(self.batch, self.iterations - n)
+            if deadline is None:
+                k = min(self.batch, self.iterations - n)
+            else:  # a batch that fits in the time left, at the pace so far
+                spent = _time.perf_counter() - started
+                left = deadline - _time.perf_counter()
+                k = min(self.batch, 4) if n == 0 else max(1, min(self.batch, int(left / (spent / n))))
             leaves = [self._select(root, root_actions, self._determinize(view, evidence, rng), me) for _ in range(k)]
             if k == 1:
                 path, state = leaves[0]
