@@ -60,9 +60,9 @@ import gymnasium
 import numpy as np
 
 from agents.base import Agent, PlayerView
-from agents.match import deal_for_seed, play_game
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
+from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.observation import OBS_LAYOUT
 
 PHASE_AT = dict((name, start) for name, start, _, _ in OBS_LAYOUT)["phase"]
@@ -471,7 +471,7 @@ def evaluate_policy(policy: NumpyPolicy, config: TrainConfig, spec: str) -> dict
     With ``vec_env`` "batched" and a bot that has a batched form (random, greedy, ppo) all
     games run at once on the batched engine; otherwise game by game in worker processes.
     """
-    from evaluate import score_interval
+    from conquian_arena.stats import score_interval
 
     deals = list(range((config.eval_games + 1) // 2))
     if config.vec_env == "batched" and batchable(spec):

@@ -17,8 +17,9 @@ cheats; the bots here never do, and the ISMCTS test checks it.)
 ``reset(player, seed)`` is called before every game.  For reproducible tournaments a
 bot's play must depend only on that seed (and its constructor arguments), not on
 earlier games: re-seed any random generator there.  ``act`` must return an ``int``
-action id; anything else (a float, a bool, an illegal id) loses the game in
-:func:`agents.match.play_game`.
+action id; anything else (a float, a bool, an illegal id), or an exception, loses the
+game in :func:`conquian_arena.match.play_game`.  A player gives up by raising
+:class:`Resign` from ``act`` (the human front end does when the person quits).
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ import numpy as np
 
 from conquian_env.view import PlayerView
 
-__all__ = ["Agent", "PlayerView", "RandomAgent"]
+__all__ = ["Agent", "PlayerView", "RandomAgent", "Resign"]
+
+
+class Resign(Exception):  # noqa: N818 - a player's decision, not an error
+    """Raised from :meth:`Agent.act` to give the game up: the game ends at once and the
+    other seat wins (recorded as a failure of kind ``"quit"``, with this message)."""
 
 
 class Agent:

@@ -1,66 +1,32 @@
-"""Play one game between two bots on the engine, with a full replayable record.
+"""The one game loop: two players (bots or a person) play one game, with a full replayable record.
 
 :func:`play_game` drives :class:`~conquian_env.game.GameState` directly (no wrappers),
-giving each bot the same observation, mask and :class:`~agents.base.PlayerView` the
-environment would.  A bot that raises or returns an illegal action loses the game; the
-record says who failed and why, so a tournament can go on and count it.
+giving each player the same observation, mask and :class:`~conquian_env.view.PlayerView`
+the environment would.  A player that raises or returns anything but a legal action id
+loses the game (judged by :meth:`GameState.check_action <conquian_env.game.GameState.check_action>`),
+one that raises :class:`agents.base.Resign` gives it up; the record says who failed and
+why, so a tournament can go on and count it.  Tournaments, training evaluations, the
+human front end and the tests all play through this loop.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from agents.base import Agent, PlayerView, Resign
 from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
 from conquian_env.observation import action_mask, encode
-from conquian_env.replay import REQUIRED_FIELDS, RecordedGame, replay_states
 
-from .base import Agent, PlayerView
+from .record import GameRecord
 
-
-@dataclass
-class GameRecord:
-    """One finished game: enough to replay it move by move."""
-
-    hands: list[list[str]]  # the deal: ten cards per seat
-    stock: list[str]  # twenty cards, top first
-    first: int  # seat that played first
-    forcing: bool
-    players: list[str]  # bot name per seat
-    actions: list[str] = field(default_factory=list)  # every decision as text, in order
-    winner: int | None = None  # seat that won, None for a draw or an unfinished game
-    moves: int = 0
-    failure: dict[str, Any] | None = None  # {"seat", "kind": "crash"|"illegal", "message"}
-    think_time: list[float] = field(default_factory=lambda: [0.0, 0.0])  # seconds per seat
-    decisions: list[int] = field(default_factory=lambda: [0, 0])
-    max_think: list[float] = field(default_factory=lambda: [0.0, 0.0])  # longest decision, seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        """Build from a dict such as a games.jsonl line; extra keys (index, pair, ...) are ignored."""
-        names = {f.name for f in fields(cls)}
-        missing = [n for n in REQUIRED_FIELDS if n not in data and n != "actions"]
-        if missing:
-            raise ValueError(f"game record lacks field(s) {missing}")
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def replay(self) -> list[GameState]:
-        """States after the deal and after every action (validates the whole record).
-
-        Raises ``ValueError`` (:class:`conquian_env.replay.ReplayError`) naming the move
-        number and action of the first impossible step.
-        """
-        states, _ = replay_states(RecordedGame(index=0, line=0, data=self.to_dict()))
-        return states
+#: ``on_move(before, action, after)``, called after every move: ``before`` is a copy of the
+#: state before it, ``after`` the live state (read it; do not keep or change it)
+MoveObserver = Callable[[GameState, int, GameState], Any]
 
 
 def deal_for_seed(seed: int) -> tuple[list[list[str]], list[str]]:
@@ -70,15 +36,18 @@ def deal_for_seed(seed: int) -> tuple[list[list[str]], list[str]]:
 
 
 def play_game(
-    agents: list[Agent] | tuple[Agent, Agent],
+    agents: Sequence[Agent],
     *,
     hands: list[list[str]],
     stock: list[str],
     first: int = 0,
     forcing: bool = False,
     seed: int | None = None,
+    on_move: MoveObserver | None = None,
 ) -> GameRecord:
-    """Play one game: ``agents[i]`` sits in seat ``i``.  ``seed`` seeds the bots for this game."""
+    """Play one game: ``agents[i]`` sits in seat ``i``.  ``seed`` seeds the players for this game
+    (seat ``i`` gets ``seed * 2 + i``).  ``on_move(before, action, after)``, when given, is
+    called after every move (a front end shows the moves with it)."""
     state = new_game(hands=hands, stock=stock, first=first, forcing=forcing)
     record = GameRecord(
         hands=[list(h) for h in hands],
@@ -92,16 +61,16 @@ def play_game(
         try:
             agent.reset(seat, None if seed is None else seed * 2 + seat)
         except Exception as err:  # a bot that cannot even start loses
-            record.failure = _failure(seat, "crash", err)
+            record.failure = _failure(seat, err)
             record.winner = 1 - seat
             return record
     while not state.is_terminal():
         seat = state.player
         start = time.perf_counter()
         try:
-            action = agents[seat].act(encode(state, seat), action_mask(state, seat), views[seat])
+            answer = agents[seat].act(encode(state, seat), action_mask(state, seat), views[seat])
         except Exception as err:
-            record.failure = _failure(seat, "crash", err)
+            record.failure = _failure(seat, err)
             record.winner = 1 - seat
             break
         finally:
@@ -110,28 +79,27 @@ def play_game(
             record.decisions[seat] += 1
             if spent > record.max_think[seat]:
                 record.max_think[seat] = spent
-        if not _is_action_id(action) or not state.is_legal(int(action)):
-            record.failure = {
-                "seat": seat,
-                "kind": "illegal",
-                "message": state._illegal_message(action),
-            }
+        try:
+            action = state.check_action(answer)
+        except ValueError as err:  # not an action id (80.7, True), or not a legal one here
+            record.failure = {"seat": seat, "kind": "illegal", "message": str(err)}
             record.winner = 1 - seat
             break
-        action = int(action)
         record.actions.append(action_to_str(action))
-        state.apply(action)
+        if on_move is None:
+            state.apply(action)
+        else:
+            before = state.clone()
+            state.apply(action)
+            on_move(before, action, state)
     else:
         record.winner = state.winner if state.winner >= 0 else None
     record.moves = len(record.actions)
     return record
 
 
-def _is_action_id(action: Any) -> bool:
-    """Only true integers are actions: 80.7 or True is an illegal answer, not 80 or 1."""
-    return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
-
-
-def _failure(seat: int, kind: str, err: BaseException) -> dict[str, Any]:
+def _failure(seat: int, err: BaseException) -> dict[str, Any]:
+    if isinstance(err, Resign):
+        return {"seat": seat, "kind": "quit", "message": str(err) or "resigned"}
     tb = traceback.format_exception_only(type(err), err)
-    return {"seat": seat, "kind": kind, "message": "".join(tb).strip()}
+    return {"seat": seat, "kind": "crash", "message": "".join(tb).strip()}

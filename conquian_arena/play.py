@@ -2,8 +2,10 @@
 
 Usage::
 
-    python -m conquian_env.play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
-                                [--auto-pass] [--save FILE] [--rules]
+    conquian-play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
+                  [--auto-pass] [--save FILE] [--rules]
+
+(``python -m conquian_arena.play`` is the same command.)
 
 ``--opponent`` is any bot spec of :mod:`agents.registry` (``random``, ``greedy``,
 ``ismcts:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
@@ -11,8 +13,8 @@ dice (a random seed is picked and printed when it is left out, so a game can be 
 again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
 ``--forcing`` turns on the forcing variant (RULES.md section 7); ``--auto-pass`` plays
 your move by itself when only one is legal; ``--save FILE`` appends the game to FILE in
-the tournament record format (``python -m conquian_env.replay FILE`` shows it);
-``--rules`` prints the rule book.
+the tournament record format (:mod:`conquian_arena.record`; ``conquian-replay FILE``
+shows it); ``--rules`` prints the rule book.
 
 Each time you decide, the screen shows only what you can see: your hand, both melds split
 into sets and runs, the face-up card and where it came from, the stock count, the dead
@@ -29,10 +31,16 @@ both hands included.
 
 Input is read line by line (no curses), so a script can play through a pipe::
 
-    yes 1 | python -m conquian_env.play --opponent random --seed 3
+    yes 1 | conquian-play --opponent random --seed 3
 
 End of input stops the game.  Exit status: 0 when the game was played to the end or you
 quit, 1 when the input ended first, 2 for a bad command line (e.g. an unknown bot).
+
+The person is just another player: :class:`HumanAgent` is an :class:`agents.base.Agent`
+whose ``act`` shows the player's view (a :class:`~conquian_env.view.PlayerView`, nothing
+more) and asks for a move, and the game is played by the same
+:func:`conquian_arena.match.play_game` loop as every tournament, with the same forfeits
+(quitting raises :class:`agents.base.Resign`) and the same record.
 
 From Python, :func:`main` takes the arguments, an ``input_fn`` (called with the prompt,
 returns one line, raises ``EOFError`` at the end) and an ``output`` function (called with
@@ -42,16 +50,26 @@ one string per message), so tests and other front ends can drive it.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE, action_to_str, str_to_action
-from .cards import CARD_NAMES, NUM_CARDS, SUIT_MASK, cards_str, parse_card
-from .game import DISCARD, DISCARDED, FORCE_DECISION, GAME_OVER, MELD, OFFER, GameState, new_game
-from .render import meld_text, render_text
+import numpy as np
+
+import conquian_env
+from agents.base import Agent, Resign
+from agents.registry import make_agent
+from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE, action_to_str, str_to_action
+from conquian_env.cards import CARD_NAMES, NUM_CARDS, SUIT_MASK, cards_str, parse_card
+from conquian_env.game import DISCARD, DISCARDED, FORCE_DECISION, GAME_OVER, MELD, OFFER, GameState
+from conquian_env.render import meld_text, render_text
+from conquian_env.view import PlayerView
+
+from .match import deal_for_seed, play_game
+from .record import GameRecord
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], Any]
@@ -62,8 +80,8 @@ EXIT_EOF = 1
 EXIT_USAGE = 2
 
 _WIDTH = 78
-#: the rule book shipped with the package
-RULES_PATH = Path(__file__).resolve().parent / "RULES.md"
+#: the rule book, shipped with the environment package
+RULES_PATH = Path(conquian_env.__file__).resolve().parent / "RULES.md"
 _HELP_WORDS = ("help", "h", "?")
 _QUIT_WORDS = ("quit", "exit", "q")
 _TABLE_WORDS = ("table", "show", "look")
@@ -74,7 +92,7 @@ How to answer: type the number of a move or its text, e.g. "1", "take", "refuse"
 alone, e.g. "5s", picks the one legal move with that card.
 Commands: "help" (this text), "table" (show the table again), "quit" (stop the game).
 
-The game in short (the full rules: python -m conquian_env.play --rules):
+The game in short (the full rules: conquian-play --rules):
 - 40 cards, ranks A 2 3 4 5 6 7 J Q K (7 and J are neighbours, the ace is always low).
 - A card in the middle can only be taken by melding it at once: "take" it, add hand
   cards one at a time with "meld <card>", then "finish".  Your whole meld must always
@@ -84,14 +102,6 @@ The game in short (the full rules: python -m conquian_env.play --rules):
   goes to the dead pile and you turn the next stock card.
 - The first to have 11 cards melded wins; an empty stock when a card must be turned is
   a draw."""
-
-
-class _StopError(Exception):
-    """The person stopped the game (quit) or the input ended (eof)."""
-
-    def __init__(self, eof: bool):
-        super().__init__("eof" if eof else "quit")
-        self.eof = eof
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -109,46 +119,38 @@ def hand_text(mask: int) -> str:
     return "  ".join(g for g in groups if g) or "-"
 
 
-def render_player_view(state: GameState, player: int, names: Sequence[str] = ("you", "opponent")) -> str:
-    """What ``player`` sees of the table: own hand, both melds, face-up card, stock, dead.
+def render_player_view(view: PlayerView, names: Sequence[str] = ("you", "opponent")) -> str:
+    """What ``view.player`` sees of the table: own hand, both melds, face-up card, stock, dead.
 
-    ``names[player]`` is the viewer, ``names[1 - player]`` the opponent.  The opponent's
-    hand appears only as a count, the stock only as a count.
+    ``names[view.player]`` is the viewer, the other name the opponent.  The opponent's
+    hand appears only as a count, the stock only as a count: the view holds no more.
     """
-    opp = 1 - player
-    opp_name = names[opp]
+    opp_name = names[1 - view.player]
     label = max(len(opp_name) + 6, 10)
-    chosen = state.chosen if state.phase == MELD and state.player == player else 0
     lines = [
-        f"{opp_name + ' hand':<{label}} {_count(state.hands[opp].bit_count())} (hidden)",
-        f"{opp_name + ' meld':<{label}} {meld_text(state.melds[opp])}",
-        f"{'your meld':<{label}} {meld_text(state.melds[player])}",
-        f"{'your hand':<{label}} {hand_text(state.hands[player] & ~chosen)}",
+        f"{opp_name + ' hand':<{label}} {_count(view.opponent_hand_size)} (hidden)",
+        f"{opp_name + ' meld':<{label}} {meld_text(view.opponent_meld)}",
+        f"{'your meld':<{label}} {meld_text(view.meld)}",
+        f"{'your hand':<{label}} {hand_text(view.hand & ~view.chosen)}",  # less the cards being laid down
     ]
-    if state.phase == MELD and state.face_up >= 0:
-        who = names[state.player]
-        laid = f" + {cards_str(state.chosen)}" if state.chosen else ""
-        lines.append(f"{'laying down':<{label}} {CARD_NAMES[state.face_up]}{laid} ({who})")
-    elif state.face_up >= 0:
-        lines.append(f"{'face-up':<{label}} {face_up_text(state, names)}")
+    if view.phase == MELD and view.face_up >= 0:
+        laid = f" + {cards_str(view.chosen)}" if view.chosen else ""
+        lines.append(f"{'laying down':<{label}} {CARD_NAMES[view.face_up]}{laid} ({names[view.to_move]})")
+    elif view.face_up >= 0:
+        source = _source_text(view.face_up_source, view.face_up_owner, view.passed, names)
+        lines.append(f"{'face-up':<{label}} {CARD_NAMES[view.face_up]} ({source})")
     else:
         lines.append(f"{'face-up':<{label}} -")
-    lines.append(f"{'stock':<{label}} {_count(state.stock_left)}")
-    lines.append(f"{'dead pile':<{label}} {cards_str(state.dead) or '-'}")
+    lines.append(f"{'stock':<{label}} {_count(view.stock_left)}")
+    lines.append(f"{'dead pile':<{label}} {cards_str(view.dead) or '-'}")
     return "\n".join(lines)
 
 
-def face_up_text(state: GameState, names: Sequence[str]) -> str:
-    """``"7H (discarded by you)"``, ``"3C (turned by greedy, refused once)"``."""
-    if state.face_up < 0:
-        return "-"
-    return f"{CARD_NAMES[state.face_up]} ({_source_text(state, names)})"
-
-
-def _source_text(state: GameState, names: Sequence[str]) -> str:
-    how = "discarded" if state.source == DISCARDED else "turned"
-    extra = ", refused once" if state.passed else ""
-    return f"{how} by {names[state.owner]}{extra}"
+def _source_text(source: int, owner: int, passed: bool, names: Sequence[str]) -> str:
+    """``"discarded by you"``, ``"turned by greedy, refused once"``."""
+    how = "discarded" if source == DISCARDED else "turned"
+    extra = ", refused once" if passed else ""
+    return f"{how} by {names[owner]}{extra}"
 
 
 def describe_move(before: GameState, action: int, after: GameState, names: Sequence[str]) -> list[str]:
@@ -161,7 +163,7 @@ def describe_move(before: GameState, action: int, after: GameState, names: Seque
     card = CARD_NAMES[before.face_up] if before.face_up >= 0 else "?"
     lines: list[str] = []
     if action == TAKE:
-        lines.append(f"{who} took {card} ({_source_text(before, names)})")
+        lines.append(f"{who} took {card} ({_source_text(before.source, before.owner, before.passed, names)})")
     elif action == REFUSE:
         lines.append(f"{who} refused {card}")
     elif 0 <= action < NUM_CARDS:
@@ -261,132 +263,44 @@ def _allowed_text(legal: Sequence[int]) -> str:
     return f"{moves}; 'help' explains, 'quit' stops"
 
 
-# --------------------------------------------------------------------------- the session
-class _Session:
-    """One game between a person (reading ``input_fn``) and a bot."""
+# --------------------------------------------------------------------------- the person as a player
+class HumanAgent(Agent):
+    """A person at the terminal, played like any bot: ``act`` shows what the player sees
+    (from the :class:`~conquian_env.view.PlayerView` alone) and asks for a move until a legal
+    one is given.  ``quit`` or the end of input raises :class:`agents.base.Resign`
+    (``ended_by_eof`` says which), so the game loop records a forfeit."""
+
+    name = "you"
 
     def __init__(
         self,
-        state: GameState,
-        me: int,
-        bot: Any,
-        names: tuple[str, str],
-        input_fn: InputFn,
-        output: OutputFn,
+        input_fn: InputFn = input,
+        output: OutputFn = print,
+        names: Sequence[str] = ("you", "opponent"),
         auto_pass: bool = False,
     ):
-        self.state = state
-        self.me = me
-        self.bot = bot
-        self.names = names
         self.input_fn = input_fn
         self.output = output
+        self.names = tuple(names)
         self.auto_pass = auto_pass
-        # the deal as it was (the whole stock, top first, the turned card included), for --save
-        self.deal_hands = [cards_str(h).split() for h in state.hands]
-        self.deal_stock = [CARD_NAMES[c] for c in state.stock]
-        self.deal_first = state.player
-        self.actions: list[int] = []
-        #: how the game ended other than by the rules: {"seat", "kind", "message"} or None
-        self.failure: dict[str, Any] | None = None
+        self.ended_by_eof = False
 
-    def record(self) -> dict[str, Any]:
-        """The game in the tournament record format (``python -m conquian_env.replay`` shows it)."""
-        state = self.state
-        if self.failure is not None:
-            winner: int | None = 1 - self.failure["seat"]
-        else:
-            winner = state.winner if state.is_terminal() and state.winner >= 0 else None
-        return {
-            "hands": self.deal_hands,
-            "stock": self.deal_stock,
-            "first": self.deal_first,
-            "forcing": state.forcing,
-            "players": list(self.names),
-            "actions": [action_to_str(a) for a in self.actions],
-            "winner": winner,
-            "moves": len(self.actions),
-            "failure": self.failure,
-        }
+    def reset(self, player: int, seed: int | None = None) -> None:
+        self.ended_by_eof = False
 
-    def run(self) -> int:
-        from agents.base import PlayerView  # lazy: conquian_env does not depend on agents
-
-        from .observation import action_mask, encode
-
-        state, me = self.state, self.me
-        bot_seat = 1 - me
-        view = PlayerView(state, bot_seat)
-        self.output(f"{self.names[state.player]} turned {CARD_NAMES[state.face_up]} from the stock to start")
-        while not state.is_terminal():
-            if state.player == me:
-                try:
-                    action = self._ask()
-                except _StopError as stop:
-                    self.failure = {"seat": me, "kind": "quit", "message": "the person stopped the game"}
-                    if stop.eof:
-                        self.output("\ninput ended: the game is abandoned")
-                        return EXIT_EOF
-                    self.output("you quit the game")
-                    self._show_end(quit_=True)
-                    return EXIT_OK
-            else:
-                try:
-                    action = int(self.bot.act(encode(state, bot_seat), action_mask(state, bot_seat), view))
-                except Exception as err:  # a broken bot forfeits, as in agents.match
-                    self.failure = {"seat": bot_seat, "kind": "crash", "message": f"{type(err).__name__}: {err}"}
-                    self.output(f"the bot crashed ({type(err).__name__}: {err}): you win by forfeit")
-                    self._show_end(quit_=True)
-                    return EXIT_OK
-                if not state.is_legal(action):
-                    self.failure = {"seat": bot_seat, "kind": "illegal", "message": f"illegal action {action!r}"}
-                    self.output(f"the bot chose an illegal move ({action!r}): you win by forfeit")
-                    self._show_end(quit_=True)
-                    return EXIT_OK
-            before = state.clone()
-            state.apply(action)
-            self.actions.append(action)
-            for line in describe_move(before, action, state, self.names):
-                self.output(line)
-        self._show_end(quit_=False)
-        return EXIT_OK
-
-    def _question(self) -> str:
-        state, bot_name = self.state, self.names[1 - self.me]
-        card = CARD_NAMES[state.face_up] if state.face_up >= 0 else "?"
-        if state.phase == OFFER:
-            if state.is_legal(TAKE):
-                return f"{card} is offered to you: take it (and meld it now) or refuse it?"
-            return f"{card} is offered to you; it does not fit any meld you could make, so you can only refuse it"
-        if state.phase == MELD:
-            forced = "you are forced to take " if state.forced else "melding "
-            so_far = f" + {cards_str(state.chosen)}" if state.chosen else ""
-            return f"{forced}{card}{so_far}: lay down another hand card or finish"
-        if state.phase == DISCARD:
-            return "discard one card of your hand (it is offered to " + bot_name + ")"
-        if state.phase == FORCE_DECISION:
-            return f"{bot_name} refused {card}, which fits their meld: force them to take it?"
-        return "?"
-
-    def _show_turn(self) -> None:
-        state = self.state
-        self.output("")
-        self.output(f"--- your move (move {state.move_count + 1}) ---")
-        self.output(render_player_view(state, self.me, self.names))
-        self.output(self._question())
-
-    def _ask(self) -> int:
-        legal = self.state.legal_actions()
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        legal = view.legal_actions()
         if self.auto_pass and len(legal) == 1:
             self.output(f"(only one move: {action_to_str(legal[0])})")
             return legal[0]
-        self._show_turn()
+        self._show_turn(view)
         while True:
             self.output(moves_text(legal))
             try:
                 line = self.input_fn("your move> ")
             except EOFError:
-                raise _StopError(eof=True) from None
+                self.ended_by_eof = True
+                raise Resign("the input ended") from None
             try:
                 choice = parse_choice(line, legal)
             except ValueError as err:
@@ -395,35 +309,75 @@ class _Session:
             if choice == "help":
                 self.output(HELP_TEXT)
             elif choice == "table":
-                self._show_turn()
+                self._show_turn(view)
             elif choice == "quit":
-                raise _StopError(eof=False)
+                raise Resign("the person stopped the game")
             else:
                 assert isinstance(choice, int)
                 return choice
 
-    def _show_end(self, quit_: bool) -> None:
-        state = self.state
+    def _show_turn(self, view: PlayerView) -> None:
         self.output("")
-        if state.is_terminal():
-            if state.winner == self.me:
-                self.output(f"*** you win in {state.move_count} moves ***")
-            elif state.winner >= 0:
-                self.output(f"*** {self.names[state.winner]} wins in {state.move_count} moves ***")
-            else:
-                self.output(f"*** draw: the stock ran out after {state.move_count} moves ***")
-        elif quit_:
-            self.output(f"game stopped after {state.move_count} moves")
-        self.output("the whole table:")
-        # the result is said above in words; render_text's own status line would repeat it
-        table = render_text(state, self.names).splitlines()
-        self.output("\n".join(line for line in table if not line.startswith(("game over:", "to move:"))))
+        self.output(f"--- your move (move {view.move_count + 1}) ---")
+        self.output(render_player_view(view, self.names))
+        self.output(self._question(view))
+
+    def _question(self, view: PlayerView) -> str:
+        bot_name = self.names[1 - view.player]
+        card = CARD_NAMES[view.face_up] if view.face_up >= 0 else "?"
+        if view.phase == OFFER:
+            if TAKE in view.legal_actions():
+                return f"{card} is offered to you: take it (and meld it now) or refuse it?"
+            return f"{card} is offered to you; it does not fit any meld you could make, so you can only refuse it"
+        if view.phase == MELD:
+            forced = "you are forced to take " if view.forced else "melding "
+            so_far = f" + {cards_str(view.chosen)}" if view.chosen else ""
+            return f"{forced}{card}{so_far}: lay down another hand card or finish"
+        if view.phase == DISCARD:
+            return "discard one card of your hand (it is offered to " + bot_name + ")"
+        if view.phase == FORCE_DECISION:
+            return f"{bot_name} refused {card}, which fits their meld: force them to take it?"
+        return "?"
+
+
+def _show_end(state: GameState, me: int, names: Sequence[str], output: OutputFn, stopped: bool) -> None:
+    output("")
+    if state.is_terminal():
+        if state.winner == me:
+            output(f"*** you win in {state.move_count} moves ***")
+        elif state.winner >= 0:
+            output(f"*** {names[state.winner]} wins in {state.move_count} moves ***")
+        else:
+            output(f"*** draw: the stock ran out after {state.move_count} moves ***")
+    elif stopped:
+        output(f"game stopped after {state.move_count} moves")
+    output("the whole table:")
+    # the result is said above in words; render_text's own status line would repeat it
+    table = render_text(state, names).splitlines()
+    output("\n".join(line for line in table if not line.startswith(("game over:", "to move:"))))
+
+
+def _tell_forfeit(record: GameRecord, me: int, output: OutputFn) -> None:
+    """Say how a game that ended by a forfeit ended (the table follows)."""
+    failure = record.failure
+    assert failure is not None
+    seat, kind, message = failure["seat"], failure["kind"], failure["message"]
+    if seat == me and kind == "quit":
+        output("you quit the game")
+    elif seat == me:
+        output(f"your move failed ({message})")
+    elif kind == "crash":
+        output(f"the bot crashed ({message}): you win by forfeit")
+    elif kind == "illegal":
+        output(f"the bot chose an illegal move ({message}): you win by forfeit")
+    else:
+        output(f"the bot gave up ({message}): you win")
 
 
 # --------------------------------------------------------------------------- command line
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m conquian_env.play",
+        prog="conquian-play",
         description="Play Conquian against a bot in the terminal (type 'help' during the game).",
     )
     parser.add_argument("--opponent", default="greedy", help="bot spec: random, greedy, ismcts:iterations=200, ...")
@@ -436,7 +390,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--save",
         metavar="FILE",
-        help="append the game to FILE (tournament record format, one JSON line): replay it with conquian_env.replay",
+        help="append the game to FILE (tournament record format, one JSON line): replay it with conquian-replay",
     )
     return parser
 
@@ -447,8 +401,6 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     if args.rules:
         output(RULES_PATH.read_text(encoding="utf-8"))
         return 0
-    from agents.registry import make_agent  # lazy: conquian_env does not depend on agents
-
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     try:
         bot = make_agent(args.opponent, seed=seed)
@@ -462,30 +414,42 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     if bot_name == "you":
         bot_name = "bot"
     names = ("you", bot_name) if me == 0 else (bot_name, "you")
-    state = new_game(seed, first=first, forcing=args.forcing)
-    try:
-        bot.reset(bot_seat, seed)
-    except Exception as err:
-        output(f"the bot {args.opponent!r} failed to start: {type(err).__name__}: {err}")
-        return EXIT_USAGE
     variant = ", forcing variant" if args.forcing else ""
     output(f"Conquian: you (seat {me}) against {args.opponent} (seat {bot_seat}){variant}")
     output(f"deal seed {seed}; play it again with --seed {seed} --seat {me} --first {args.first}")
     output("type 'help' for help, 'quit' to stop")
     if input_fn is input and not sys.stdin.isatty():
         input_fn = _echoing_input  # piped answers are echoed so the transcript reads well
-    session = _Session(state, me, bot, names, input_fn, output, auto_pass=args.auto_pass)
-    status = session.run()
-    if args.save:
-        import json
+    human = HumanAgent(input_fn, output, names, auto_pass=args.auto_pass)
+    players = [human, bot] if me == 0 else [bot, human]
+    hands, stock = deal_for_seed(seed)
+    output(f"{names[first]} turned {stock[0]} from the stock to start")
 
+    def show(before: GameState, action: int, after: GameState) -> None:
+        for line in describe_move(before, action, after, names):
+            output(line)
+
+    record = play_game(players, hands=hands, stock=stock, first=first, forcing=args.forcing, seed=seed, on_move=show)
+    status = EXIT_OK
+    failure = record.failure
+    if failure is not None and failure["seat"] == bot_seat and record.decisions == [0, 0]:
+        output(f"the bot {args.opponent!r} failed to start: {failure['message']}")
+        return EXIT_USAGE
+    if human.ended_by_eof:
+        output("\ninput ended: the game is abandoned")
+        status = EXIT_EOF
+    else:
+        if failure is not None:
+            _tell_forfeit(record, me, output)
+        _show_end(record.replay()[-1], me, names, output, stopped=failure is not None)
+    if args.save:
         try:
             with open(args.save, "a", encoding="utf-8") as f:
-                f.write(json.dumps(session.record()) + "\n")
+                f.write(json.dumps(record.to_dict()) + "\n")
         except OSError as err:
             output(f"could not save the game to {args.save}: {err}")
             return EXIT_USAGE
-        output(f"saved to {args.save}: python -m conquian_env.replay {args.save} --list")
+        output(f"saved to {args.save}: conquian-replay {args.save} --list")
     return status
 
 
@@ -495,9 +459,14 @@ def _echoing_input(prompt: str) -> str:
     return line
 
 
-if __name__ == "__main__":
+def cli() -> int:
+    """The ``conquian-play`` console script."""
     try:
-        sys.exit(main())
+        return main()
     except KeyboardInterrupt:
         print("\ninterrupted")
-        sys.exit(130)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -2,19 +2,18 @@
 
 Usage::
 
-    python -m conquian_env.replay RESULTS/games.jsonl --list
-    python -m conquian_env.replay RESULTS/games.jsonl --game N [--no-pause]
+    conquian-replay RESULTS/games.jsonl --list
+    conquian-replay RESULTS/games.jsonl --game N [--no-pause]
+    conquian-replay RESULTS/games.jsonl --game N --video game.gif [--fps 2]
 
-``RESULTS`` may also be given as the folder: ``RESULTS/games.jsonl`` is read.  The file has
-one JSON object per line, each holding at least the fields of
-:class:`agents.match.GameRecord` (``hands``, ``stock``, ``first``, ``forcing``,
-``players``, ``actions`` as text); ``winner``, ``moves``, ``failure`` and any other keys
-(``index``, ``pair``, ``seats``, ``specs`` ...) are tolerated; ``seats`` (evaluate.py's bot
-labels) name the players when present.
+(``python -m conquian_arena.replay`` is the same command.)  ``RESULTS`` may also be given
+as the folder: ``RESULTS/games.jsonl`` is read.  The file has one game record per line
+(:mod:`conquian_arena.record`); ``seats`` (a tournament's bot labels) name the players
+when present.
 
 ``--list`` prints one line per game: its index, line number, players, who played first,
 the winner and the number of moves.  ``--game N`` picks a game by the index ``--list``
-shows: the ``index`` field that evaluate.py writes when every game has a distinct one,
+shows: the ``index`` field that a tournament writes when every game has a distinct one,
 otherwise the position in the file among the good lines, from 0.  It prints the deal,
 the referee's table (both hands, :func:`conquian_env.render.render_text`), then every
 move in card text with the table after it.  Between moves it waits for Enter (``q``
@@ -24,7 +23,8 @@ stops), unless ``--no-pause`` is given or the input is not a terminal.  Without
 Problems are reported, never hidden: a corrupt line (bad JSON, missing fields) is named by
 its line number and skipped; a game index out of range names the valid range; a record
 whose deal or moves are impossible (a tampered file) stops with the move number and the
-action.  Exit status: 0 done, 1 a problem with the file or the game, 2 a bad command line.
+action; a recorded result the moves do not lead to is shown with a warning.  Exit status:
+0 done, 1 a problem with the file or the game, 2 a bad command line.
 
 From Python, :func:`main` takes the arguments plus ``input_fn``, ``output``, ``errors``
 and ``interactive`` so tests can drive it.
@@ -33,18 +33,18 @@ and ``interactive`` so tests can drive it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .actions import action_to_str, str_to_action
-from .cards import CARD_NAMES
-from .game import GameState, IllegalActionError, new_game
+from conquian_env.actions import action_to_str
+from conquian_env.cards import CARD_NAMES
+from conquian_env.game import GameState
+from conquian_env.render import render_text
+
 from .play import describe_move, hand_text
-from .render import render_text
+from .record import RecordedGame, ReplayError, load_records, replay_states, result_problem
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], Any]
@@ -52,110 +52,6 @@ OutputFn = Callable[[str], Any]
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
-
-REQUIRED_FIELDS = ("hands", "stock", "first", "forcing", "players", "actions")
-
-
-class ReplayError(ValueError):
-    """A record that cannot be replayed: impossible deal or an illegal or unknown action."""
-
-
-@dataclass
-class RecordedGame:
-    """One game of a results file: the index ``--game`` selects it by, and its line number."""
-
-    index: int
-    line: int
-    data: dict[str, Any]
-
-    @property
-    def players(self) -> list[str]:
-        """Seat labels of evaluate.py (``seats``) when present, else the bot names (``players``)."""
-        seats = self.data.get("seats")
-        if isinstance(seats, list) and len(seats) == 2 and all(isinstance(x, str) for x in seats):
-            return seats
-        return [str(p) for p in self.data["players"]]
-
-    @property
-    def names(self) -> tuple[str, str]:
-        """Seat labels for tables: ``"p0 random"``, ``"p1 greedy"``."""
-        p = self.players
-        return (f"p0 {p[0]}", f"p1 {p[1]}")
-
-    @property
-    def actions(self) -> list[str]:
-        return self.data["actions"]
-
-    def result_text(self) -> str:
-        """The recorded result: ``"p1 greedy won"``, ``"draw"``, plus a failure if any."""
-        winner = self.data.get("winner")
-        failure = self.data.get("failure")
-        text = "draw" if winner is None else f"{self.names[winner]} won" if winner in (0, 1) else f"winner {winner!r}"
-        if failure:
-            seat = failure.get("seat") if isinstance(failure, dict) else None
-            kind = failure.get("kind", "failure") if isinstance(failure, dict) else "failure"
-            who = self.names[seat] if seat in (0, 1) else "a player"
-            text += f" ({who} lost by {kind})"
-        return text
-
-
-def _check_record(data: Any) -> str | None:
-    """Why ``data`` is not a game record, or None when its fields have the right shape."""
-    if not isinstance(data, dict):
-        return f"expected a JSON object, got {type(data).__name__}"
-    missing = [k for k in REQUIRED_FIELDS if k not in data]
-    if missing:
-        return f"missing field(s) {', '.join(missing)}"
-    hands, players, actions = data["hands"], data["players"], data["actions"]
-    if not (isinstance(hands, list) and len(hands) == 2 and all(isinstance(h, list) for h in hands)):
-        return "'hands' must be a list of two lists of cards"
-    if not isinstance(data["stock"], list):
-        return "'stock' must be a list of cards"
-    if data["first"] not in (0, 1) or isinstance(data["first"], bool):
-        return f"'first' must be 0 or 1, got {data['first']!r}"
-    if not isinstance(data["forcing"], bool):
-        return f"'forcing' must be true or false, got {data['forcing']!r}"
-    if not (isinstance(players, list) and len(players) == 2):
-        return "'players' must be a list of two names"
-    if not (isinstance(actions, list) and all(isinstance(a, str) for a in actions)):
-        return "'actions' must be a list of action texts"
-    winner = data.get("winner")
-    if winner is not None and (winner not in (0, 1) or isinstance(winner, bool)):
-        return f"'winner' must be 0, 1 or null, got {winner!r}"
-    return None
-
-
-def load_games(path: str | Path) -> tuple[list[RecordedGame], list[str]]:
-    """The good records of a ``games.jsonl`` file and a message per corrupt line (skipped).
-
-    Raises ``OSError`` when the file cannot be read.
-    """
-    path = Path(path)
-    if path.is_dir():
-        path = path / "games.jsonl"
-    games: list[RecordedGame] = []
-    problems: list[str] = []
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as err:
-                problems.append(f"{path}, line {line_no}: corrupt, skipped (not valid JSON: {err.msg})")
-                continue
-            why = _check_record(data)
-            if why:
-                problems.append(f"{path}, line {line_no}: corrupt, skipped ({why})")
-                continue
-            games.append(RecordedGame(len(games), line_no, data))
-    # evaluate.py numbers its games ("index") and writes them in the order they finish
-    ids = [g.data.get("index") for g in games]
-    if games and all(isinstance(i, int) and not isinstance(i, bool) for i in ids) and len(set(ids)) == len(ids):
-        for g in games:
-            g.index = g.data["index"]
-        games.sort(key=lambda g: g.index)
-    return games, problems
 
 
 def ranges_text(ids: Sequence[int]) -> str:
@@ -171,38 +67,6 @@ def ranges_text(ids: Sequence[int]) -> str:
         if i is not None:
             start = prev = i
     return ", ".join(parts)
-
-
-def replay_states(game: RecordedGame) -> tuple[list[GameState], list[int]]:
-    """The states after the deal and after every move, and the action ids.
-
-    Raises :class:`ReplayError` naming the move number (from 1) and the action when the
-    record's deal or one of its actions is impossible.
-    """
-    data = game.data
-    try:
-        state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], forcing=data["forcing"])
-    except ValueError as err:
-        raise ReplayError(f"game {game.index} (line {game.line}): impossible deal: {err}") from None
-    states = [state.clone()]
-    ids: list[int] = []
-    for move, text in enumerate(game.actions, 1):
-        where = f"game {game.index} (line {game.line}), move {move}"
-        try:
-            action = str_to_action(text)
-        except ValueError as err:
-            raise ReplayError(f"{where}: {text!r} is not an action ({err})") from None
-        if state.is_terminal():
-            raise ReplayError(f"{where}: action {text!r} comes after the end of the game")
-        try:
-            state.apply(action)
-        except IllegalActionError:
-            legal = ", ".join(action_to_str(a) for a in state.legal_actions())
-            player = game.names[state.player]
-            raise ReplayError(f"{where}: action {text!r} by {player} is illegal here; legal moves: {legal}") from None
-        ids.append(action)
-        states.append(state.clone())
-    return states, ids
 
 
 def list_text(games: Sequence[RecordedGame]) -> str:
@@ -224,9 +88,8 @@ def list_text(games: Sequence[RecordedGame]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
 
-def _deal_text(game: RecordedGame) -> str:
-    data = game.data
-    state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], forcing=data["forcing"])
+def _deal_text(game: RecordedGame, state: GameState) -> str:
+    """The deal of ``game``, from ``state``, the state right after it."""
     width = max(len(n) for n in game.names)
     lines = ["deal:"]
     for p in (0, 1):
@@ -250,7 +113,7 @@ def show_game(
     first = names[game.data["first"]]
     output(f"game {game.index} (line {game.line}): {names[0]} vs {names[1]}, {first} plays first, forcing {forcing}")
     output(f"recorded result: {game.result_text()} after {len(ids)} moves")
-    output(_deal_text(game))
+    output(_deal_text(game, states[0]))
     output("")
     output(render_text(states[0], names))
     for move, action in enumerate(ids, 1):
@@ -272,29 +135,23 @@ def show_game(
 
 
 def _show_ending(game: RecordedGame, final: GameState, output: OutputFn) -> None:
-    failure = game.data.get("failure")
-    winner = game.data.get("winner")
     output("")
+    problem = result_problem(game, final)
+    if problem is not None:
+        output(f"warning: {problem}")
+        return
+    failure = game.data.get("failure")
     if failure:
-        message = failure.get("message", "") if isinstance(failure, dict) else str(failure)
         output(f"the game was stopped by a failure: {game.result_text()}")
-        if message:
-            output(f"  {message}")
+        if failure.get("message"):
+            output(f"  {failure['message']}")
         return
-    if not final.is_terminal():
-        output(f"warning: the record ends before the game is over (after {final.move_count} moves)")
-        return
-    replayed = final.winner if final.winner >= 0 else None
-    if replayed != winner:
-        shown = "draw" if replayed is None else f"{game.names[replayed]} won"
-        output(f"warning: the record says {game.result_text()} but the moves give {shown}")
-    else:
-        output(f"end: {game.result_text()}")
+    output(f"end: {game.result_text()}")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m conquian_env.replay", description="Step through a recorded Conquian game move by move."
+        prog="conquian-replay", description="Step through a recorded Conquian game move by move."
     )
     parser.add_argument("path", help="a games.jsonl file, or a results folder holding one")
     parser.add_argument("--game", type=int, default=None, help="index of the game to show (see --list)")
@@ -314,7 +171,7 @@ def write_video(game: RecordedGame, path: str | Path, fps: float = 2.0) -> int:
     returns the number of frames.  Needs Pillow (the ``render`` extra)."""
     from PIL import Image
 
-    from .image import render_rgb
+    from conquian_env.image import render_rgb
 
     if not fps > 0:
         raise ValueError(f"fps must be positive, got {fps!r}")
@@ -347,7 +204,7 @@ def main(
 
     args = _parser().parse_args(argv)
     try:
-        games, problems = load_games(args.path)
+        games, problems = load_records(args.path)
     except OSError as err:
         errors(f"error: cannot read {args.path}: {err.strerror or err}")
         return EXIT_PROBLEM
@@ -386,11 +243,16 @@ def main(
     return EXIT_OK
 
 
-if __name__ == "__main__":
+def cli() -> int:
+    """The ``conquian-replay`` console script."""
     try:
-        sys.exit(main())
+        return main()
     except KeyboardInterrupt:
         print("\ninterrupted")
-        sys.exit(130)
+        return 130
     except BrokenPipeError:  # e.g. piped into head
-        sys.exit(0)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -12,7 +12,10 @@ The single-agent (Gymnasium) view, one seat against a bot, for SB3 / MaskablePPO
 Modules: :mod:`~conquian_env.cards` (card ids and text), :mod:`~conquian_env.melds`
 (meld logic), :mod:`~conquian_env.game` (the rules engine), :mod:`~conquian_env.actions`
 (action ids and text), :mod:`~conquian_env.observation` (observation layout and decoder),
-:mod:`~conquian_env.env` (the AEC adapter), :mod:`~conquian_env.render` (text).
+:mod:`~conquian_env.env` (the AEC adapter), :mod:`~conquian_env.render` (text),
+:mod:`~conquian_env.plugins` (bot spec strings, resolved by whichever installed package
+provides bots: this package imports none).  Bots are in the ``agents`` package, games
+between them and people in ``conquian_arena``; both build on this one.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS, as_action_id
+from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
@@ -170,17 +170,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         game = self._require_game("step")
         if game.is_terminal():  # every agent has left: nothing may change the result now
             raise RuntimeError("the game is over and every agent has left: call reset() to play again")
-        a = as_action_id(action)
-        self._cumulative_rewards[agent] = 0
-        if not game.legal_action_mask() >> a & 1:
-            message = game._illegal_message(a)
+        try:
+            a = game.check_action(action)  # not an action id at all (80.7, True, 85): ValueError
+        except IllegalActionError as err:
             if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            warn_illegal(f"{agent}: {message}. The game ends and {agent} loses.")
+                raise
+            self._cumulative_rewards[agent] = 0
+            warn_illegal(f"{agent}: {err}. The game ends and {agent} loses.")
             loser = _AGENT_INDEX[agent]
             game.forfeit(loser)  # the final observation shows the game over, with empty masks
             self._finish(winner=1 - loser, illegal=agent)
         else:
+            self._cumulative_rewards[agent] = 0
             game.apply(a)
             if game.is_terminal():
                 self._finish(winner=game.winner)

@@ -43,6 +43,7 @@ from .actions import (
     REFUSE,
     TAKE,
     action_to_str,
+    as_action_id,
 )
 from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
@@ -225,6 +226,20 @@ class GameState:
 
     def is_legal(self, action: int) -> bool:
         return 0 <= action < NUM_ACTIONS and bool(self.legal_action_mask() >> action & 1)
+
+    def check_action(self, action: Any) -> int:
+        """The action id of ``action`` when it is legal now: the one judgement of an answer.
+
+        Raises ``ValueError`` when ``action`` is not an action id at all (``80.7``, ``True``,
+        ``-1``, ``"80"``: see :func:`~conquian_env.actions.as_action_id`) and
+        :class:`IllegalActionError` (a ``ValueError`` too) when it is an id that is not
+        legal here; both messages say what is allowed.  The environments raise or
+        penalize on it; a game runner forfeits the player who answered it.
+        """
+        a = as_action_id(action)
+        if not self.legal_action_mask() >> a & 1:
+            raise IllegalActionError(self._illegal_message(a))
+        return a
 
     def unseen_cards(self, player: int) -> int:
         """Cards ``player`` cannot see: the opponent's hidden hand cards plus the stock."""

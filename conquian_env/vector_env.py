@@ -65,7 +65,7 @@ class RawObservation:
 
 def _resolve_opponent(opponent: Any) -> Any:
     if isinstance(opponent, str):
-        from agents.batched import make_batch_opponent  # the bots live outside the environment package
+        from .plugins import make_batch_opponent  # the bots live outside the environment package
 
         return make_batch_opponent(opponent)
     if not hasattr(opponent, "act_batch"):
@@ -82,9 +82,9 @@ def _resolve_encoder(observation: Any) -> Any:
         return RawObservation()
     if isinstance(observation, str):
         if observation == "meld":
-            from agents.batched import MELD_FEATURES
+            from .plugins import observation_encoder
 
-            return MELD_FEATURES
+            return observation_encoder("meld")
         raise ValueError(f"observation must be 'raw', 'meld' or an encoder object, got {observation!r}")
     if not (callable(observation) and isinstance(getattr(observation, "space", None), spaces.Box)):
         raise ValueError(

@@ -73,6 +73,21 @@ class PlayerView:
         return self._state.forcing
 
     @property
+    def forced(self) -> bool:
+        """The meld being made was forced (the forcing variant's forced take)."""
+        return self._state.forced
+
+    @property
+    def to_move(self) -> int:
+        """The seat to decide now (this player when ``legal_actions()`` is not empty)."""
+        return self._state.player
+
+    @property
+    def move_count(self) -> int:
+        """Decisions made so far in the game, by both players."""
+        return self._state.move_count
+
+    @property
     def stock_left(self) -> int:
         return self._state.stock_left
 

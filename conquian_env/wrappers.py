@@ -19,7 +19,8 @@ both::
 * ``seat``: 0 (plays first), 1, or ``None`` (default: drawn at random each episode).
 * ``opponent``: an object with ``act(observation, action_mask, view)`` (and optionally
   ``reset(player, seed)``), e.g. any :class:`agents.base.Agent`; a callable with the same
-  arguments; or a bot spec string such as ``"greedy"`` (built with ``agents.make_agent``).
+  arguments; or a bot spec string such as ``"greedy"``, built by the resolver the installed
+  bots register (:func:`conquian_env.plugins.make_opponent`).
   The opponent sees only its own view.
 """
 
@@ -31,9 +32,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS, as_action_id
+from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, action_mask, encode
+from .plugins import make_opponent
 from .render import render_text
 from .view import PlayerView
 
@@ -59,9 +61,7 @@ class SingleAgentEnv(gymnasium.Env):
         if render_mode not in (None, "ansi", "human", "rgb_array"):
             raise ValueError(f"render_mode must be 'ansi', 'human', 'rgb_array' or None, got {render_mode!r}")
         if isinstance(opponent, str):
-            from agents import make_agent  # the bots live outside the environment package
-
-            opponent = make_agent(opponent)
+            opponent = make_opponent(opponent)  # by the installed bots' resolver (conquian_env.plugins)
         if not (hasattr(opponent, "act") or callable(opponent)):
             raise ValueError(
                 f"opponent must be a bot with act(observation, action_mask, view) or a callable, got {opponent!r}"
@@ -91,9 +91,7 @@ class SingleAgentEnv(gymnasium.Env):
             act = getattr(self.opponent, "act", None)
             answer = act(obs, mask, view) if act is not None else self.opponent(obs, mask, view)
             try:
-                action = as_action_id(answer)
-                if not game.is_legal(action):
-                    raise IllegalActionError(game._illegal_message(action))
+                action = game.check_action(answer)
             except ValueError as err:  # the opponent's fault, not the learner's: say so
                 raise RuntimeError(f"the opponent {self.opponent!r} answered {answer!r}: {err}") from err
             game.apply(action)
@@ -125,12 +123,12 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if self.game.is_terminal():
             raise RuntimeError("the game is over: call reset()")
-        a = as_action_id(action)  # 80.9, True, -1 or 85 is a ValueError, as in the AEC env
-        if not self.game.is_legal(a):
-            message = self.game._illegal_message(a)
+        try:
+            a = self.game.check_action(action)  # 80.9, True, -1 or 85 is a ValueError, as in the AEC env
+        except IllegalActionError as err:
             if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            warn_illegal(f"{message}. The episode ends with reward -1.")
+                raise
+            warn_illegal(f"{err}. The episode ends with reward -1.")
             self.game.forfeit(self.seat)  # the offender loses: the game stops here
             obs, _, _, info = self._result()
             info["illegal_action"] = True

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from agents import make_agent, play_game
+from agents import make_agent
 from agents.base import PlayerView, RandomAgent
 from agents.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
 from agents.ismcts import ISMCTSAgent
-from agents.match import deal_for_seed
+from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import CARD_NAMES, FULL_MASK, mask_of, parse_card
 from conquian_env.game import DISCARD, OFFER, new_game

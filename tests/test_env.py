@@ -22,7 +22,9 @@ import random
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
+import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
@@ -805,14 +807,121 @@ def test_numeric_infos_have_the_same_keys_and_int_values_on_every_step():
 
 
 def test_importing_the_environment_loads_none_of_the_bots():
-    # imports point one way: conquian_env (rules, env) <- agents (bots) <- train.py / evaluate.py
+    # imports point one way: conquian_env (rules, env) <- agents (bots) <- conquian_arena
+    # (games, tournaments, people) <- train.py / evaluate.py; not even lazily the other way
+    env_modules = ["conquian_env", "conquian_env.wrappers", "conquian_env.transitions", "conquian_env.plugins"]
+    bot_modules = ["agents", "agents.registry", "agents.greedy", "agents.ismcts", "agents.rollout", "agents.ppo"]
+    try:
+        import numba  # noqa: F401 - the batched engine's modules need it
+
+        env_modules += ["conquian_env.vector", "conquian_env.vector_env"]
+        bot_modules += ["agents.batched"]
+    except ImportError:
+        pass
     code = (
-        "import sys, conquian_env, conquian_env.wrappers, conquian_env.transitions\n"
-        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'train', 'evaluate'))\n"
-        "print(ours)\n"
-        "import agents\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('train', 'evaluate', 'torch')))\n"
+        f"import sys, {', '.join(env_modules)}\n"
+        "def ours(*top): return sorted(m for m in sys.modules if m.split('.')[0] in top)\n"
+        "print(ours('agents', 'conquian_arena', 'train', 'evaluate'))\n"
+        f"import {', '.join(bot_modules)}\n"
+        "print(ours('conquian_arena', 'train', 'evaluate', 'torch'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]", out[0]
     assert out[1] == "[]", out[1]
+
+
+def test_no_module_of_the_environment_names_an_upper_layer():
+    # lazy imports hide a cycle, they do not remove it: no import of agents or
+    # conquian_arena anywhere in conquian_env's code, not even inside a function
+    import ast
+
+    root = Path(conquian_env.__file__).resolve().parent
+    upper = {"agents", "conquian_arena", "train", "evaluate"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if n.split(".")[0] in upper]
+    assert found == []
+    # and the bots import nothing of the runner package
+    for path in sorted((root.parent / "agents").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "conquian_arena" not in "".join(
+            line for line in text.splitlines() if line.lstrip().startswith(("import ", "from "))
+        ), path.name
+
+
+def test_spec_strings_are_resolved_by_the_installed_bots(monkeypatch):
+    # dependency inversion: the environment looks the resolver up by entry point
+    from conquian_env import plugins
+    from conquian_env.wrappers import SingleAgentEnv
+
+    try:
+        env = SingleAgentEnv(opponent="greedy")
+    except ValueError as err:
+        pytest.skip(f"the project is not installed: {err}")
+    assert type(env.opponent).__name__ == "GreedyAgent"
+    env = gymnasium.make("conquian_env/Conquian-v0", opponent="random")
+    env.reset(seed=0)
+    try:
+        from conquian_env.vector_env import ConquianVectorEnv
+    except ImportError:  # no numba: no batched engine
+        pass
+    else:
+        venv = ConquianVectorEnv(2, opponent="greedy", observation="meld", seed=0)
+        assert type(venv.core.opponent).__name__ == "BatchGreedy" and venv.reset()[0].shape[0] == 2
+    with pytest.raises(ValueError, match="unknown bot 'nosuchbot'"):  # the resolver's own error
+        SingleAgentEnv(opponent="nosuchbot")
+    monkeypatch.setattr(plugins, "entry_points", lambda **kw: [])  # no bots installed
+    with pytest.raises(ValueError, match="'greedy' needs a bot resolver.*no installed package provides one"):
+        SingleAgentEnv(opponent="greedy")
+    with pytest.raises(ValueError, match="needs a batched bot resolver"):
+        plugins.make_batch_opponent("greedy")
+    with pytest.raises(ValueError, match="the observation 'meld' needs an encoder"):
+        plugins.observation_encoder("meld")
+    SingleAgentEnv(opponent=lambda obs, mask, view: int(mask.nonzero()[0][0]))  # objects need no resolver
+
+
+def test_one_judgement_of_an_answer_for_the_env_the_wrapper_and_the_game_loop():
+    # GameState.check_action judges every answer: not an id (81.7, True) is a ValueError
+    # everywhere, a legal-looking id that is not legal here an IllegalActionError
+    from agents.base import Agent
+    from conquian_arena.match import deal_for_seed, play_game
+    from conquian_env.wrappers import SingleAgentEnv
+
+    game = conquian_env.new_game(seed=3)
+    assert game.check_action(np.int64(81)) == 81 and type(game.check_action(np.int64(81))) is int
+    for bad in (81.7, True, -1, 85, "81"):
+        with pytest.raises(ValueError) as err:
+            game.check_action(bad)
+        assert not isinstance(err.value, IllegalActionError)
+    with pytest.raises(IllegalActionError, match="illegal action 82"):
+        game.check_action(82)
+    env = conquian_env.env(illegal_action="raise")
+    env.reset(seed=3)
+    with pytest.raises(ValueError, match="integer id"):
+        env.step(81.7)
+    with pytest.raises(IllegalActionError, match="illegal action 82"):
+        env.step(82)
+    single = SingleAgentEnv(opponent=lambda obs, mask, view: int(mask.nonzero()[0][0]), seat=0, illegal_action="raise")
+    single.reset(seed=3)
+    with pytest.raises(ValueError, match="integer id"):
+        single.step(81.7)
+
+    class Answer(Agent):
+        def __init__(self, answer):
+            self.answer = answer
+
+        def act(self, observation, action_mask, view):
+            return self.answer
+
+    hands, stock = deal_for_seed(3)
+    for answer, message in ((81.7, "integer id"), (82, "illegal action 82")):
+        record = play_game([Answer(answer), Answer(81)], hands=hands, stock=stock)
+        assert record.failure["kind"] == "illegal" and message in record.failure["message"]
+        assert record.winner == 1 and record.moves == 0

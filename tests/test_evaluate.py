@@ -1,9 +1,16 @@
-"""Tests of evaluate.py: statistics against scipy, scheduling, reproducibility, resume, failures."""
+"""Tests of tournaments (evaluate.py, conquian_arena.tournament): statistics against scipy, scheduling,
+reproducibility, resume, failures, Ctrl-C."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -13,18 +20,20 @@ from scipy import optimize, stats
 
 import evaluate
 from agents.base import Agent
-from agents.match import GameRecord, deal_for_seed
 from agents.registry import SpecError
-from evaluate import (
+from conquian_arena import tournament
+from conquian_arena.match import deal_for_seed
+from conquian_arena.record import GameRecord
+from conquian_arena.report import format_summary
+from conquian_arena.stats import (
     ELO_PER_LOGIT,
-    ResumeWarning,
     bootstrap_ratings,
     bradley_terry,
-    run_tournament,
     score_interval,
     stake_results,
     t_interval,
 )
+from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
 
 # --------------------------------------------------------------------------- tiny test bots
 
@@ -65,7 +74,7 @@ class IllegalBot(Agent):
 
 FIRST, LAST, CRASH, ILLEGAL = (f"{HERE}:{c}" for c in ("FirstLegalBot", "LastLegalBot", "CrashBot", "IllegalBot"))
 # bots are labelled by their short name (the class name for python: specs)
-QUICK = {"bootstrap": 50, "plot": False}  # keep tests fast
+QUICK = {"bootstrap": 50, "plot": False, "progress": False}  # keep tests fast
 
 
 def read_games(out: Path) -> list[dict]:
@@ -208,7 +217,7 @@ def test_bootstrap_ratings_match_scipy_bootstrap_for_two_bots():
 
 
 def test_duplicate_deals_swap_seats_with_identical_deal(tmp_path):
-    run_tournament(["random", FIRST, LAST], games=7, seed=11, out_dir=tmp_path, jobs=1, **QUICK)
+    run_tournament(["random", FIRST, LAST], games=7, seed=11, out=tmp_path, jobs=1, **QUICK)
     games = read_games(tmp_path)
     assert len(games) == 3 * 8  # 7 rounded up to 8 per pair
     by_deal = {}
@@ -232,7 +241,7 @@ def test_duplicate_deals_swap_seats_with_identical_deal(tmp_path):
 
 
 def test_no_duplicate_gives_fresh_deals_and_alternating_seats(tmp_path):
-    summary = run_tournament(["random", FIRST], games=5, seed=2, out_dir=tmp_path, jobs=1, duplicate=False, **QUICK)
+    summary = run_tournament(["random", FIRST], games=5, seed=2, out=tmp_path, jobs=1, duplicate=False, **QUICK)
     games = read_games(tmp_path)
     assert [g["deal"] for g in games] == [0, 1, 2, 3, 4]
     assert len({json.dumps(g["hands"]) for g in games}) == 5
@@ -241,7 +250,7 @@ def test_no_duplicate_gives_fresh_deals_and_alternating_seats(tmp_path):
 
 
 def test_gauntlet_plays_only_against_the_field(tmp_path):
-    summary = run_tournament(["random", FIRST], games=2, gauntlet=LAST, out_dir=tmp_path, jobs=1, **QUICK)
+    summary = run_tournament(["random", FIRST], games=2, gauntlet=LAST, out=tmp_path, jobs=1, **QUICK)
     assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
         ("LastLegalBot", "random"),
         ("LastLegalBot", "FirstLegalBot"),
@@ -250,7 +259,7 @@ def test_gauntlet_plays_only_against_the_field(tmp_path):
 
 
 def test_repeated_spec_gets_distinct_labels(tmp_path):
-    summary = run_tournament(["random", "random"], games=4, out_dir=tmp_path, jobs=1, **QUICK)
+    summary = run_tournament(["random", "random"], games=4, out=tmp_path, jobs=1, **QUICK)
     assert [r["bot"] for r in summary["ratings"]] == ["random", "random#2"]
 
 
@@ -259,27 +268,27 @@ def test_repeated_spec_gets_distinct_labels(tmp_path):
 
 def test_same_seed_same_tournament_and_other_seed_differs(tmp_path):
     specs = ["random", FIRST, LAST]
-    s1 = run_tournament(specs, games=6, seed=4, out_dir=tmp_path / "a", jobs=1, **QUICK)
-    s2 = run_tournament(specs, games=6, seed=4, out_dir=tmp_path / "b", jobs=1, **QUICK)
+    s1 = run_tournament(specs, games=6, seed=4, out=tmp_path / "a", jobs=1, **QUICK)
+    s2 = run_tournament(specs, games=6, seed=4, out=tmp_path / "b", jobs=1, **QUICK)
     assert stable(s1) == stable(s2)
     assert without_timing(read_games(tmp_path / "a")) == without_timing(read_games(tmp_path / "b"))
-    run_tournament(specs, games=6, seed=5, out_dir=tmp_path / "c", jobs=1, **QUICK)
+    run_tournament(specs, games=6, seed=5, out=tmp_path / "c", jobs=1, **QUICK)
     assert [g["hands"] for g in read_games(tmp_path / "a")] != [g["hands"] for g in read_games(tmp_path / "c")]
 
 
 def test_parallel_run_equals_serial_run(tmp_path):
     specs = ["random", "random", FIRST]
-    s1 = run_tournament(specs, games=10, seed=8, out_dir=tmp_path / "j1", jobs=1, **QUICK)
-    s2 = run_tournament(specs, games=10, seed=8, out_dir=tmp_path / "j2", jobs=2, **QUICK)
+    s1 = run_tournament(specs, games=10, seed=8, out=tmp_path / "j1", jobs=1, **QUICK)
+    s2 = run_tournament(specs, games=10, seed=8, out=tmp_path / "j2", jobs=2, **QUICK)
     assert stable(s1) == stable(s2)
     assert without_timing(read_games(tmp_path / "j1")) == without_timing(read_games(tmp_path / "j2"))
 
 
 def test_resume_skips_played_games_and_replays_corrupt_lines(tmp_path, monkeypatch):
     specs = ["random", FIRST]
-    reference = run_tournament(specs, games=12, seed=3, out_dir=tmp_path / "ref", jobs=1, **QUICK)
+    reference = run_tournament(specs, games=12, seed=3, out=tmp_path / "ref", jobs=1, **QUICK)
     out = tmp_path / "cut"
-    run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+    run_tournament(specs, games=12, seed=3, out=out, jobs=1, **QUICK)
     path = out / "games.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     # delete two lines, garble one, and leave the last one half-written (killed mid-write)
@@ -287,10 +296,10 @@ def test_resume_skips_played_games_and_replays_corrupt_lines(tmp_path, monkeypat
     path.write_text("".join(kept))
 
     played = []
-    real_play = evaluate.play_task
-    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task.index) or real_play(task))
+    real_play = tournament.play_task
+    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task.index) or real_play(task))
     with pytest.warns(ResumeWarning) as record:
-        resumed = run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+        resumed = run_tournament(specs, games=12, seed=3, out=out, jobs=1, **QUICK)
     messages = sorted(str(w.message) for w in record)
     assert len(messages) == 2
     assert "line 10 is corrupt or half-written" in messages[0]  # the half-written last line
@@ -304,7 +313,7 @@ def test_resume_skips_played_games_and_replays_corrupt_lines(tmp_path, monkeypat
     played.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResumeWarning)
-        again = run_tournament(specs, games=12, seed=3, out_dir=out, jobs=1, **QUICK)
+        again = run_tournament(specs, games=12, seed=3, out=out, jobs=1, **QUICK)
     assert played == [] and stable(again) == stable(reference)
 
 
@@ -312,9 +321,9 @@ def test_resume_replays_every_line_and_sets_tampered_ones_aside(tmp_path, monkey
     # before: well-formed lines were trusted: an edited result, swapped seats or an inserted
     # illegal action were counted, and a line missing a field crashed the summary
     specs = ["random", "greedy"]
-    reference = run_tournament(specs, games=10, seed=4, out_dir=tmp_path / "ref", jobs=1, **QUICK)
+    reference = run_tournament(specs, games=10, seed=4, out=tmp_path / "ref", jobs=1, **QUICK)
     out = tmp_path / "t"
-    run_tournament(specs, games=10, seed=4, out_dir=out, jobs=1, **QUICK)
+    run_tournament(specs, games=10, seed=4, out=out, jobs=1, **QUICK)
     path = out / "games.jsonl"
     objs = [json.loads(line) for line in path.read_text().splitlines()]
     decided = next(i for i, o in enumerate(objs) if o["winner"] is not None)
@@ -326,10 +335,10 @@ def test_resume_replays_every_line_and_sets_tampered_ones_aside(tmp_path, monkey
     tampered = {decided, 1, 2, 3}
     path.write_text("".join(json.dumps(o) + "\n" for o in objs))
     played = []
-    real_play = evaluate.play_task
-    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task.index) or real_play(task))
+    real_play = tournament.play_task
+    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task.index) or real_play(task))
     with pytest.warns(ResumeWarning) as record:
-        resumed = run_tournament(specs, games=10, seed=4, out_dir=out, jobs=1, **QUICK)
+        resumed = run_tournament(specs, games=10, seed=4, out=out, jobs=1, **QUICK)
     assert len(record) == len(tampered)
     assert sorted(played) == sorted(objs[i]["index"] for i in tampered)
     assert stable(resumed) == stable(reference)
@@ -338,12 +347,12 @@ def test_resume_replays_every_line_and_sets_tampered_ones_aside(tmp_path, monkey
 
 
 def test_resume_with_other_config_is_a_clear_error(tmp_path):
-    run_tournament(["random", FIRST], games=4, seed=1, out_dir=tmp_path, jobs=1, **QUICK)
+    run_tournament(["random", FIRST], games=4, seed=1, out=tmp_path, jobs=1, **QUICK)
     with pytest.raises(ValueError, match=r"different tournament \(games: folder has 4, this run asks 6.*--out"):
-        run_tournament(["random", FIRST], games=6, seed=1, out_dir=tmp_path, jobs=1, **QUICK)
+        run_tournament(["random", FIRST], games=6, seed=1, out=tmp_path, jobs=1, **QUICK)
     with pytest.raises(ValueError, match="forcing"):
-        run_tournament(["random", FIRST], games=4, seed=1, out_dir=tmp_path, jobs=1, forcing=True, **QUICK)
-    run_tournament(["random", FIRST], games=3, seed=1, out_dir=tmp_path, jobs=1, **QUICK)  # 3 rounds up to 4
+        run_tournament(["random", FIRST], games=4, seed=1, out=tmp_path, jobs=1, forcing=True, **QUICK)
+    run_tournament(["random", FIRST], games=3, seed=1, out=tmp_path, jobs=1, **QUICK)  # 3 rounds up to 4
 
 
 # --------------------------------------------------------------------------- failures and errors
@@ -353,7 +362,7 @@ def test_resume_with_other_config_is_a_clear_error(tmp_path):
 def test_bad_spec_fails_fast_with_registry_error(tmp_path, bad):
     out = tmp_path / "never"
     with pytest.raises(SpecError) as err:
-        run_tournament(["random", bad], games=2, out_dir=out, jobs=2, **QUICK)
+        run_tournament(["random", bad], games=2, out=out, jobs=2, **QUICK)
     assert bad in str(err.value)
     assert not out.exists()
 
@@ -365,7 +374,7 @@ def test_bad_spec_on_the_command_line_lists_known_bots(capsys, tmp_path):
 
 
 def test_crashing_and_illegal_bots_lose_and_are_counted(tmp_path):
-    summary = run_tournament(["random", CRASH, ILLEGAL], games=4, out_dir=tmp_path, jobs=1, **QUICK)
+    summary = run_tournament(["random", CRASH, ILLEGAL], games=4, out=tmp_path, jobs=1, **QUICK)
     ratings = {r["bot"]: r for r in summary["ratings"]}
     # the bot in seat 0 decides first, so between the two broken bots each fails when it sits first
     assert (ratings["CrashBot"]["crash"], ratings["CrashBot"]["illegal"]) == (6, 0)
@@ -385,7 +394,7 @@ def test_crashing_and_illegal_bots_lose_and_are_counted(tmp_path):
     assert pairs["CrashBot", "IllegalBot"]["decided_win_rate"] == 0.5  # 2 wins, 2 losses
     games = read_games(tmp_path)
     assert all(g["failure"]["kind"] in ("crash", "illegal") for g in games if "CrashBot" in g["pair"])
-    assert "crash" in evaluate.format_summary(summary)
+    assert "crash" in format_summary(summary)
 
 
 def test_command_line_writes_all_files(tmp_path, capsys):
@@ -406,13 +415,13 @@ def test_command_line_writes_all_files(tmp_path, capsys):
 
 def test_labels_are_short_and_unique():
     specs = ["random", "random", f"{HERE}:FirstLegalBot", "ppo:models/run1/best.zip,deterministic=false"]
-    assert evaluate.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
+    assert tournament.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
 
 
 def test_games_are_played_deal_by_deal_across_pairs(tmp_path):
     # before: all games of the first pair came first, so a mixed tournament's progress bar
     # showed the fast pairs' rate ("00:02 left" at a third of a 43-minute run)
-    run_tournament(["random", "greedy", FIRST], games=6, seed=2, out_dir=tmp_path, jobs=1, **QUICK)
+    run_tournament(["random", "greedy", FIRST], games=6, seed=2, out=tmp_path, jobs=1, **QUICK)
     lines = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     order = [(g["deal"], g["swap"]) for g in lines]
     assert order == sorted(order)
@@ -443,10 +452,10 @@ def test_stakes_are_reported_only_where_they_mean_something(tmp_path):
     r = stake_results([1, -1, 1, 0, 1, -1, -1, 1, 1, -1] * 10)  # 10% draws: both
     assert r["meaningful"] == "mean and interval" and r["note"] == ""
     # two random players draw about nine games in ten: the summary gives no stake, and says why
-    summary = run_tournament(["random", "random"], games=20, seed=0, out_dir=tmp_path, jobs=1, **QUICK)
+    summary = run_tournament(["random", "random"], games=20, seed=0, out=tmp_path, jobs=1, **QUICK)
     pair = summary["pairs"][0]
     assert math.isnan(pair["stake_mean"]) and "infinite" in pair["stake_note"]
-    assert "n/a" in evaluate.format_summary(summary) and "infinite" in evaluate.format_summary(summary)
+    assert "n/a" in format_summary(summary) and "infinite" in format_summary(summary)
 
 
 def test_missing_packages_are_named_before_any_game(tmp_path, monkeypatch):
@@ -456,7 +465,90 @@ def test_missing_packages_are_named_before_any_game(tmp_path, monkeypatch):
     real_find = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real_find(name, *a))
     played = []
-    monkeypatch.setattr(evaluate, "play_task", lambda task: played.append(task) or {})
+    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task) or {})
     with pytest.raises(ValueError, match=r"needs scipy .*conquian-env\[eval\]"):
-        run_tournament(["random", "greedy"], games=4, out_dir=tmp_path / "x", jobs=1, **QUICK)
+        run_tournament(["random", "greedy"], games=4, out=tmp_path / "x", jobs=1, **QUICK)
     assert played == [] and not (tmp_path / "x").exists()
+
+
+# --------------------------------------------------------------------------- the knobs and the script
+
+
+def test_every_knob_is_one_config_field_and_one_option(tmp_path):
+    parser = tournament.build_parser()
+    for f in dataclasses.fields(TournamentConfig):
+        assert f.metadata["help"], f"{f.name} has no help text"
+    text = parser.format_help()
+    for flag in ("--gauntlet", "--games", "--seed", "-j", "--jobs", "--forcing", "--no-duplicate", "--out",
+                 "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot"):  # fmt: skip
+        assert flag in text, flag
+    assert vars(parser.parse_args(["a", "b"])) == dataclasses.asdict(TournamentConfig(specs=["a", "b"]))
+    args = ["a", "b", "-j", "3", "--no-duplicate", "--no-plot", "--no-progress", "--games", "7", "--bt-prior", "0"]
+    options = TournamentConfig(**vars(parser.parse_args(args)))
+    assert (options.jobs, options.duplicate, options.plot, options.progress) == (3, False, False, False)
+    assert (options.games, options.bt_prior) == (7, 0.0)
+    with pytest.raises(TypeError):
+        run_tournament(["random", "random"], games=2, speed=3)  # not a knob
+    with pytest.raises(ValueError, match="jobs"):
+        run_tournament(["random", "random"], games=2, jobs=0)
+    # the knobs are kept with the run; those that do not define the tournament may change on a resume
+    out = tmp_path / "r"
+    run_tournament(TournamentConfig(specs=["random", FIRST], games=2, out=out, jobs=1, **QUICK))
+    run_tournament(TournamentConfig(specs=["random", FIRST], games=2, out=str(out), jobs=2, confidence=0.9, **QUICK))
+    options = json.loads((out / "config.json").read_text())["options"]
+    assert options == TournamentConfig(specs=["random", FIRST], games=2, out=str(out), jobs=2, confidence=0.9,
+                                       **QUICK).to_dict()  # fmt: skip
+
+
+def test_evaluate_is_a_script_and_a_console_script_not_an_installed_module():
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("conquian-env")
+    except metadata.PackageNotFoundError:
+        pytest.skip("the project is not installed")
+    assert "evaluate" not in (dist.read_text("top_level.txt") or "").split()
+    scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
+    assert scripts["conquian-evaluate"] == "conquian_arena.tournament:main"
+    assert {"conquian-play", "conquian-replay"} <= set(scripts)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "evaluate.py", "--help"], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0 and "--no-duplicate" in done.stdout and "bot specs:" in done.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path):
+    # before: results came back in chunks of 32 per worker, so a Ctrl-C after a minute of
+    # ismcts games saved none of them
+    out = tmp_path / "t"
+    games = 24
+    command = [sys.executable, "evaluate.py", "random", "ismcts:iterations=20", "--games", str(games), "-j", "2",
+               "--out", str(out), "--no-progress", "--no-plot", "--bootstrap", "20"]  # fmt: skip
+    root = Path(__file__).resolve().parent.parent
+    # a session of its own, so that the Ctrl-C goes to the whole process group, as from a terminal
+    proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    path = out / "games.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the tournament ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"interrupted: games played so far are saved" in err
+    assert b"Traceback" not in err
+    saved = path.read_text().splitlines()
+    assert 2 <= len(saved) < games
+    tasks = tournament.make_schedule(json.loads((out / "config.json").read_text()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)  # every line is whole and replays
+        assert len(tournament.load_games(path, tasks)) == len(saved)
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(saved)} of {games} games already played, {games - len(saved)} to play" in done.stderr
+    lines = path.read_text().splitlines()
+    assert lines[: len(saved)] == saved and len(lines) == games
+    assert sorted(json.loads(line)["index"] for line in lines) == list(range(games))
+    assert not (out / "games.rejected.txt").exists()

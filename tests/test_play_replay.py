@@ -1,4 +1,4 @@
-"""The terminal front ends: conquian_env.play (a person against a bot) and conquian_env.replay."""
+"""The terminal front ends: conquian_arena.play (a person against a bot) and conquian_arena.replay."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make_agent, play_game
-from agents.match import deal_for_seed
-from conquian_env import play, replay
+from agents import make_agent
+from agents.base import Agent, Resign
+from conquian_arena import play, replay
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_arena.record import RecordedGame, replay_states
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import new_game
+from conquian_env.view import PlayerView
 
 _MOVES_LINE = re.compile(r"^\s+1\) ")
 
@@ -138,7 +141,7 @@ def test_play_unknown_bot():
 
 def test_player_view_hides_the_opponent_hand():
     state = new_game(seed=4)
-    text = play.render_player_view(state, 0, ("you", "bot"))
+    text = play.render_player_view(PlayerView(state, 0), ("you", "bot"))
     shown = set(re.findall(r"\b[A2-7JQK][CDHS]\b", text))
     hidden = {CARD_NAMES[c] for c in cards_of(state.hands[1])}
     assert not shown & hidden
@@ -158,12 +161,6 @@ def test_parse_choice():
     for bad, message in [("3", "no move number 3"), ("KS", "no legal move uses KS"), ("take", "not a legal move")]:
         with pytest.raises(ValueError, match=message):
             play.parse_choice(bad, legal)
-
-
-def test_cli_modules_do_not_import_agents():
-    code = "import sys, conquian_env.play, conquian_env.replay; print('agents' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
 
 
 # --------------------------------------------------------------------------- replay
@@ -286,8 +283,6 @@ def test_replay_uses_evaluate_indexes_and_seat_labels(tmp_path, records):
 def test_the_rules_ship_with_the_package():
     # before: README, play help and the stake column pointed at ../shared/RULES.md, which a
     # clone or an installed package does not have
-    from conquian_env import play
-
     out = []
     assert play.main(["--rules"], input_fn=lambda _: "quit", output=out.append) == 0
     text = out[0]
@@ -300,7 +295,6 @@ def test_the_rules_ship_with_the_package():
 def test_replay_writes_a_video_of_the_game(tmp_path, records):
     pil = pytest.importorskip("PIL.Image")
     from conquian_env.image import render_rgb
-    from conquian_env.replay import RecordedGame, replay_states
 
     path = _write(tmp_path / "games.jsonl", [json.dumps(r) for r in records])
     gif = tmp_path / "game1.gif"
@@ -327,7 +321,7 @@ def test_play_save_writes_a_replayable_record_and_auto_pass_skips_forced_moves(t
     assert play.main(argv, input_fn=script, output=out) == play.EXIT_OK
     assert "(only one move:" in out.text
     record = json.loads(saved.read_text().splitlines()[0])
-    states, _ = replay.replay_states(replay.RecordedGame(index=0, line=1, data=record))
+    states, _ = replay_states(RecordedGame(index=0, line=1, data=record))
     final = states[-1]
     assert final.is_terminal() and record["moves"] == len(record["actions"])
     assert record["winner"] == (final.winner if final.winner >= 0 else None)
@@ -351,4 +345,59 @@ def test_play_save_records_a_quit_as_a_forfeit(tmp_path):
     assert rc == play.EXIT_OK
     record = json.loads(saved.read_text())
     assert record["failure"]["kind"] == "quit" and record["failure"]["seat"] == 0 and record["winner"] == 1
-    replay.replay_states(replay.RecordedGame(index=0, line=1, data=record))  # the moves made replay
+    replay_states(RecordedGame(index=0, line=1, data=record))  # the moves made replay
+
+
+# --------------------------------------------------------------------------- the person is a player
+def test_the_person_is_an_agent_played_by_the_one_game_loop():
+    assert issubclass(play.HumanAgent, Agent)
+    out = Output()
+    human = play.HumanAgent(Script(rule=lambda: "1"), out, names=("you", "random"))
+    hands, stock = deal_for_seed(3)
+    record = play_game([human, make_agent("random", seed=1)], hands=hands, stock=stock, seed=3)
+    assert record.players == ["you", "random"] and record.failure is None
+    assert record.decisions[0] > 0 and "--- your move (move 1) ---" in out.text
+    replay_states(RecordedGame(index=0, line=1, data=record.to_dict()))  # a valid record
+
+    # quitting is a resignation: the game loop records the forfeit like any other
+    quitter = play.HumanAgent(Script(["quit"]), Output())
+    record = play_game([make_agent("random", seed=1), quitter], hands=hands, stock=stock, first=1)
+    assert record.failure == {"seat": 1, "kind": "quit", "message": "the person stopped the game"}
+    assert record.winner == 0 and record.moves == 0 and not quitter.ended_by_eof
+    eof = play.HumanAgent(Script(), Output())
+    record = play_game([eof, make_agent("random", seed=1)], hands=hands, stock=stock)
+    assert record.failure["kind"] == "quit" and eof.ended_by_eof
+
+
+def test_the_human_view_shows_only_what_the_player_view_holds():
+    # the person sees the table through the same PlayerView as any bot
+    state = new_game(seed=6)
+    view = PlayerView(state, state.player)
+    assert play.render_player_view(view, ("you", "bot")) == play.render_player_view(
+        PlayerView(state.determinize(state.player, np.random.default_rng(0)), state.player), ("you", "bot")
+    )
+
+
+def test_a_bot_that_gives_up_loses_by_quit_in_the_front_end(tmp_path, monkeypatch):
+    class Quitter(Agent):
+        name = "quitter"
+
+        def act(self, observation, action_mask, view):
+            raise Resign("no thanks")
+
+    monkeypatch.setattr(play, "make_agent", lambda spec, seed=None: Quitter())
+    out = Output()
+    rc = play.main(["--opponent", "x", "--seed", "1", "--first", "bot"], input_fn=Script(), output=out)
+    assert rc == play.EXIT_OK and "the bot gave up (no thanks): you win" in out.text
+
+
+@pytest.mark.parametrize("module", ["conquian_arena.play", "conquian_arena.replay"])
+def test_the_command_lines_run_as_modules_and_console_scripts(module, tmp_path):
+    script = Path(sys.executable).parent / ("conquian-" + module.rsplit(".", 1)[1])
+    commands = [[sys.executable, "-m", module, "--help"]]
+    if script.exists():  # installed (pip install -e .): the console script is there too
+        commands.append([str(script), "--help"])
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "usage:" in done.stdout

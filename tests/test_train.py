@@ -10,11 +10,11 @@ import warnings
 import numpy as np
 import pytest
 
-from agents import SpecError, make_agent, play_game
+from agents import SpecError, make_agent
 from agents.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
 from agents.greedy import GreedyAgent
-from agents.match import deal_for_seed
 from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent
+from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
@@ -374,7 +374,8 @@ def test_searching_teacher_gives_soft_targets_and_dagger_rounds(tmp_path):
 
 def test_shipped_model_beats_random():
     """The shipped model is no random policy (the full measurement is in the README)."""
-    import evaluate
+    from conquian_arena.stats import score_interval
+    from conquian_arena.tournament import short_name
 
     bot, rnd = make_agent("ppo"), make_agent("random", seed=5)
     scores = []
@@ -383,9 +384,9 @@ def test_shipped_model_beats_random():
         for swap in (0, 1):
             record = play_game([bot, rnd] if swap == 0 else [rnd, bot], hands=hands, stock=stock, seed=deal)
             scores.append(0.5 if record.winner is None else float(record.winner == swap))
-    interval = evaluate.score_interval(np.reshape(scores, (-1, 2)).mean(axis=1), unit="deals")
+    interval = score_interval(np.reshape(scores, (-1, 2)).mean(axis=1), unit="deals")
     assert interval.low > 0.6, interval
-    assert evaluate.short_name("ppo") == "ppo"
+    assert short_name("ppo") == "ppo"
 
 
 def test_forcing_variant_run(tmp_path):

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from agents import SpecError, make_agent, play_game
-from agents.match import deal_for_seed
+from agents import SpecError, make_agent
+from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import IllegalActionError
 from conquian_env.wrappers import SingleAgentEnv
 

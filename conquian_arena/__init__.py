@@ -1,0 +1,23 @@
+"""Games between bots, or between a bot and a person: the layer above the bots.
+
+The packages import one way: :mod:`conquian_env` (rules, observation, environments) <-
+:mod:`agents` (bots) <- ``conquian_arena`` (this package) <- the scripts ``train.py`` and
+``evaluate.py``.
+
+* :mod:`~conquian_arena.match`: :func:`play_game`, the one game loop (with forfeits and
+  recording), and :func:`deal_for_seed`.
+* :mod:`~conquian_arena.record`: the game record format (:class:`GameRecord`) and its
+  validating replay.
+* :mod:`~conquian_arena.tournament`: tournaments (``conquian-evaluate``), with
+  :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`.
+* :mod:`~conquian_arena.play`: a person against a bot in the terminal (``conquian-play``);
+  the person is an :class:`agents.base.Agent` like any bot.
+* :mod:`~conquian_arena.replay`: the replay viewer (``conquian-replay``).
+"""
+
+from __future__ import annotations
+
+from .match import deal_for_seed, play_game
+from .record import GameRecord, ReplayError
+
+__all__ = ["GameRecord", "ReplayError", "deal_for_seed", "play_game"]

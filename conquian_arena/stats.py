@@ -1,0 +1,441 @@
+"""The statistics of a tournament, each with the method it uses stated in the summary.
+
+* score of A against B (win 1, draw 1/2): Student t interval over independent units,
+  which are deals when deals are duplicated (the two games of a deal are one paired
+  sample: the unit's value is A's mean score over the two games) and games otherwise
+  (:func:`score_interval`, which stays honest when every unit scored the same).
+* stakes (RULES.md section 6): the games of a pair are a match in deal order; stake 1,
+  doubled after each draw, back to 1 after a decided game (:func:`stake_results`).
+* ratings: Bradley-Terry maximum likelihood with draws as half a win for each side plus
+  virtual draws per pair (:func:`bradley_terry`), on the Elo scale, with percentile
+  bootstrap intervals over deals (:func:`bootstrap_ratings`).
+
+:func:`summarize` computes all of them from the games of a tournament.  scipy is imported
+only where a quantile is needed (the ``eval`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .record import FAILURE_KINDS
+
+ELO_PER_LOGIT = 400.0 / math.log(10.0)
+#: fewer independent units than this and an interval is flagged as rough
+FEW_UNITS = 20
+
+
+class Interval(NamedTuple):
+    estimate: float
+    low: float
+    high: float
+    method: str
+
+
+def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Student t interval for the mean of independent values (nan bounds with fewer than 2)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean()) if x.size else math.nan
+    if x.size < 2:
+        return mean, math.nan, math.nan
+    sem = float(x.std(ddof=1)) / math.sqrt(x.size)
+    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1)) * sem
+    return mean, mean - half, mean + half
+
+
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion."""
+    from scipy import stats
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return center - half, center + half
+
+
+def score_interval(unit_scores: Any, confidence: float = 0.95, unit: str = "games") -> Interval:
+    """Mean score (win 1, draw 1/2, loss 0) with its interval over independent units.
+
+    ``unit_scores``: one value in [0, 1] per independent unit: per game, or per deal (the
+    mean of the two seat-swapped games) with duplicate deals.  A draw makes the score
+    non-binomial, so the interval is Student t on the unit values, clipped to [0, 1].
+    If all units score 0 or all score 1 (zero variance) the Wilson interval is used.  If
+    all score the same value ``v`` in between (two identical players: every deal 1/2), a
+    zero-width t interval would claim certainty; instead the share ``p`` of units that
+    could score otherwise and still go unseen in ``n`` is bounded (exact binomial,
+    ``1 - (alpha/2)^(1/n)``, the "rule of three"), and the interval is
+    ``[v - p v, v + p (1 - v)]``.  Fewer than :data:`FEW_UNITS` units are flagged in the
+    method text: treat such an interval as rough.
+    """
+    x = np.asarray(unit_scores, dtype=float)
+    n = x.size
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, "no games")
+    few = f"; only {n} {unit}: a rough interval" if n < FEW_UNITS else ""
+    if np.all(x == x[0]):
+        v = float(x[0])
+        if v in (0.0, 1.0):
+            low, high = wilson_interval(float(x.sum()), n, confidence)
+            return Interval(v, low, high, f"Wilson score interval, all {n} {unit} scored {v:g}{few}")
+        p = 1.0 - ((1.0 - confidence) / 2) ** (1.0 / n)
+        return Interval(
+            v, v - p * v, v + p * (1.0 - v), f"all {n} {unit} scored {v:g}: bound on the unseen share (exact){few}"
+        )
+    mean, low, high = t_interval(x, confidence)
+    return Interval(mean, max(0.0, low), min(1.0, high), f"Student t interval over {n} {unit}{few}")
+
+
+def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:
+    """Money of a match under RULES.md section 6, from A's side.
+
+    ``outcomes`` in match order: +1 A won, -1 A lost, 0 draw.  Stake 1, doubled after each
+    draw, reset to 1 after a decided game.  Returns the stake and A's winnings per game,
+    the total, the mean per game and its interval.  Interval: the match is a sequence of
+    independent cycles (draws, then the decided game that resets the stake; a trailing run
+    of draws is the last cycle); the mean is sum(winnings)/sum(games) over cycles, with the
+    delta-method standard error of that ratio and a t quantile with cycles-1 degrees of freedom.
+    """
+    from scipy import stats
+
+    stakes, winnings, cycles = [], [], []
+    stake, cyc_win, cyc_len = 1, 0, 0
+    for outcome in outcomes:
+        outcome = int(outcome)
+        if outcome not in (-1, 0, 1):
+            raise ValueError(f"outcomes are +1 (A won), -1 (A lost) or 0 (draw), got {outcome!r}")
+        stakes.append(stake)
+        winnings.append(outcome * stake)
+        cyc_win += outcome * stake
+        cyc_len += 1
+        if outcome == 0:
+            stake *= 2
+        else:
+            cycles.append((cyc_win, cyc_len))
+            stake, cyc_win, cyc_len = 1, 0, 0
+    if cyc_len:
+        cycles.append((cyc_win, cyc_len))
+    n = len(winnings)
+    total = int(sum(winnings))
+    mean = _ratio(total, n) if n else math.nan
+    low = high = math.nan
+    m = len(cycles)
+    # With draws at rate d a cycle's stake is 2^K, K geometric: its mean is finite only for
+    # d < 1/2 and its variance only for d < 1/4.  Past those rates a sample mean or an
+    # interval is dominated by the longest run of draws and means nothing.
+    # The summary reports only what is meaningful (``meaningful``), and says why (``note``).
+    draw_share = sum(1 for w in winnings if w == 0) / n if n else math.nan
+    note, meaningful = "", "mean and interval"
+    if n and draw_share >= 0.5:
+        meaningful = "nothing"
+        note = f"{draw_share:.0%} draws: the expected stake is infinite at 1/2 or more, so no mean is given"
+    elif n and draw_share >= 0.25:
+        meaningful = "mean"
+        note = f"{draw_share:.0%} draws: the stake's variance is infinite at 1/4 or more, so no interval is given"
+    if m >= 2 and math.isfinite(mean) and max(stakes) < 2**1000:  # beyond that floats overflow
+        w = np.array([c[0] for c in cycles], dtype=float)
+        length = np.array([c[1] for c in cycles], dtype=float)
+        resid = w - mean * length
+        se = math.sqrt(float(np.sum(resid**2)) / (m - 1) / m) / float(length.mean())
+        half = float(stats.t.ppf(0.5 + confidence / 2, m - 1)) * se
+        low, high = mean - half, mean + half
+    return {
+        "stakes": stakes,
+        "winnings": winnings,
+        "total": total,
+        "mean": mean,
+        "low": low,
+        "high": high,
+        "max_stake": max(stakes) if stakes else 0,
+        "cycles": m,
+        "method": f"regenerative ratio estimator over {m} stake cycles, delta-method t interval",
+        "note": note,
+        "meaningful": meaningful,
+    }
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    """numerator / denominator as a float, +-inf when it does not fit (2**1024 after 1024 draws in a row)."""
+    try:
+        return numerator / denominator
+    except OverflowError:
+        return math.inf if numerator > 0 else -math.inf
+
+
+def _strongly_connected(beats: np.ndarray) -> bool:
+    """Is every bot reachable from every other along 'scored something against' edges?"""
+    k = beats.shape[0]
+    for adj in (beats, beats.T):
+        seen, todo = {0}, [0]
+        while todo:
+            i = todo.pop()
+            for j in np.flatnonzero(adj[i]):
+                if int(j) not in seen:
+                    seen.add(int(j))
+                    todo.append(int(j))
+        if len(seen) < k:
+            return False
+    return True
+
+
+def bradley_terry(
+    wins: Any, prior_draws: float = 0.0, anchor: int | None = None, tol: float = 1e-10, max_iter: int = 100
+) -> np.ndarray:
+    """Bradley-Terry strengths (natural-log scale) by maximum likelihood.
+
+    ``wins[i, j]``: points bot i scored against bot j (wins + draws / 2); games between i
+    and j are ``wins[i, j] + wins[j, i]``.  P(i beats j) = 1 / (1 + exp(r_j - r_i)).
+    ``prior_draws`` virtual draws are added to every pair that played.  Returned strengths
+    have mean 0, or ``r[anchor] = 0``.  Raises ValueError when no finite maximum exists
+    (some group of bots never scored against the rest).  Multiply by ``ELO_PER_LOGIT``
+    for Elo points.
+    """
+    w = np.array(wins, dtype=float)
+    k = w.shape[0]
+    if w.shape != (k, k) or np.any(w < 0):
+        raise ValueError(f"wins must be a square non-negative matrix, got shape {w.shape}")
+    np.fill_diagonal(w, 0.0)
+    played = (w + w.T) > 0
+    w = w + played * (prior_draws / 2.0)
+    n = w + w.T
+    if k == 1:
+        return np.zeros(1)
+    if not _strongly_connected(w > 0):
+        raise ValueError(
+            "no finite Bradley-Terry ratings: some bots never scored a point against the others "
+            "(add virtual draws with --bt-prior > 0)"
+        )
+
+    def loglik(r: np.ndarray) -> float:
+        diff = r[:, None] - r[None, :]
+        return float(np.sum(w * -np.logaddexp(0.0, -diff)))
+
+    r = np.zeros(k)
+    current = loglik(r)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(r[None, :] - r[:, None]))  # p[i, j] = P(i beats j)
+        grad = np.sum(w - n * p, axis=1)
+        info = n * p * p.T  # observed information: off-diagonal -H
+        hess = info.copy()
+        np.fill_diagonal(hess, -info.sum(axis=1))  # this is -(Hessian); solve on r[1:], r[0] = 0
+        step = np.zeros(k)
+        step[1:] = np.linalg.solve(-hess[1:, 1:], grad[1:])
+        t = 1.0
+        while True:
+            candidate = r + t * step
+            value = loglik(candidate)
+            if value >= current - 1e-12 or t < 1e-8:
+                break
+            t /= 2
+        r, current = candidate, value
+        if np.max(np.abs(t * step)) < tol:
+            break
+    return r - (r[anchor] if anchor is not None else r.mean())
+
+
+def bootstrap_ratings(
+    unit_wins: np.ndarray,
+    resamples: int,
+    prior_draws: float,
+    anchor: int | None,
+    confidence: float,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Percentile bootstrap of Bradley-Terry Elo ratings over independent units (deals).
+
+    ``unit_wins[d, i, j]``: points of bot i against bot j in the games of unit d.  Each
+    resample draws the units with replacement and refits.  Returns (low, high, failed)
+    where ``failed`` counts resamples without finite ratings (left out).
+    """
+    units, k = unit_wins.shape[0], unit_wins.shape[1]
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    counts = rng.multinomial(units, np.full(units, 1.0 / units), size=resamples)
+    totals = (counts @ unit_wins.reshape(units, k * k)).reshape(resamples, k, k)
+    fits, failed = [], 0
+    for b in range(resamples):
+        try:
+            fits.append(bradley_terry(totals[b], prior_draws, anchor) * ELO_PER_LOGIT)
+        except ValueError:
+            failed += 1
+    if not fits:
+        return np.full(k, math.nan), np.full(k, math.nan), failed
+    alpha = (1 - confidence) / 2
+    arr = np.array(fits)
+    return np.quantile(arr, alpha, axis=0), np.quantile(arr, 1 - alpha, axis=0), failed
+
+
+def _score_of(game: dict[str, Any], label: str) -> float:
+    if game["winner_label"] is None:
+        return 0.5
+    return 1.0 if game["winner_label"] == label else 0.0
+
+
+def summarize(
+    games: list[dict[str, Any]],
+    config: dict[str, Any],
+    confidence: float = 0.95,
+    bootstrap: int = 1000,
+    bt_prior: float = 1.0,
+    anchor: str | None = None,
+) -> dict[str, Any]:
+    """All statistics of a finished tournament from its games.jsonl objects (any order)."""
+    labels = config["labels"]
+    index = {label: i for i, label in enumerate(labels)}
+    k = len(labels)
+    unit = "deals (seat-swapped game pairs)" if config["duplicate"] else "games"
+    games = sorted(games, key=lambda g: g["index"])
+    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for g in games:
+        by_pair[(g["pair"][0], g["pair"][1])].append(g)
+
+    pairs_out = []
+    points = np.zeros((k, k))
+    units = max(g["deal"] for g in games) + 1
+    unit_points = np.zeros((units, k, k))
+    for (a, b), pair_games in by_pair.items():
+        pair_games.sort(key=lambda g: (g["deal"], g["swap"]))
+        scores_a = np.array([_score_of(g, a) for g in pair_games])
+        deals = np.array([g["deal"] for g in pair_games])
+        unique_deals = np.unique(deals)
+        unit_scores = np.array([scores_a[deals == d].mean() for d in unique_deals])
+        score = score_interval(unit_scores, confidence, unit)
+        outcomes = [0 if s == 0.5 else (1 if s == 1.0 else -1) for s in scores_a]
+        stake = stake_results(outcomes, confidence)
+        moves = np.array([g["moves"] for g in pair_games], dtype=float)
+        fails = {label: dict.fromkeys(FAILURE_KINDS, 0) for label in (a, b)}
+        for g in pair_games:
+            if g["failure"]:
+                fails[g["seats"][g["failure"]["seat"]]][g["failure"]["kind"]] += 1
+        wins, draws = int(np.sum(scores_a == 1.0)), int(np.sum(scores_a == 0.5))
+        first_score = [1.0 - s if g["swap"] else s for g, s in zip(pair_games, scores_a, strict=True)]
+        pairs_out.append(
+            {
+                "a": a,
+                "b": b,
+                "games": len(pair_games),
+                "units": len(unique_deals),
+                "wins": wins,
+                "draws": draws,
+                "losses": len(pair_games) - wins - draws,
+                "score": score.estimate,
+                "score_low": score.low,
+                "score_high": score.high,
+                "score_method": score.method,
+                "draw_rate": draws / len(pair_games),
+                # share of the decided games that A won (the usual figure when draws are common)
+                "decided_win_rate": wins / decided if (decided := len(pair_games) - draws) else math.nan,
+                "stake_mean": stake["mean"] if stake["meaningful"] != "nothing" else math.nan,
+                "stake_low": stake["low"] if stake["meaningful"] == "mean and interval" else math.nan,
+                "stake_high": stake["high"] if stake["meaningful"] == "mean and interval" else math.nan,
+                "stake_total": stake["total"],
+                "stake_max": stake["max_stake"],
+                "stake_method": stake["method"],
+                "stake_note": stake["note"],
+                "moves_mean": float(moves.mean()),
+                "moves_sd": float(moves.std(ddof=1)) if len(moves) > 1 else 0.0,
+                "seat0_score": float(np.mean(first_score)),
+                "failures": fails,
+            }
+        )
+        ia, ib = index[a], index[b]
+        points[ia, ib] += scores_a.sum()
+        points[ib, ia] += len(scores_a) - scores_a.sum()
+        np.add.at(unit_points[:, ia, ib], deals, scores_a)
+        np.add.at(unit_points[:, ib, ia], deals, 1.0 - scores_a)
+
+    anchor_index = None
+    if anchor is not None:
+        if anchor not in index:
+            raise ValueError(f"--anchor {anchor!r} is not one of the bots {labels}")
+        anchor_index = index[anchor]
+    elo = bradley_terry(points, bt_prior, anchor_index) * ELO_PER_LOGIT
+    low, high, failed = bootstrap_ratings(unit_points, bootstrap, bt_prior, anchor_index, confidence, config["seed"])
+
+    per_bot = {
+        label: {
+            "games": 0,
+            "points": 0.0,
+            "wins": 0,
+            "draws": 0,
+            "losses": 0,
+            **dict.fromkeys(FAILURE_KINDS, 0),
+            "example_failure": None,
+        }
+        for label in labels
+    }
+    timing = {label: {"seconds": 0.0, "decisions": 0, "max_seconds": 0.0} for label in labels}
+    first_by_deal: dict[int, list[float]] = defaultdict(list)
+    for g in games:
+        first_by_deal[g["deal"]].append(_score_of(g, g["seats"][0]))
+        for seat, label in enumerate(g["seats"]):
+            s = _score_of(g, label)
+            bot = per_bot[label]
+            bot["games"] += 1
+            bot["points"] += s
+            bot["wins" if s == 1.0 else "draws" if s == 0.5 else "losses"] += 1
+            timing[label]["seconds"] += g.get("think_time", [0.0, 0.0])[seat]
+            timing[label]["decisions"] += g.get("decisions", [0, 0])[seat]
+            timing[label]["max_seconds"] = max(timing[label]["max_seconds"], g.get("max_think", [0.0, 0.0])[seat])
+        if g["failure"]:
+            label = g["seats"][g["failure"]["seat"]]
+            per_bot[label][g["failure"]["kind"]] += 1
+            if per_bot[label]["example_failure"] is None:
+                per_bot[label]["example_failure"] = {"index": g["index"], **g["failure"]}
+    ratings = []
+    for label, i in index.items():
+        bot = per_bot[label]
+        ratings.append(
+            {
+                "bot": label,
+                "spec": config["bot_specs"][i],
+                "elo": float(elo[i]),
+                "elo_low": float(low[i]),
+                "elo_high": float(high[i]),
+                "score": bot["points"] / bot["games"] if bot["games"] else math.nan,
+                **{key: bot[key] for key in ("games", "wins", "draws", "losses", *FAILURE_KINDS)},
+                "example_failure": bot["example_failure"],
+            }
+        )
+    first = score_interval([np.mean(v) for _, v in sorted(first_by_deal.items())], confidence, unit)
+    all_moves = np.array([g["moves"] for g in games], dtype=float)
+    anchor_text = f"{anchor} at 0" if anchor is not None else "mean 0"
+    return {
+        "config": config,
+        "confidence": confidence,
+        "methods": {
+            "score": f"Student t interval over independent {unit} (Wilson score interval when every unit "
+            "scored 0 or every unit scored 1), clipped to [0, 1]",
+            "stake": "RULES.md section 6 stakes (1, doubled after each draw, reset after a decided game), "
+            "games of a pair as one match in deal order; regenerative ratio estimator over stake cycles "
+            "(a cycle ends at each decided game, cycles treated as independent) with a delta-method t interval",
+            "ratings": f"Bradley-Terry maximum likelihood (Newton), draws as half wins, {bt_prior:g} virtual "
+            f"draw(s) per pair; Elo scale (400/ln 10 per logit), {anchor_text}",
+            "rating_interval": f"percentile bootstrap over {units} {unit}, {bootstrap} resamples"
+            + (f" ({failed} without finite ratings left out)" if failed else ""),
+        },
+        "pairs": pairs_out,
+        "ratings": ratings,
+        "first_player": {
+            "score": first.estimate,
+            "low": first.low,
+            "high": first.high,
+            "method": first.method,
+        },
+        "games": len(games),
+        "moves_mean": float(all_moves.mean()),
+        "draw_rate": float(np.mean([g["winner_label"] is None for g in games])),
+        "timing": {
+            label: {
+                "ms_per_decision": 1000 * t["seconds"] / t["decisions"] if t["decisions"] else math.nan,
+                **t,
+            }
+            for label, t in timing.items()
+        },
+    }
