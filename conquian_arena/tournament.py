@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -122,6 +123,15 @@ class TournamentConfig:
     anchor: str | None = _knob(None, "bot label rated 0 Elo (default: mean 0)", type=str, metavar="BOT")
     progress: bool | None = _knob(None, "progress bar on standard error (default: when it is a terminal)")
     plot: bool = _knob(True, "write summary.png (needs matplotlib)")
+    ray: str | None = _knob(
+        None,
+        "play the games as Ray tasks: --ray alone starts a local Ray instance with --jobs CPUs, "
+        "--ray ADDRESS joins a cluster (e.g. auto, ray://HOST:10001); same games, results and resume",
+        type=str,
+        metavar="ADDRESS",
+        nargs="?",
+        const="local",
+    )
 
     def validate(self) -> None:
         """Raise ``ValueError`` saying what is wrong with a knob."""
@@ -170,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         if default is not None and "default" not in text:
             text += f" (default: {default})"
+        for extra in ("nargs", "const"):
+            if extra in meta:
+                kw[extra] = meta[extra]
         parser.add_argument(*flags, type=meta.get("type", type(default)), metavar=meta.get("metavar"), help=text, **kw)
     return parser
 
@@ -500,10 +513,10 @@ def run_tournament(
     bot_seed_of = {label: derived_seed(options.seed, 3, i) for i, label in enumerate(config["labels"])}
     progress = sys.stderr.isatty() if options.progress is None else options.progress
     if options.progress is None and progress:
-        import importlib.util
-
         progress = importlib.util.find_spec("tqdm") is not None  # a bar only when asked for is a requirement
     check_requirements(plot=options.plot, progress=progress)  # fail fast, before any game is played
+    if options.ray is not None and importlib.util.find_spec("ray") is None:
+        raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'")
     for spec in config["bot_specs"]:  # fail fast, before any folder or worker exists
         make_agent(spec, 0)
 
@@ -565,7 +578,12 @@ def _play(
                 bar.update(1)
 
         try:
-            if jobs == 1:
+            if options.ray is not None and todo:
+                from .ray_runner import play_on_ray
+
+                for line in play_on_ray(todo, spec_of, bot_seed_of, options.forcing, options.ray, options.jobs):
+                    save(line)
+            elif jobs == 1:
                 _init_worker(spec_of, bot_seed_of, options.forcing)
                 for task in todo:
                     save(play_task(task))

@@ -1,0 +1,92 @@
+"""Tournament games as Ray tasks: on a local Ray instance or on a cluster.
+
+``conquian-evaluate ... --ray`` (a local instance with ``--jobs`` CPUs) or ``--ray
+ADDRESS`` (an existing cluster, e.g. ``auto`` on a cluster node or ``ray://host:10001``)
+plays the scheduled games of :mod:`conquian_arena.tournament` as Ray tasks.  Everything
+else is the local runner's: the same schedule and seeds (so the same games, whichever
+runner and however many workers), each game appended to ``games.jsonl`` as its task ends
+(a Ctrl-C or a lost node keeps every finished game; run the command again to resume), the
+same statistics.  Each Ray worker process builds a bot once per label and keeps it, as a
+local worker process does.
+
+The cluster's nodes need this package installed (``pip install conquian-env[...]`` in the
+same environment), like any Ray program's code.  Ray is the optional ``ray`` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+#: tasks kept in flight per CPU of the cluster (more hides scheduling latency)
+IN_FLIGHT_PER_CPU = 2
+
+
+def _require_ray() -> Any:
+    try:
+        import ray
+    except ImportError as err:  # the 'ray' extra
+        raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'") from err
+    return ray
+
+
+def connect(address: str, num_cpus: int | None) -> tuple[Any, bool]:
+    """Connect to ``address`` (``"local"``: start a local instance with ``num_cpus``).
+
+    Returns the ray module and whether this call started Ray (and so should stop it)."""
+    ray = _require_ray()
+    if ray.is_initialized():
+        return ray, False
+    if address == "local":
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(address=address, log_to_driver=False)
+    return ray, True
+
+
+def _play_remote(task: Any, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> dict[str, Any]:
+    """The body of a Ray task: one game, with the worker's bots built once per tournament."""
+    from . import tournament
+
+    setup = (spec_of, bot_seed_of, forcing)
+    if tournament._WORKER.get("setup") != setup:
+        tournament._init_worker(spec_of, bot_seed_of, forcing)
+        tournament._WORKER["setup"] = setup
+    return tournament.play_task(task)
+
+
+def play_on_ray(
+    todo: list[Any],
+    spec_of: dict[str, str],
+    bot_seed_of: dict[str, int],
+    forcing: bool,
+    address: str,
+    num_cpus: int | None,
+) -> Iterator[dict[str, Any]]:
+    """Play ``todo`` as Ray tasks and yield each game's line as soon as its task ends."""
+    ray, started = connect(address, num_cpus)
+    pending: list[Any] = []
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=2)(_play_remote)
+        refs_spec = ray.put(spec_of), ray.put(bot_seed_of)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        window = cpus * IN_FLIGHT_PER_CPU
+        queue = iter(todo)
+        for task in queue:
+            pending.append(remote.remote(task, *refs_spec, forcing))
+            if len(pending) >= window:
+                break
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+            for task in queue:
+                pending.append(remote.remote(task, *refs_spec, forcing))
+                break
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started:
+            ray.shutdown()
