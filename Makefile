@@ -1,4 +1,5 @@
 # make test    create .venv, install everything, run the default test suite
+# make test-integrations  install Ray, RLlib, Tianshou and run their tests
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   the default training recipe (train.py) into runs/default, about 12 minutes on 2 cores
@@ -12,7 +13,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all bench bench-reference bench-vector train lint clean
+.PHONY: install test test-slow test-all test-integrations bench bench-reference bench-vector train lint clean
 
 install: $(STAMP)
 
@@ -27,6 +28,12 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# Ray (distributed tournaments), RLlib and Tianshou: optional extras, installed here on demand
+# (ray[rllib] pins its own gymnasium); their tests, slow ones included
+test-integrations: $(STAMP)
+	$(BIN)/python -m pip install -e ".[ray,rllib,tianshou]"
+	$(BIN)/python -m pytest -q -m "slow or not slow" tests/test_integrations.py tests/test_ray_tournament.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "slow or not slow"

@@ -46,6 +46,12 @@ def _rollout() -> type[Agent]:
     return RolloutAgent
 
 
+def _rllib() -> type[Agent]:
+    from .rllib_bot import RLlibAgent
+
+    return RLlibAgent
+
+
 def _ppo() -> type[Agent]:
     from .ppo import PPOAgent
 
@@ -87,6 +93,15 @@ KNOWN_BOTS: dict[str, BotInfo] = {
         "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
         {"deterministic": "true, argmax instead of sampling"},
         positional="[PATH.zip]",
+    ),
+    "rllib": BotInfo(
+        _rllib,
+        "an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)",
+        {
+            "module_id": "shared, the policy in a multi-policy checkpoint",
+            "deterministic": "true, argmax instead of sampling",
+        },
+        positional="PATH",
     ),
     "python": BotInfo(
         lambda: Agent,
@@ -162,7 +177,7 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
         positional = f"{module}:{cls_name}"
         items = params_text.split(",") if params_text else []
-    elif kind == "ppo":
+    elif kind in ("ppo", "rllib"):
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
             path = path[5:]
@@ -189,8 +204,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         if not (inspect.isclass(cls) and issubclass(cls, Agent)):
             raise SpecError(f"bot spec {spec!r}: {module_name}.{cls_name} is not an agents.base.Agent subclass")
         return _construct(spec, cls, params, seed, allow_any=True)
+    if kind == "rllib" and positional is None:
+        raise SpecError(f"bot spec {spec!r}: an rllib bot needs the checkpoint path, e.g. rllib:runs/rllib")
     cls = KNOWN_BOTS[kind].factory()
-    if kind == "ppo" and positional is not None:
+    if kind in ("ppo", "rllib") and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
 

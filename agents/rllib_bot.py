@@ -1,0 +1,75 @@
+"""A bot that plays an RLlib policy: an RLModule trained with :mod:`conquian_env.integrations.rllib`.
+
+Spec ``rllib:PATH[,module=shared][,deterministic=true|false]``; ``PATH`` is an RLlib
+checkpoint directory: an algorithm's (``algo.save_to_path()``, as
+``examples/rllib_selfplay.py`` writes), its ``learner_group/learner/rl_module`` directory,
+or one RLModule's.  ``module`` names the policy in a multi-policy checkpoint (default
+``shared``, the one self-play policy of :func:`~conquian_env.integrations.rllib.ppo_config`).
+
+The module must read RLlib's action-masking observations (``{"observations": float32
+(456,), "action_mask": float32 (85,)}``), as RLlib's ``ActionMaskingTorchRLModule`` does;
+the bot masks the logits again itself, so it never chooses an illegal action.
+``deterministic`` (default true) plays the most likely action; false samples from the
+policy with the bot's generator, re-seeded each game.  Needs ``ray[rllib]`` and torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Agent, PlayerView
+
+__all__ = ["RLlibAgent"]
+
+
+class RLlibAgent(Agent):
+    """Plays an RLlib RLModule.  ``path``: a checkpoint (see the module docstring), or
+    ``module``: an RLModule, an ``Algorithm`` or anything
+    :func:`conquian_env.integrations.rllib.load_module` takes."""
+
+    name = "rllib"
+
+    def __init__(
+        self,
+        path: str | None = None,
+        module: Any = None,
+        module_id: str = "shared",
+        deterministic: bool = True,
+        seed: int | None = None,
+    ):
+        if (path is None) == (module is None):
+            raise ValueError("give the checkpoint path or the module (exactly one)")
+        from conquian_env.integrations.rllib import load_module
+
+        self.path = path
+        self.module_id = module_id
+        self.module = load_module(path if module is None else module, module_id)
+        self.module.eval()
+        self.deterministic = bool(deterministic)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The policy's action logits for one observation (illegal actions at -inf)."""
+        import torch
+
+        obs = torch.from_numpy(np.asarray(observation, dtype=np.float32)[None])
+        mask = torch.from_numpy(np.asarray(action_mask, dtype=np.float32)[None])
+        with torch.no_grad():
+            out = self.module.forward_inference({"obs": {"observations": obs, "action_mask": mask}})
+        logits = out["action_dist_inputs"][0].cpu().numpy().astype(np.float64)
+        return np.where(np.asarray(action_mask) > 0, logits, -np.inf)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        logits = self.logits(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return int(self.rng.choice(len(p), p=p))

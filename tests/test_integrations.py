@@ -1,0 +1,366 @@
+"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_bot), Tianshou,
+AgileRL, and the client examples in examples/.
+
+Each part is skipped when its library is not installed.  The RLlib tests share one local
+Ray instance (two CPUs, no dashboard) and one short PPO training.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def _example(name: str):
+    """Import examples/NAME.py as a module (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_importing_the_env_imports_no_client_library():
+    code = (
+        "import sys, conquian_env, conquian_env.integrations\n"
+        "bad = [m for m in ('ray', 'tianshou', 'agilerl', 'torch') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+# ---------------------------------------------------------------- RLlib: the env, no Ray needed
+
+
+@pytest.fixture(scope="module")
+def rllib():
+    pytest.importorskip("ray.rllib")
+    pytest.importorskip("torch")
+    from conquian_env.integrations import rllib
+
+    return rllib
+
+
+def _random_episode(env, seed: int):
+    """Play one game with random legal actions; returns the per-step tuples."""
+    rng = np.random.default_rng(seed)
+    obs, infos = env.reset(seed=seed)
+    steps = []
+    while True:
+        assert len(obs) == 1, "only the player to move gets an observation"
+        ((agent, o),) = obs.items()
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        out = env.step({agent: action})
+        steps.append((agent, o, action, *out))
+        obs = out[0]
+        if out[2]["__all__"]:
+            return steps
+
+
+def test_rllib_env_spaces_and_turns(rllib):
+    import conquian_env
+
+    env = rllib.ConquianMultiAgentEnv({"illegal_action": "raise", "first": 1})
+    assert env.possible_agents == env.agents == ["player_0", "player_1"]
+    space = env.get_observation_space("player_0")
+    assert set(space.spaces) == {"observations", "action_mask"}
+    assert space["observations"].dtype == np.float32 and space["observations"].shape == (456,)
+    assert space["action_mask"].dtype == np.float32 and space["action_mask"].shape == (85,)
+    assert env.get_action_space("player_1").n == 85
+
+    aec = conquian_env.env()
+    for seed in range(6):
+        steps = _random_episode(env, seed)
+        aec.reset(seed=seed, options={"first": 1})
+        movers = set()
+        for agent, o, action, _obs, _rewards, _terms, truncs, _infos in steps:
+            assert agent == aec.agent_selection
+            assert o["observations"].dtype == np.float32 and o["action_mask"].dtype == np.float32
+            assert space.contains(o)
+            ref = aec.observe(agent)
+            np.testing.assert_array_equal(o["observations"], ref["observation"])
+            np.testing.assert_array_equal(o["action_mask"], ref["action_mask"])
+            aec.step(action)
+            movers.add(agent)
+            assert truncs == {"__all__": False}
+        *_, last_obs, rewards, terms, _, infos = steps[-1]
+        # both seats: their final reward, terminated, their final view (game over, no legal action)
+        assert set(last_obs) == set(rewards) == set(infos) == {"player_0", "player_1"}
+        assert terms == {"player_0": True, "player_1": True, "__all__": True}
+        assert rewards == {a: float(aec.rewards[a]) for a in aec.possible_agents}
+        assert sum(rewards.values()) == 0 and set(rewards.values()) <= {-1.0, 0.0, 1.0}
+        assert all(not o["action_mask"].any() for o in last_obs.values())
+        assert movers == {"player_0", "player_1"}
+        # mid-game rewards are zero, and nobody is terminated before the end
+        for *_, rewards, terms, _, _ in steps[:-1]:
+            assert not any(rewards.values()) and terms == {"__all__": False}
+
+
+def test_rllib_env_first_player_and_errors(rllib):
+    env = rllib.ConquianMultiAgentEnv()  # first="random", drawn from the seed
+    firsts = {next(iter(env.reset(seed=s)[0])) for s in range(20)}
+    assert firsts == {"player_0", "player_1"}
+    assert next(iter(env.reset(seed=3)[0])) == next(iter(rllib.ConquianMultiAgentEnv().reset(seed=3)[0]))
+    with pytest.raises(ValueError, match="unknown env_config"):
+        rllib.ConquianMultiAgentEnv({"forcng": True})
+    with pytest.raises(ValueError, match="first"):
+        rllib.ConquianMultiAgentEnv({"first": 2})
+    obs, _ = env.reset(seed=0)
+    other = "player_1" if "player_0" in obs else "player_0"
+    with pytest.raises(ValueError, match="to move"):
+        env.step({other: 0})
+
+
+def test_rllib_illegal_action_penalized_or_raised(rllib):
+    from conquian_env.game import IllegalActionError
+
+    raising = rllib.ConquianMultiAgentEnv({"illegal_action": "raise", "first": 0})
+    obs, _ = raising.reset(seed=0)
+    illegal = int(np.flatnonzero(obs["player_0"]["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        raising.step({"player_0": illegal})
+
+    env = rllib.ConquianMultiAgentEnv({"first": 0})
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match="illegal"):
+        obs, rewards, terms, _, infos = env.step({"player_0": illegal})
+    assert rewards == {"player_0": -1.0, "player_1": 1.0} and terms["__all__"]
+    assert infos["player_0"]["illegal_action"] == 1 and infos["player_1"]["illegal_action"] == 0
+
+
+def test_rllib_env_passes_rllibs_env_checker(rllib):
+    """The checker steps an action drawn without the mask: with the default "penalize" that
+    forfeits its throw-away game (with a warning) but passes; ppo_config turns it off."""
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_multiagent_environments(rllib.ConquianMultiAgentEnv())
+    assert rllib.ppo_config(num_env_runners=0).disable_env_checking
+    assert not rllib.ppo_config(num_env_runners=0, check_env=True).disable_env_checking
+
+
+def test_rllib_episode_credits_the_result_to_both_seats(rllib):
+    """Fed through RLlib's own MultiAgentEpisode, each seat gets one step per decision and
+    its result on its own last action, whoever made the last move."""
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+
+    env = rllib.ConquianMultiAgentEnv({"illegal_action": "raise"})
+    for seed in range(8):
+        steps = _random_episode(env, seed)
+        episode = MultiAgentEpisode(
+            observation_space=env.observation_spaces,
+            action_space=env.action_spaces,
+            agent_to_module_mapping_fn=lambda agent_id, episode: rllib.MODULE_ID,
+        )
+        first_agent, first_obs = steps[0][0], steps[0][1]
+        episode.add_env_reset(observations={first_agent: first_obs}, infos={first_agent: {}})
+        decisions = {"player_0": 0, "player_1": 0}
+        for agent, _o, action, obs, rewards, terms, truncs, infos in steps:
+            decisions[agent] += 1
+            episode.add_env_step(
+                observations=obs,
+                actions={agent: action},
+                rewards=rewards,
+                infos=infos,
+                terminateds=terms,
+                truncateds=truncs,
+            )
+        assert episode.is_done
+        final = steps[-1][4]
+        for agent in ("player_0", "player_1"):
+            sa = episode.agent_episodes[agent]
+            assert len(sa) == decisions[agent]
+            sa_rewards = list(sa.get_rewards())
+            assert sa_rewards[-1] == final[agent] and not any(sa_rewards[:-1])
+            assert sa.is_terminated
+
+
+# ---------------------------------------------------------------- RLlib: training on a local Ray
+
+
+@pytest.fixture(scope="module")
+def ray_local(rllib):
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def trained(ray_local, rllib, tmp_path_factory):
+    """One PPO iteration (400 env steps) with illegal actions raising: returns (algo, checkpoint)."""
+    config = rllib.ppo_config(
+        num_env_runners=0,
+        num_envs_per_env_runner=2,
+        train_batch_size=400,
+        minibatch_size=100,
+        num_epochs=1,
+        hiddens=(64, 64),
+        env_config={"illegal_action": "raise"},
+        seed=0,
+    )
+    algo = config.build_algo()
+    result = algo.train()
+    path = tmp_path_factory.mktemp("rllib") / "ckpt"
+    algo.save_to_path(str(path))
+    yield algo, path, result
+    algo.stop()
+
+
+def test_rllib_ppo_iteration_trains_and_never_plays_a_masked_action(trained, rllib):
+    import torch
+
+    algo, _, result = trained
+    assert result["env_runners"]["num_env_steps_sampled"] >= 400  # with illegal_action="raise"
+    assert np.isfinite(result["learners"][rllib.MODULE_ID]["total_loss"])
+    module = rllib.load_module(algo)
+    assert isinstance(module, rllib.MaskedPPOTorchRLModule)
+    env = rllib.ConquianMultiAgentEnv({"illegal_action": "raise"})
+    gen = torch.Generator().manual_seed(0)
+    for seed in range(3):
+        obs, _ = env.reset(seed=100 + seed)
+        done = False
+        while not done:
+            ((agent, o),) = obs.items()
+            batch = {"obs": {k: torch.from_numpy(v[None]) for k, v in o.items()}}
+            with torch.no_grad():
+                logits = module.forward_exploration(batch)["action_dist_inputs"][0]
+            probs = torch.softmax(logits, -1).numpy()
+            assert probs[o["action_mask"] == 0].sum() < 1e-30
+            action = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=gen))
+            assert o["action_mask"][action] == 1
+            obs, _, terms, _, _ = env.step({agent: action})
+            done = terms["__all__"]
+
+
+def test_rllib_bot_plays_full_games_against_random(trained):
+    pytest.importorskip("torch")
+    from agents import make_agent
+    from agents.rllib_bot import RLlibAgent
+    from conquian_arena import deal_for_seed, play_game
+
+    _, path, _ = trained
+    bots = [
+        RLlibAgent(str(path)),
+        make_agent(f"python:agents.rllib_bot:RLlibAgent,path={path},deterministic=false"),
+        make_agent(f"rllib:{path}", seed=3),  # the bot spec evaluate.py and conquian-play take
+    ]
+    bots.append(pickle.loads(pickle.dumps(bots[0])))  # tournament workers may get bots pickled
+    random_bot = make_agent("random", seed=1)
+    for i, bot in enumerate(bots):
+        for g in range(4):
+            hands, stock = deal_for_seed(10 * i + g)
+            players = [bot, random_bot] if g % 2 == 0 else [random_bot, bot]
+            record = play_game(players, hands=hands, stock=stock, seed=g)
+            assert record.failure is None, record.failure
+            assert record.moves > 10 and record.decisions[g % 2] > 0
+
+
+def test_rllib_load_module_from_every_checkpoint_level(trained, rllib):
+    algo, path, _ = trained
+    obs = np.zeros(456, np.float32)
+    mask = np.zeros(85, np.float32)
+    mask[[3, 7]] = 1
+    ref = rllib.load_module(algo)
+    sources = [
+        path,
+        path / "learner_group" / "learner" / "rl_module",
+        path / "learner_group" / "learner" / "rl_module" / rllib.MODULE_ID,
+        algo.get_module(rllib.MODULE_ID),
+    ]
+    from agents.rllib_bot import RLlibAgent
+
+    expected = RLlibAgent(module=ref).logits(obs, mask)
+    assert np.isfinite(expected[[3, 7]]).all() and np.isneginf(np.delete(expected, [3, 7])).all()
+    for source in sources:
+        got = RLlibAgent(module=rllib.load_module(source)).logits(obs, mask)
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
+    from agents.registry import SpecError, make_agent
+
+    with pytest.raises(SpecError, match="needs the checkpoint path"):
+        make_agent("rllib")
+    with pytest.raises(FileNotFoundError):
+        rllib.load_module(path / "nowhere")
+    with pytest.raises(ValueError, match="not an RLModule checkpoint"):
+        rllib.load_module(path / "env_runner")
+    with pytest.raises(ValueError, match="exactly one"):
+        RLlibAgent()
+
+
+def test_example_rllib_selfplay(ray_local):
+    stats = _example("rllib_selfplay").main(iterations=1, train_batch_size=300, minibatch_size=100, games=2)
+    assert stats["env_steps"] >= 300 and stats["failures"] == 0
+
+
+@pytest.mark.slow
+def test_rllib_env_runner_actor_and_env_checker(ray_local, rllib):
+    """Sampling in a separate env-runner actor, with RLlib's env checker on."""
+    config = rllib.ppo_config(
+        num_env_runners=1,
+        num_envs_per_env_runner=2,
+        train_batch_size=400,
+        minibatch_size=100,
+        num_epochs=1,
+        check_env=True,
+        seed=1,
+    )
+    algo = config.build_algo()
+    try:
+        for _ in range(2):
+            result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled"] >= 400
+    finally:
+        algo.stop()
+
+
+@pytest.mark.slow
+def test_example_rllib_selfplay_script(tmp_path):
+    pytest.importorskip("ray.rllib")
+    out = tmp_path / "ckpt"
+    subprocess.run(
+        [sys.executable, str(EXAMPLES / "rllib_selfplay.py"), "--iterations", "2", "--out", str(out)],
+        check=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert (out / "learner_group" / "learner" / "rl_module" / "shared").is_dir()
+
+
+# ---------------------------------------------------------------- Tianshou
+
+
+def test_example_tianshou_dqn():
+    pytest.importorskip("tianshou")
+    stats = _example("tianshou_dqn").main(steps=300, verbose=False)
+    assert stats["decisions"] >= 300 and stats["illegal"] == 0
+    assert stats["transitions"] == stats["decisions"] and stats["updates"] > 0
+
+
+@pytest.mark.slow
+def test_example_tianshou_dqn_script():
+    pytest.importorskip("tianshou")
+    subprocess.run(
+        [sys.executable, str(EXAMPLES / "tianshou_dqn.py"), "--steps", "500"], check=True, cwd=ROOT, timeout=600
+    )
+
+
+# ---------------------------------------------------------------- AgileRL
+
+
+def test_example_agilerl_dqn():
+    pytest.importorskip("agilerl")
+    stats = _example("agilerl_dqn").main(steps=300, verbose=False)
+    assert stats["decisions"] >= 300 and stats["illegal"] == 0 and stats["learn_calls"] > 0
