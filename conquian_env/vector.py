@@ -255,8 +255,7 @@ class VectorGame:
         if self.illegal_action == "raise":
             bad = K.check_actions(self.state, a)
             if bad >= 0:
-                game = self.get_game(bad)
-                raise IllegalActionError(f"game {bad}: {game._illegal_message(int(a[bad]))}")
+                raise self.illegal_error(bad, int(a[bad]))
         status = self._status
         if self.parallel:
             K.step_parallel(self.state, a, True, status)
@@ -276,6 +275,15 @@ class VectorGame:
                 self.redeal(rows)
         obs, masks = self.observe() if observe else (None, None)
         return StepResult(obs, masks, self.players, rewards, dones, winners, moves, illegal)
+
+    def illegal_error(self, row: int, action: int) -> IllegalActionError:
+        """The error for ``action`` in game ``row``, which the compiled check found illegal:
+        the scalar engine's one judgement (``GameState.check_action``), naming the game."""
+        try:
+            self.get_game(row).check_action(action)
+        except ValueError as err:
+            return IllegalActionError(f"game {row}: {err}")
+        raise AssertionError(f"game {row}: the compiled engine and the scalar one disagree on action {action}")
 
     def redeal(self, rows: Any) -> None:
         """Deal new games (from the deal generator) in ``rows``."""

@@ -46,7 +46,6 @@ from gymnasium.vector import AutoresetMode
 
 from . import _kernels as K
 from .actions import NUM_ACTIONS
-from .game import IllegalActionError
 from .observation import OBS_SIZE
 from .vector import VectorGame
 
@@ -192,11 +191,8 @@ class SeatGames:
             acts[rows] = answer
             bad = K.check_actions(state, acts)
             if bad >= 0:
-                game = self.games.get_game(bad)
-                raise RuntimeError(
-                    f"the opponent {self.opponent!r} answered {int(acts[bad])} in game {bad}: "
-                    f"{game._illegal_message(int(acts[bad]))}"
-                )
+                err = self.games.illegal_error(bad, int(acts[bad]))
+                raise RuntimeError(f"the opponent {self.opponent!r} answered {int(acts[bad])} in {err}")
             self.opponent_decisions += len(rows)
             self.games.step(acts, theirs, autoreset=False, observe=False)
 
@@ -215,8 +211,7 @@ class SeatGames:
         if self.illegal_action == "raise":
             bad = K.check_actions(self.games.state, a)
             if bad >= 0:
-                game = self.games.get_game(bad)
-                raise IllegalActionError(f"game {bad}: {game._illegal_message(int(a[bad]))}")
+                raise self.games.illegal_error(bad, int(a[bad]))
         result = self.games.step(a, autoreset=False, observe=False)
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
