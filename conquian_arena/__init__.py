@@ -12,7 +12,10 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
   :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`.
 * :mod:`~conquian_arena.play`: a person against a bot in the terminal (``conquian-play``);
   the person is an :class:`agents.base.Agent` like any bot.
-* :mod:`~conquian_arena.replay`: the replay viewer (``conquian-replay``).
+* :mod:`~conquian_arena.replay`: the replay viewer (``conquian-replay``), in the terminal,
+  as a GIF or as a self-contained HTML page (:mod:`~conquian_arena.pages`).
+* :mod:`~conquian_arena.webplay`: a person against a bot in the browser
+  (``conquian-play --web``, the ``web`` extra), the person again an Agent.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ Usage::
 
     conquian-play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
                   [--auto-pass] [--save FILE] [--rules]
+    conquian-play --web [--host 127.0.0.1] [--port 8000] --opponent greedy [...]
 
 (``python -m conquian_arena.play`` is the same command.)
 
@@ -12,9 +13,11 @@ Usage::
 dice (a random seed is picked and printed when it is left out, so a game can be played
 again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
 ``--forcing`` turns on the forcing variant (RULES.md section 7); ``--auto-pass`` plays
-your move by itself when only one is legal; ``--save FILE`` appends the game to FILE in
-the tournament record format (:mod:`conquian_arena.record`; ``conquian-replay FILE``
-shows it); ``--rules`` prints the rule book.
+your move by itself when only one is legal (and nothing can be taken back); ``--save FILE``
+appends the game to FILE in the tournament record format (:mod:`conquian_arena.record`;
+``conquian-replay FILE`` shows it); ``--rules`` prints the rule book.  ``--web`` plays in
+the browser instead (:mod:`conquian_arena.webplay`, the ``web`` extra: ``--host``,
+``--port``; ``--save`` defaults to ``results/play/games.jsonl`` there).
 
 Each time you decide, the screen shows only what you can see: your hand, both melds split
 into sets and runs, the face-up card and where it came from, the stock count, the dead
@@ -24,8 +27,14 @@ pile and how many cards the bot holds (never which).  Then the legal moves, numb
 
 Answer with the number or the text of a move: ``2``, ``refuse``, ``meld 5S``,
 ``discard kd`` (case-insensitive); a card alone (``5s``) picks the one legal move with that
-card.  Other commands: ``help``, ``table`` (show the table again), ``quit``.  A bad answer
-is refused with a message that says what is allowed, and the question is asked again.
+card.  Other commands: ``help``, ``table`` (show the table again), ``back``, ``quit``.  A
+bad answer is refused with a message that says what is allowed, and the question is asked
+again.
+
+A meld is collected before it is played (:class:`MeldDraft`): ``take`` and the cards laid
+with it are held back, each checked against the rules as it is chosen, and ``back`` takes
+the last one back (the take included); ``finish`` confirms the meld and only then are the
+take, the cards and the finish played, one decision at a time as the rules count them.
 Every move of the bot is shown in card text.  At the end the whole table is shown,
 both hands included.
 
@@ -63,8 +72,9 @@ import conquian_env
 from agents.base import Agent, Resign
 from agents.registry import make_agent
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE, action_to_str, str_to_action
-from conquian_env.cards import CARD_NAMES, NUM_CARDS, SUIT_MASK, cards_str, parse_card
+from conquian_env.cards import CARD_NAMES, NUM_CARDS, SUIT_MASK, cards_of, cards_str, parse_card
 from conquian_env.game import DISCARD, DISCARDED, FORCE_DECISION, GAME_OVER, MELD, OFFER, GameState
+from conquian_env.melds import can_split_into_melds, playable_cards
 from conquian_env.render import meld_text, render_text
 from conquian_env.view import PlayerView
 
@@ -85,18 +95,21 @@ RULES_PATH = Path(conquian_env.__file__).resolve().parent / "RULES.md"
 _HELP_WORDS = ("help", "h", "?")
 _QUIT_WORDS = ("quit", "exit", "q")
 _TABLE_WORDS = ("table", "show", "look")
+_BACK_WORDS = ("back", "undo", "b")
 
 HELP_TEXT = """\
 How to answer: type the number of a move or its text, e.g. "1", "take", "refuse",
 "meld 5S", "discard KD", "finish", "force", "no force" (case does not matter).  A card
 alone, e.g. "5s", picks the one legal move with that card.
-Commands: "help" (this text), "table" (show the table again), "quit" (stop the game).
+Commands: "help" (this text), "table" (show the table again), "back" (take back the
+last card, or the take, of a meld not yet finished), "quit" (stop the game).
 
 The game in short (the full rules: conquian-play --rules):
 - 40 cards, ranks A 2 3 4 5 6 7 J Q K (7 and J are neighbours, the ace is always low).
 - A card in the middle can only be taken by melding it at once: "take" it, add hand
-  cards one at a time with "meld <card>", then "finish".  Your whole meld must always
-  split into sets (3-4 of a rank) and runs (3+ in a row of one suit).
+  cards one at a time with "meld <card>", then "finish".  Nothing is played until you
+  finish: "back" takes a card back.  Your whole meld must always split into sets (3-4 of
+  a rank) and runs (3+ in a row of one suit).
 - After melding you discard one card, which is offered to your opponent.
 - Refuse a card you turned and it goes to the opponent; refuse any other card and it
   goes to the dead pile and you turn the next stock card.
@@ -119,22 +132,27 @@ def hand_text(mask: int) -> str:
     return "  ".join(g for g in groups if g) or "-"
 
 
-def render_player_view(view: PlayerView, names: Sequence[str] = ("you", "opponent")) -> str:
+def render_player_view(
+    view: PlayerView, names: Sequence[str] = ("you", "opponent"), draft: MeldDraft | None = None
+) -> str:
     """What ``view.player`` sees of the table: own hand, both melds, face-up card, stock, dead.
 
     ``names[view.player]`` is the viewer, the other name the opponent.  The opponent's
     hand appears only as a count, the stock only as a count: the view holds no more.
+    ``draft``, the viewer's meld not yet played, shows as being laid down.
     """
     opp_name = names[1 - view.player]
     label = max(len(opp_name) + 6, 10)
+    chosen = view.chosen | (draft.cards if draft is not None else 0)
     lines = [
         f"{opp_name + ' hand':<{label}} {_count(view.opponent_hand_size)} (hidden)",
         f"{opp_name + ' meld':<{label}} {meld_text(view.opponent_meld)}",
         f"{'your meld':<{label}} {meld_text(view.meld)}",
-        f"{'your hand':<{label}} {hand_text(view.hand & ~view.chosen)}",  # less the cards being laid down
+        f"{'your hand':<{label}} {hand_text(view.hand & ~chosen)}",  # less the cards being laid down
     ]
-    if view.phase == MELD and view.face_up >= 0:
-        laid = f" + {cards_str(view.chosen)}" if view.chosen else ""
+    melding = view.phase == MELD or (draft is not None and draft.taking)
+    if melding and view.face_up >= 0:
+        laid = f" + {cards_str(chosen)}" if chosen else ""
         lines.append(f"{'laying down':<{label}} {CARD_NAMES[view.face_up]}{laid} ({names[view.to_move]})")
     elif view.face_up >= 0:
         source = _source_text(view.face_up_source, view.face_up_owner, view.passed, names)
@@ -217,7 +235,7 @@ def moves_text(legal: Sequence[int]) -> str:
 
 
 def parse_choice(text: str, legal: Sequence[int]) -> int | str:
-    """A legal action id, or a command ("help", "quit", "table"), from what a person typed.
+    """A legal action id, or a command ("help", "quit", "table", "back"), from what a person typed.
 
     Accepts a move number (1-based), a move text (``"meld 5s"``) or a card alone when it
     picks exactly one legal move.  Raises ``ValueError`` saying what was wrong.
@@ -231,6 +249,8 @@ def parse_choice(text: str, legal: Sequence[int]) -> int | str:
         return "quit"
     if words in _TABLE_WORDS:
         return "table"
+    if words in _BACK_WORDS:
+        return "back"
     if words.isdigit():
         n = int(words)
         if 1 <= n <= len(legal):
@@ -264,11 +284,109 @@ def _allowed_text(legal: Sequence[int]) -> str:
 
 
 # --------------------------------------------------------------------------- the person as a player
+class MeldDraft:
+    """A person's meld put together before it is played, so that a wrong card can be taken back.
+
+    ``take`` and the hand cards chosen after it are held here, not played; each is checked
+    as it is chosen against the same rules as the engine's mask (RULES.md section 8), from
+    what the player's :class:`~conquian_env.view.PlayerView` shows.  :meth:`back` takes
+    the last one back (the take too, unless the take was forced); :meth:`choose` of
+    ``finish`` hands over the whole meld, take, cards and finish, to be played one decision
+    at a time.  The terminal and the browser front ends both use it.
+    """
+
+    def __init__(self) -> None:
+        #: TAKE (when the person took the card) and meld-card action ids, in order, not yet played
+        self.actions: list[int] = []
+
+    @property
+    def taking(self) -> bool:
+        """The draft begins with a take that is not played yet."""
+        return bool(self.actions) and self.actions[0] == TAKE
+
+    @property
+    def cards(self) -> int:
+        """Bit mask of the hand cards held in the draft."""
+        mask = 0
+        for a in self.actions:
+            if a < NUM_CARDS:
+                mask |= 1 << a
+        return mask
+
+    def legal(self, view: PlayerView) -> list[int]:
+        """The choices now: the engine's legal moves, or, with a draft under way, the
+        cards that can still join it and ``finish`` when it is a valid meld."""
+        if not self.actions:
+            return view.legal_actions()
+        chosen = view.chosen | self.cards
+        base = view.meld | 1 << view.face_up | chosen
+        legal = cards_of(playable_cards(base, view.hand & ~chosen))
+        if can_split_into_melds(base):
+            legal.append(FINISH)
+        return legal
+
+    def choose(self, action: int) -> list[int]:
+        """Add ``action`` (one of :meth:`legal`); returns the actions to play now: none while
+        the meld is being collected, the whole meld on ``finish``, else ``[action]``."""
+        if action == TAKE or 0 <= action < NUM_CARDS:
+            self.actions.append(action)
+            return []
+        send = [*self.actions, action]
+        self.actions = []
+        return send
+
+    def back(self) -> int | None:
+        """Take back the last choice held; returns it, or None when there was none."""
+        return self.actions.pop() if self.actions else None
+
+    def status(self, view: PlayerView) -> str:
+        """``"laying down 7H + 5S 6S (not played yet)"``; '' without a draft."""
+        if not self.actions:
+            return ""
+        chosen = view.chosen | self.cards
+        laid = f" + {cards_str(chosen)}" if chosen else ""
+        return f"laying down {CARD_NAMES[view.face_up]}{laid} (not played yet)"
+
+
+def back_text(draft: MeldDraft) -> str:
+    """What ``back`` would take back: ``"take back 6S"``, ``"take back the take"``; '' for nothing."""
+    if not draft.actions:
+        return ""
+    last = draft.actions[-1]
+    return "take back the take" if last == TAKE else f"take back {CARD_NAMES[last]}"
+
+
+def question_text(view: PlayerView, names: Sequence[str], draft: MeldDraft | None = None) -> str:
+    """The question a person answers now, from what ``view`` shows (and the meld held in ``draft``)."""
+    bot_name = names[1 - view.player]
+    card = CARD_NAMES[view.face_up] if view.face_up >= 0 else "?"
+    held = draft if draft is not None else MeldDraft()
+    if held.actions or view.phase == MELD:
+        chosen = view.chosen | held.cards
+        forced = "you are forced to take " if view.forced else "melding "
+        so_far = f" + {cards_str(chosen)}" if chosen else ""
+        text = f"{forced}{card}{so_far}: lay down another hand card or finish"
+        if FINISH in held.legal(view):
+            text += f" (finish lays down {meld_text(view.meld | 1 << view.face_up | chosen)})"
+        return text
+    if view.phase == OFFER:
+        if TAKE in view.legal_actions():
+            return f"{card} is offered to you: take it (and meld it now) or refuse it?"
+        return f"{card} is offered to you; it does not fit any meld you could make, so you can only refuse it"
+    if view.phase == DISCARD:
+        return "discard one card of your hand (it is offered to " + bot_name + ")"
+    if view.phase == FORCE_DECISION:
+        return f"{bot_name} refused {card}, which fits their meld: force them to take it?"
+    return "?"
+
+
 class HumanAgent(Agent):
     """A person at the terminal, played like any bot: ``act`` shows what the player sees
     (from the :class:`~conquian_env.view.PlayerView` alone) and asks for a move until a legal
-    one is given.  ``quit`` or the end of input raises :class:`agents.base.Resign`
-    (``ended_by_eof`` says which), so the game loop records a forfeit."""
+    one is given.  A meld is collected in a :class:`MeldDraft` and played only once
+    finished (``back`` takes a card back).  ``quit`` or the end of input raises
+    :class:`agents.base.Resign` (``ended_by_eof`` says which), so the game loop records a
+    forfeit."""
 
     name = "you"
 
@@ -284,18 +402,50 @@ class HumanAgent(Agent):
         self.names = tuple(names)
         self.auto_pass = auto_pass
         self.ended_by_eof = False
+        self._plan: list[int] = []  # a finished meld, played one decision a call
 
     def reset(self, player: int, seed: int | None = None) -> None:
         self.ended_by_eof = False
+        self._plan = []
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        legal = view.legal_actions()
-        if self.auto_pass and len(legal) == 1:
-            self.output(f"(only one move: {action_to_str(legal[0])})")
-            return legal[0]
-        self._show_turn(view)
+        if self._plan:
+            action = self._plan.pop(0)
+            if action in view.legal_actions():
+                return action
+            self._plan = []  # cannot happen (the draft follows the engine's rules); ask instead
+        draft = MeldDraft()
+        shown = False
+        while True:
+            legal = draft.legal(view)
+            if self.auto_pass and len(legal) == 1 and not draft.actions:
+                self.output(f"(only one move: {action_to_str(legal[0])})")
+                send = draft.choose(legal[0])
+                if send:
+                    self._plan = send[1:]
+                    return send[0]
+                continue
+            if not shown:
+                self._show_turn(view, draft)
+                shown = True
+            else:
+                self.output(draft.status(view) or "back to the start of your move")
+                self.output(question_text(view, self.names, draft))
+            choice = self._ask(view, legal, draft)
+            if choice == "back":
+                continue
+            assert isinstance(choice, int)
+            send = draft.choose(choice)
+            if send:
+                self._plan = send[1:]
+                return send[0]
+
+    def _ask(self, view: PlayerView, legal: list[int], draft: MeldDraft) -> int | str:
+        """Ask until a legal move is given, or a ``back`` done (returned as "back")."""
         while True:
             self.output(moves_text(legal))
+            if draft.actions:
+                self.output(f"  back) {back_text(draft)}")
             try:
                 line = self.input_fn("your move> ")
             except EOFError:
@@ -309,35 +459,25 @@ class HumanAgent(Agent):
             if choice == "help":
                 self.output(HELP_TEXT)
             elif choice == "table":
-                self._show_turn(view)
+                self._show_turn(view, draft)
             elif choice == "quit":
                 raise Resign("the person stopped the game")
+            elif choice == "back":
+                if not draft.actions:
+                    self.output("nothing to take back: only a meld not yet finished can be taken back")
+                    continue
+                what = back_text(draft)
+                draft.back()
+                self.output(f"you {what}")
+                return "back"
             else:
-                assert isinstance(choice, int)
                 return choice
 
-    def _show_turn(self, view: PlayerView) -> None:
+    def _show_turn(self, view: PlayerView, draft: MeldDraft | None = None) -> None:
         self.output("")
         self.output(f"--- your move (move {view.move_count + 1}) ---")
-        self.output(render_player_view(view, self.names))
-        self.output(self._question(view))
-
-    def _question(self, view: PlayerView) -> str:
-        bot_name = self.names[1 - view.player]
-        card = CARD_NAMES[view.face_up] if view.face_up >= 0 else "?"
-        if view.phase == OFFER:
-            if TAKE in view.legal_actions():
-                return f"{card} is offered to you: take it (and meld it now) or refuse it?"
-            return f"{card} is offered to you; it does not fit any meld you could make, so you can only refuse it"
-        if view.phase == MELD:
-            forced = "you are forced to take " if view.forced else "melding "
-            so_far = f" + {cards_str(view.chosen)}" if view.chosen else ""
-            return f"{forced}{card}{so_far}: lay down another hand card or finish"
-        if view.phase == DISCARD:
-            return "discard one card of your hand (it is offered to " + bot_name + ")"
-        if view.phase == FORCE_DECISION:
-            return f"{bot_name} refused {card}, which fits their meld: force them to take it?"
-        return "?"
+        self.output(render_player_view(view, self.names, draft))
+        self.output(question_text(view, self.names, draft))
 
 
 def _show_end(state: GameState, me: int, names: Sequence[str], output: OutputFn, stopped: bool) -> None:
@@ -390,8 +530,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--save",
         metavar="FILE",
-        help="append the game to FILE (tournament record format, one JSON line): replay it with conquian-replay",
+        help="append the game to FILE (tournament record format, one JSON line): replay it with conquian-replay"
+        " (with --web: default results/play/games.jsonl)",
     )
+    web = parser.add_argument_group("in the browser (the 'web' extra: pip install 'conquian-env[web]')")
+    web.add_argument("--web", action="store_true", help="play in the browser: serve a local page")
+    web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    web.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000; 0: any free port)")
+    web.add_argument("--open", action="store_true", help="open the page in the default browser")
     return parser
 
 
@@ -401,6 +547,10 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     if args.rules:
         output(RULES_PATH.read_text(encoding="utf-8"))
         return 0
+    if args.web:
+        from .webplay import main as web_main
+
+        return web_main(args, output)
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     try:
         bot = make_agent(args.opponent, seed=seed)

@@ -5,6 +5,7 @@ Usage::
     conquian-replay RESULTS/games.jsonl --list
     conquian-replay RESULTS/games.jsonl --game N [--no-pause]
     conquian-replay RESULTS/games.jsonl --game N --video game.gif [--fps 2]
+    conquian-replay RESULTS/games.jsonl --html replay.html [--game N ...]
 
 (``python -m conquian_arena.replay`` is the same command.)  ``RESULTS`` may also be given
 as the folder: ``RESULTS/games.jsonl`` is read.  The file has one game record per line
@@ -154,7 +155,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="conquian-replay", description="Step through a recorded Conquian game move by move."
     )
     parser.add_argument("path", help="a games.jsonl file, or a results folder holding one")
-    parser.add_argument("--game", type=int, default=None, help="index of the game to show (see --list)")
+    parser.add_argument(
+        "--game",
+        type=int,
+        action="append",
+        default=None,
+        help="index of the game to show (see --list); with --html it may be repeated (default there: all games)",
+    )
     parser.add_argument("--list", action="store_true", help="list the games in the file")
     parser.add_argument("--no-pause", action="store_true", help="print the whole game without waiting for Enter")
     parser.add_argument(
@@ -163,6 +170,11 @@ def _parser() -> argparse.ArgumentParser:
         help="write the game as an animated GIF of the rgb_array table (referee's view), one frame a move",
     )
     parser.add_argument("--fps", type=float, default=2.0, help="frames per second of --video (default: 2)")
+    parser.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write one self-contained HTML page replaying the games (all, or those given with --game)",
+    )
     return parser
 
 
@@ -214,15 +226,20 @@ def main(
         errors(f"error: no readable games in {args.path}")
         return EXIT_PROBLEM
     valid = ranges_text([g.index for g in games])
+    if args.html:
+        return _write_html(args, games, valid, output, errors)
+    if args.game is not None and len(args.game) > 1:
+        errors("error: give one --game N (several games go only into an --html page)")
+        return EXIT_USAGE
     if args.list or args.game is None:
         output(list_text(games))
         if args.game is None and not args.list:
             output(f"(choose one with --game N; games: {valid})")
         if args.game is None:
             return EXIT_OK
-    chosen = [g for g in games if g.index == args.game]
+    chosen = [g for g in games if g.index == args.game[0]]
     if not chosen:
-        errors(f"error: there is no game {args.game} in {args.path}: valid game indexes are {valid}")
+        errors(f"error: there is no game {args.game[0]} in {args.path}: valid game indexes are {valid}")
         return EXIT_PROBLEM
     if interactive is None:
         interactive = sys.stdin.isatty()
@@ -240,6 +257,28 @@ def main(
     except ReplayError as err:
         errors(f"error: {err}")
         return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def _write_html(
+    args: argparse.Namespace, games: list[RecordedGame], valid: str, output: OutputFn, errors: OutputFn
+) -> int:
+    from .pages import write_replay_page
+
+    if args.game is not None:
+        by_index = {g.index: g for g in games}
+        missing = [i for i in args.game if i not in by_index]
+        if missing:
+            errors(f"error: there is no game {missing[0]} in {args.path}: valid game indexes are {valid}")
+            return EXIT_PROBLEM
+        games = [by_index[i] for i in dict.fromkeys(args.game)]
+    try:
+        size = write_replay_page(games, args.html, title=f"Conquian replay: {Path(args.path).name}")
+    except (ReplayError, OSError) as err:
+        errors(f"error: {err}")
+        return EXIT_PROBLEM
+    count = "1 game" if len(games) == 1 else f"{len(games)} games"
+    output(f"wrote {args.html}: {count}, {size / 1024:.0f} KiB (open it in a browser)")
     return EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""The reports of a tournament: the terminal table, summary.json / .csv, ratings.csv and summary.png."""
+"""The reports of a tournament: the terminal table, summary.json / .csv, ratings.csv, summary.png,
+and report.html with the replays of every game (:func:`write_html_report`)."""
 
 from __future__ import annotations
 
@@ -161,3 +162,194 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------- report.html
+#: games per replay file: a pair with more is split into parts (each game is about 15 KB)
+REPLAY_GAMES_PER_FILE = 250
+
+_REPORT_CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 1200px;
+  padding: 12px 20px 40px; color: #1b1b1b; background: #fafaf6; }
+h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 22px 0 8px; }
+table { border-collapse: collapse; font-size: 14px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th { background: #eceee4; } td.name, th.name { text-align: left; }
+img.plot { max-width: 100%; border: 1px solid #ddd; background: #fff; }
+.games { display: flex; flex-wrap: wrap; gap: 3px; margin: 6px 0 12px; }
+.games a { display: inline-block; min-width: 34px; padding: 1px 4px; text-align: center; border-radius: 4px;
+  font-size: 12px; text-decoration: none; color: #111; }
+.games a.win { background: #b8e0b8; } .games a.loss { background: #f0b8b0; } .games a.draw { background: #ddd; }
+.games a.failed { outline: 2px solid #c00; }
+.legend span { padding: 1px 6px; border-radius: 4px; margin-right: 6px; font-size: 12px; }
+.muted { color: #666; } code { background: #eee; padding: 0 3px; border-radius: 3px; }
+"""
+
+
+def write_html_report(summary: dict[str, Any], out_dir: Path, games_per_file: int = REPLAY_GAMES_PER_FILE) -> Path:
+    """Write ``report.html`` (the summary table, the ratings, ``summary.png`` embedded as a
+    data URI when it exists, and a link to every game's replay) and the replays it links
+    to: ``replays/pairK-A-vs-B.html``, one self-contained replay page per pair of bots
+    (split into parts of ``games_per_file`` games), each game at ``#game=INDEX``.
+    Returns the path of the report."""
+    from .pages import game_data, game_label, replay_page_of
+    from .record import ReplayError, load_records
+
+    out_dir = Path(out_dir)
+    games, _ = load_records(out_dir / "games.jsonl") if (out_dir / "games.jsonl").exists() else ([], [])
+    by_pair: dict[tuple[str, str], list[Any]] = {}
+    for g in games:
+        pair = g.data.get("pair")
+        key = (str(pair[0]), str(pair[1])) if isinstance(pair, list) and len(pair) == 2 else tuple(g.players)
+        by_pair.setdefault(key, []).append(g)
+    replays = out_dir / "replays"
+    replays.mkdir(exist_ok=True)
+    for old in replays.glob("pair*.html"):  # an earlier run's files (a resume may split the pairs otherwise)
+        old.unlink()
+    links: dict[int, str] = {}
+    files: dict[tuple[str, str], list[str]] = {}
+    unreplayable: list[str] = []
+    for k, (pair, pair_games) in enumerate(by_pair.items(), 1):
+        stem = f"pair{k}-{_slug(pair[0])}-vs-{_slug(pair[1])}"
+        parts = [pair_games[i : i + games_per_file] for i in range(0, len(pair_games), games_per_file)]
+        for n, part in enumerate(parts, 1):
+            name = f"{stem}.html" if len(parts) == 1 else f"{stem}-part{n}.html"
+            entries = []
+            for g in part:
+                try:
+                    entries.append((game_label(g), game_data(g)))
+                except ReplayError as err:
+                    unreplayable.append(str(err))
+                    continue
+                links[g.index] = f"replays/{name}#game={g.index}"
+            if entries:
+                title = f"Conquian: {pair[0]} vs {pair[1]}" + (f" (part {n} of {len(parts)})" if len(parts) > 1 else "")
+                (replays / name).write_text(replay_page_of(entries, title), encoding="utf-8")
+                files.setdefault(pair, []).append(f"replays/{name}")
+    path = out_dir / "report.html"
+    path.write_text(_report_html(summary, out_dir, by_pair, links, files, unreplayable), encoding="utf-8")
+    return path
+
+
+def _slug(label: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9=.]+", "_", label).strip("_")[:40] or "bot"
+
+
+def _report_html(
+    summary: dict[str, Any],
+    out_dir: Path,
+    by_pair: dict[tuple[str, str], list[Any]],
+    links: dict[int, str],
+    files: dict[tuple[str, str], list[str]],
+    unreplayable: list[str],
+) -> str:
+    import base64
+    import html
+
+    from .pages import game_label
+
+    e = html.escape
+    cfg = summary["config"]
+    pct = round(100 * summary["confidence"])
+    head = format_summary(summary).splitlines()[0]
+    rows = []
+    for p in summary["pairs"]:
+        fa = sum(p["failures"][p["a"]].values())
+        fb = sum(p["failures"][p["b"]].values())
+        replay_links = " ".join(
+            f'<a href="{e(f)}">{"replays" if len(files.get((p["a"], p["b"]), [])) == 1 else f"part {i}"}</a>'
+            for i, f in enumerate(files.get((p["a"], p["b"]), []), 1)
+        )
+        rows.append(
+            f'<tr><td class="name">{e(p["a"])}</td><td class="name">{e(p["b"])}</td><td>{p["games"]}</td>'
+            f"<td>{p['wins']}</td><td>{p['draws']}</td><td>{p['losses']}</td><td>{_pct(p['decided_win_rate'])}</td>"
+            f"<td>{p['score']:.3f} [{p['score_low']:.3f}, {p['score_high']:.3f}]</td>"
+            f"<td>{_num(p['stake_mean'])} [{_num(p['stake_low'])}, {_num(p['stake_high'])}]</td>"
+            f'<td>{p["moves_mean"]:.1f}</td><td>{fa}/{fb}</td><td class="name">{replay_links}</td></tr>'
+        )
+    ratings = []
+    for r in sorted(summary["ratings"], key=lambda r: -r["elo"]):
+        timing = summary["timing"].get(r["bot"], {})
+        ms = timing.get("ms_per_decision", float("nan"))
+        ratings.append(
+            f'<tr><td class="name">{e(r["bot"])}</td><td class="name"><code>{e(str(r.get("spec", "")))}</code></td>'
+            f"<td>{r['elo']:+.0f}</td><td>[{r['elo_low']:+.0f}, {r['elo_high']:+.0f}]</td><td>{r['games']}</td>"
+            f"<td>{r['score']:.3f}</td><td>{r['wins']}</td><td>{r['draws']}</td><td>{r['losses']}</td>"
+            f"<td>{r['crash']}</td><td>{r['illegal']}</td><td>{ms:.2f}</td></tr>"
+        )
+    plot = ""
+    png = out_dir / "summary.png"
+    if png.exists():
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        plot = f'<h2>Plot</h2><img class="plot" alt="score matrix and ratings" src="data:image/png;base64,{data}">'
+    fp = summary["first_player"]
+    methods = summary["methods"]
+    method_items = "".join(
+        f"<li><b>{e(k)}</b>: {e(str(v))}</li>" for k, v in methods.items() if isinstance(v, (str, int, float))
+    )
+    game_sections = []
+    for (a, b), pair_games in by_pair.items():
+        cells = []
+        for g in pair_games:
+            winner_label = g.data.get("winner_label")
+            if winner_label is None and g.data.get("winner") in (0, 1):
+                winner_label = g.players[g.data["winner"]]
+            kind = "draw" if winner_label is None else "win" if winner_label == a else "loss"
+            failed = " failed" if g.data.get("failure") else ""
+            title = e(game_label(g), quote=True)
+            href = links.get(g.index)
+            text = str(g.index)
+            cells.append(
+                f'<a class="{kind}{failed}" href="{e(href)}" title="{title}">{text}</a>'
+                if href
+                else f'<span class="{kind}" title="{title}">{text}?</span>'
+            )
+        is_open = " open" if len(pair_games) <= 200 else ""  # a long list stays folded
+        game_sections.append(
+            f"<details{is_open}><summary><b>{e(a)}</b> vs <b>{e(b)}</b>: {len(pair_games)} games</summary>"
+            f'<div class="games">{"".join(cells)}</div></details>'
+        )
+    problems = "".join(f"<li>{e(p)}</li>" for p in unreplayable)
+    kind = f"gauntlet of {cfg['labels'][0]}" if cfg["gauntlet"] is not None else "round robin"
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>Conquian tournament: {e(', '.join(cfg['labels']))}</title>",
+            '<link rel="icon" href="data:,">',
+            f"<style>{_REPORT_CSS}</style></head><body>",
+            f"<h1>Conquian tournament: {e(', '.join(cfg['labels']))}</h1>",
+            f'<p class="muted">{e(head)}</p>',
+            f"<h2>Pairs ({kind})</h2>",
+            "<table><tr>"
+            '<th class="name">A</th><th class="name">B</th><th>games</th><th>W</th><th>D</th><th>L</th>'
+            f"<th>W/(W+L)</th><th>score A [{pct}% CI]</th><th>stake/game A [{pct}% CI]</th><th>moves</th>"
+            '<th>fail A/B</th><th class="name">replays</th></tr>',
+            *rows,
+            "</table>",
+            f"<p>first player (seat 0) score {fp['score']:.3f} [{fp['low']:.3f}, {fp['high']:.3f}]; "
+            f"draws {100 * summary['draw_rate']:.1f}%; mean game length {summary['moves_mean']:.1f} decisions</p>",
+            "<h2>Ratings</h2>",
+            '<table><tr><th class="name">bot</th><th class="name">spec</th><th>Elo</th>'
+            f"<th>[{pct}% CI]</th><th>games</th><th>score</th><th>W</th><th>D</th><th>L</th>"
+            "<th>crash</th><th>illegal</th><th>ms/move</th></tr>",
+            *ratings,
+            "</table>",
+            plot,
+            "<h2>Games</h2>",
+            '<p class="legend">Each number is a game: click it for its replay (step with the arrow keys). '
+            'Colours are for bot A of the pair: <span class="games"><a class="win">win</a> <a class="draw">draw</a> '
+            '<a class="loss">loss</a> <a class="failed">crash, illegal or quit</a></span></p>',
+            *game_sections,
+            f"<h2>Problems</h2><ul>{problems}</ul>" if problems else "",
+            f"<h2>Methods</h2><ul>{method_items}</ul>",
+            '<p class="muted">Files: <a href="games.jsonl">games.jsonl</a> <a href="summary.json">summary.json</a> '
+            '<a href="summary.csv">summary.csv</a> <a href="ratings.csv">ratings.csv</a>'
+            + (' <a href="summary.png">summary.png</a>' if plot else "")
+            + "</p>",
+            "</body></html>",
+        ]
+    )

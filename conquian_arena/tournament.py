@@ -45,6 +45,8 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
                        is reported, moved to ``games.rejected.txt`` and its game played again.
     ``summary.json``   the statistics with their methods, ``summary.csv`` one row per pair,
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
+    ``report.html``    the tables, the plot and a link to every game's replay in ``replays/``
+                       (self-contained pages, one per pair of bots; ``--no-html`` skips them).
     Only ``timing`` (seconds of thinking) in ``summary.json`` and ``think_time`` / ``max_think``
     in ``games.jsonl`` differ between reruns.
 
@@ -77,7 +79,7 @@ from agents.registry import SpecError, describe_bots, make_agent
 
 from .match import deal_for_seed, play_game
 from .record import GameRecord, RecordedGame, ReplayError, check_record, replay_states, result_problem
-from .report import format_summary, plot_summary, write_summary
+from .report import format_summary, plot_summary, write_html_report, write_summary
 from .stats import summarize
 
 FORMAT_VERSION = 1
@@ -123,6 +125,7 @@ class TournamentConfig:
     anchor: str | None = _knob(None, "bot label rated 0 Elo (default: mean 0)", type=str, metavar="BOT")
     progress: bool | None = _knob(None, "progress bar on standard error (default: when it is a terminal)")
     plot: bool = _knob(True, "write summary.png (needs matplotlib)")
+    html: bool = _knob(True, "write report.html and replays/: the report and every game's replay, for a browser")
     ray: str | None = _knob(
         None,
         "play the games as Ray tasks: --ray alone starts a local Ray instance with --jobs CPUs, "
@@ -546,6 +549,8 @@ def run_tournament(
     write_summary(summary, out)
     if options.plot:
         plot_summary(summary, out / "summary.png")
+    if options.html:
+        write_html_report(summary, out)
     return summary
 
 
@@ -618,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     print(format_summary(summary))
     print(f"\nwrote {summary['out_dir']}/: config.json games.jsonl summary.json summary.csv ratings.csv"
-          + (" summary.png" if options.plot else ""))  # fmt: skip
+          + (" summary.png" if options.plot else "") + (" report.html replays/" if options.html else ""))  # fmt: skip
     return 0
 
 

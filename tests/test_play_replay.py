@@ -18,7 +18,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import RecordedGame, replay_states
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
 from conquian_env.cards import CARD_NAMES, cards_of
-from conquian_env.game import new_game
+from conquian_env.game import MELD, new_game
 from conquian_env.view import PlayerView
 
 _MOVES_LINE = re.compile(r"^\s+1\) ")
@@ -326,13 +326,38 @@ def test_play_save_writes_a_replayable_record_and_auto_pass_skips_forced_moves(t
     assert final.is_terminal() and record["moves"] == len(record["actions"])
     assert record["winner"] == (final.winner if final.winner >= 0 else None)
     assert record["players"][seat] == "you" and record["failure"] is None
-    # the person was asked exactly at their decisions with a real choice
+    # the person was asked exactly at their decisions with a real choice: more than one legal
+    # move, or a meld under way, which can always be taken back (the take or the last card)
     real_choices = sum(
-        1 for st in states[:-1] if st.player == seat and len(st.legal_actions()) > 1 and not st.is_terminal()
+        1
+        for st in states[:-1]
+        if st.player == seat
+        and not st.is_terminal()
+        and (len(st.legal_actions()) > 1 or (st.phase == MELD and (st.chosen or not st.forced)))
     )
     assert script.prompts == real_choices
     rc, text, err = _run_replay([str(saved), "--game", "0", "--no-pause"])
     assert rc == 0 and not err and "deal:" in text
+
+
+def test_a_meld_is_collected_and_can_be_taken_back_before_it_is_played(tmp_path):
+    # seed 3: AD is turned to you, and AC AH AS could join it
+    saved = tmp_path / "m.jsonl"
+    answers = ["take", "meld AC", "back", "back", "back", "take", "ac", "1", "finish", "quit"]
+    out = Output()
+    rc = play.main(["--opponent", "random", "--seed", "3", "--save", str(saved)], input_fn=Script(answers), output=out)
+    assert rc == play.EXIT_OK
+    text = out.text
+    assert "laying down AD + AC (not played yet)" in text
+    assert "you take back AC" in text and "you take back the take" in text
+    assert "nothing to take back" in text
+    assert "back) take back AH" in text  # offered while the meld is under way
+    assert "finish lays down [AC AD AH]" in text
+    record = json.loads(saved.read_text())
+    # only the confirmed meld was played; what was taken back never reached the game
+    assert record["actions"] == ["take", "meld AC", "meld AH", "finish"]
+    assert record["failure"]["kind"] == "quit" and record["decisions"][0] == 5  # 4 moves and the quit
+    assert "p0 you melded" not in text and "you finished melding AD; your meld: [AC AD AH]" in text
 
 
 def test_play_save_records_a_quit_as_a_forfeit(tmp_path):

@@ -1,0 +1,393 @@
+"""The browser pages, checked as a person would use them: the replay page (``conquian-replay --html``),
+the tournament report (``report.html``) and the play page (``conquian-play --web``).
+
+The browser tests drive a real headless Chromium (the system's: ``apt-get install chromium``)
+through Playwright (``pip install playwright``; its own browser downloads are never used).
+They are skipped, saying why, when either is missing; the tests without a browser always run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from conquian_arena import replay
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_arena.play import describe_move
+from conquian_arena.record import RecordedGame, load_records, replay_states, result_problem
+from conquian_env.cards import CARD_NAMES, cards_of
+
+CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
+)
+
+
+def _names(mask: int) -> str:
+    return " ".join(CARD_NAMES[c] for c in cards_of(mask))
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set CONQUIAN_CHROMIUM)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser driver: pip install playwright")
+    with sync_api.sync_playwright() as pw:
+        try:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+        except Exception as err:  # e.g. a chromium that cannot start in this sandbox
+            pytest.skip(f"Chromium at {CHROMIUM} does not start: {str(err)[:200]}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    errors: list[str] = []
+    tab.on("pageerror", lambda err: errors.append(str(err)))
+    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield tab
+    context.close()
+    assert not errors, f"the page reported errors: {errors}"
+
+
+@pytest.fixture(scope="module")
+def games_file(tmp_path_factory) -> Path:
+    """Three recorded games (one with the forcing rule) as a games.jsonl file."""
+    path = tmp_path_factory.mktemp("games") / "games.jsonl"
+    lines = []
+    for g, (a, b) in enumerate([("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]):
+        hands, stock = deal_for_seed(20 + g)
+        bots = [make_agent(a, seed=1), make_agent(b, seed=2)]
+        record = play_game(bots, hands=hands, stock=stock, first=g % 2, forcing=g == 2, seed=g)
+        lines.append(json.dumps(record.to_dict()))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _replay_cli(argv):
+    out, err = [], []
+    rc = replay.main(argv, output=out.append, errors=err.append)
+    return rc, "\n".join(out), "\n".join(err)
+
+
+# --------------------------------------------------------------------------- the replay page
+_SHOWN = """() => {
+  const t = document.getElementById("table"), q = s => document.querySelector(s);
+  return {game: t.dataset.game, step: +t.dataset.step,
+          hand0: q('.hand[data-seat="0"]').dataset.cards, hand1: q('.hand[data-seat="1"]').dataset.cards,
+          meld0: q('.meld[data-seat="0"]').dataset.cards, meld1: q('.meld[data-seat="1"]').dataset.cards,
+          face: q("#face").dataset.card, stock: +q("#stock").dataset.count, dead: q("#dead").dataset.cards,
+          text: q("#move-text").innerText, textStep: +q("#move-text").dataset.step,
+          current: q("#moves li.current").dataset.step};
+}"""
+
+
+def _expected(state) -> dict:
+    return {
+        "hand0": _names(state.hands[0]),
+        "hand1": _names(state.hands[1]),
+        "meld0": _names(state.melds[0]),
+        "meld1": _names(state.melds[1]),
+        "face": CARD_NAMES[state.face_up] if state.face_up >= 0 else "",
+        "stock": state.stock_left,
+        "dead": _names(state.dead),
+    }
+
+
+def test_replay_page_steps_through_a_game_with_the_keyboard(page, games_file, tmp_path):
+    out = tmp_path / "replay.html"
+    rc, text, err = _replay_cli([str(games_file), "--html", str(out)])
+    assert rc == 0 and not err and "3 games" in text
+    page.goto(out.as_uri())
+    assert page.locator("#game option").count() == 3
+    games, _ = load_records(games_file)
+    game = games[0]
+    states, ids = replay_states(game)
+    for step, state in enumerate(states):
+        shown = page.evaluate(_SHOWN)
+        assert shown["game"] == "0" and shown["step"] == step == shown["textStep"] and shown["current"] == str(step)
+        assert {k: shown[k] for k in _expected(state)} == _expected(state), f"step {step}"
+        if step == 0:
+            assert f"turned {CARD_NAMES[state.face_up]} from the stock to start" in shown["text"]
+        else:  # the move in words, as the terminal replay says it
+            for line in describe_move(states[step - 1], ids[step - 1], state, game.names):
+                assert line in shown["text"]
+        page.keyboard.press("ArrowRight")
+    n = len(ids)
+    shown = page.evaluate(_SHOWN)
+    assert shown["step"] == n and f"end: {game.result_text()}" in shown["text"]  # the last key did nothing
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(_SHOWN)["step"] == n - 1
+    page.keyboard.press("Home")
+    assert page.evaluate(_SHOWN)["step"] == 0
+    page.keyboard.press("End")
+    assert page.evaluate(_SHOWN)["step"] == n
+    # jump to a move: the move list and the slider
+    page.click('#moves li[data-step="5"]')
+    shown = page.evaluate(_SHOWN)
+    assert shown["step"] == 5 and {k: shown[k] for k in _expected(states[5])} == _expected(states[5])
+    page.locator("#slider").evaluate("(el) => { el.value = 9; el.dispatchEvent(new Event('input')); }")
+    assert page.evaluate(_SHOWN)["step"] == 9
+    page.click("#prev")
+    page.click("#prev")
+    page.click("#next")
+    assert page.evaluate(_SHOWN)["step"] == 8
+    # another game from the picker, and a link to a game and step
+    page.select_option("#game", "2")
+    shown = page.evaluate(_SHOWN)
+    second, _ = replay_states(games[2])
+    assert shown["game"] == "2" and shown["step"] == 0
+    assert {k: shown[k] for k in _expected(second[0])} == _expected(second[0])
+    page.goto(out.as_uri() + "#game=1&step=7")
+    shown = page.evaluate(_SHOWN)
+    third, _ = replay_states(games[1])
+    assert shown["game"] == "1" and shown["step"] == 7
+    assert {k: shown[k] for k in _expected(third[7])} == _expected(third[7])
+
+
+def test_replay_html_command_line(games_file, tmp_path):
+    out = tmp_path / "two.html"
+    rc, text, err = _replay_cli([str(games_file), "--html", str(out), "--game", "2", "--game", "0"])
+    assert rc == 0 and not err and "2 games" in text
+    page = out.read_text()
+    assert page.count('<script type="application/json" data-game=') == 2
+    assert 'data-game="1"' not in page
+    # self-contained: no address outside the page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page) and "http://" not in page.replace("w3.org", "")
+    rc, _, err = _replay_cli([str(games_file), "--html", str(out), "--game", "7"])
+    assert rc == replay.EXIT_PROBLEM and "there is no game 7" in err and "0 to 2" in err
+    rc, _, err = _replay_cli([str(games_file), "--game", "0", "--game", "1", "--no-pause"])
+    assert rc == replay.EXIT_USAGE and "--html" in err
+    tampered = tmp_path / "bad.jsonl"
+    data = json.loads(games_file.read_text().splitlines()[0])
+    data["actions"][3] = "discard KS" if data["actions"][3] != "discard KS" else "discard QS"
+    tampered.write_text(json.dumps(data) + "\n")
+    rc, _, err = _replay_cli([str(tampered), "--html", str(out)])
+    assert rc == replay.EXIT_PROBLEM and "move 4" in err
+
+
+# --------------------------------------------------------------------------- the tournament report
+def test_report_page_is_written_and_links_to_every_replay(tmp_path):
+    from conquian_arena.report import write_html_report
+    from conquian_arena.tournament import run_tournament
+
+    out = tmp_path / "t"
+    summary = run_tournament(
+        ["greedy", "random", "python:tests.test_evaluate:FirstLegalBot"],
+        games=4,
+        out=out,
+        jobs=1,
+        bootstrap=20,
+        progress=False,
+    )
+    report = (out / "report.html").read_text()
+    assert "<h2>Ratings</h2>" in report and "data:image/png;base64," in report  # the plot is inside
+    for label in ("greedy", "random", "FirstLegalBot"):
+        assert label in report
+    games, _ = load_records(out)
+    links = re.findall(r'href="(replays/[^"#]+)#game=(\d+)"', report)
+    assert sorted(int(i) for _, i in links) == sorted(g.index for g in games) == list(range(12))
+    for name, index in links:
+        target = out / name
+        assert target.exists(), name
+        assert f'data-game="{index}"' in target.read_text()
+    assert len({name for name, _ in links}) == 3  # one replay page per pair
+    # a pair split into parts keeps every link pointing at the file holding its game
+    write_html_report(summary, out, games_per_file=3)
+    report = (out / "report.html").read_text()
+    links = re.findall(r'href="(replays/[^"#]+)#game=(\d+)"', report)
+    assert len(links) == 12 and len({n for n, _ in links}) == 6
+    for name, index in links:
+        assert f'data-game="{index}"' in (out / name).read_text()
+    assert sorted(p.name for p in (out / "replays").iterdir()) == sorted({Path(n).name for n, _ in links})
+    # the report can be skipped
+    run_tournament(["random", "random"], games=2, out=tmp_path / "quiet", jobs=1, bootstrap=20, progress=False,
+                   plot=False, html=False)  # fmt: skip
+    assert not (tmp_path / "quiet" / "report.html").exists()
+
+
+def test_report_page_opens_a_replay_in_the_browser(page, tmp_path):
+    from conquian_arena.tournament import run_tournament
+
+    out = tmp_path / "t"
+    run_tournament(["greedy", "random"], games=2, out=out, jobs=1, bootstrap=20, progress=False, plot=False)
+    page.goto((out / "report.html").as_uri())
+    page.click('.games a[href$="#game=1"]')
+    page.wait_for_selector('#table[data-game="1"]')
+    games, _ = load_records(out)
+    states, _ = replay_states(games[1])
+    shown = page.evaluate(_SHOWN)
+    assert shown["step"] == 0 and shown["hand0"] == _names(states[0].hands[0])
+
+
+# --------------------------------------------------------------------------- the play page
+@pytest.fixture
+def play_server(tmp_path):
+    """A ``conquian-play --web`` server on a free port, in a thread; yields (PlayServer, url)."""
+    pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.webplay import PlayServer, make_http_server
+
+    servers = []
+
+    def start(opponent="greedy", **kw):
+        server = PlayServer(opponent, save=tmp_path / "web.jsonl", **kw)
+        http = make_http_server(server, "127.0.0.1", 0)
+        thread = threading.Thread(target=http.serve_forever, daemon=True)
+        thread.start()
+        servers.append((server, http, thread))
+        return server, f"http://127.0.0.1:{http.server_port}/"
+
+    yield start
+    for server, http, thread in servers:
+        server.stop()
+        http.shutdown()
+        thread.join(5)
+
+
+_PLAYABLE = "[data-move]:not([disabled])"
+
+
+def _click_through_a_game(page, server, rng, take_back_once=True, limit=600):
+    """Click legal moves at random until the game is over; checks the page against the server
+    at every decision.  Returns the number of clicks and whether a laid card was taken back."""
+    clicks = 0
+    took_back = not take_back_once
+    while clicks < limit:
+        page.wait_for_selector('#status[data-status="your-move"], #status[data-status="over"]')
+        if page.get_attribute("#status", "data-status") == "over":
+            return clicks, took_back
+        version = page.get_attribute("#status", "data-version")
+        snap = server.game.snapshot()
+        assert str(snap["version"]) == version
+        moves = [el.get_attribute("data-move") for el in page.query_selector_all(_PLAYABLE)]
+        # only the legal moves can be clicked, and each of them can
+        allowed = set(snap["legal"]) | ({"back"} if snap["back"] else set())
+        assert sorted(moves) == sorted(allowed), (moves, snap["legal"])
+        assert page.get_attribute("#hand", "data-cards") == " ".join(CARD_NAMES[c] for c in snap["hand"])
+        hand_moves = [m for m in moves if m.startswith(("meld ", "discard "))]
+        if not took_back and any(m.startswith("meld ") for m in hand_moves):
+            # lay a card, see it leave the hand, take it back
+            card_move = next(m for m in hand_moves if m.startswith("meld "))
+            before = page.get_attribute("#hand", "data-cards")
+            page.click(f'svg[data-move="{card_move}"]')
+            page.wait_for_function(f'document.getElementById("status").dataset.version !== "{version}"')
+            card = card_move.split()[1]
+            assert card not in page.get_attribute("#hand", "data-cards").split()
+            assert card in [el.get_attribute("data-card") for el in page.query_selector_all("#face svg")]
+            version = page.get_attribute("#status", "data-version")
+            page.click('button[data-move="back"]')
+            page.wait_for_function(f'document.getElementById("status").dataset.version !== "{version}"')
+            assert page.get_attribute("#hand", "data-cards") == before
+            took_back = True
+            clicks += 2
+            continue
+        choices = [m for m in moves if m != "back"] or moves
+        move = rng.choice(choices)
+        page.click(f'[data-move="{move}"]:not([disabled])')
+        page.wait_for_function(f'document.getElementById("status").dataset.version !== "{version}"')
+        clicks += 1
+    raise AssertionError(f"the game did not end in {limit} clicks")
+
+
+# play_server before page: the page closes first, so no poll of it meets a stopped server
+@pytest.mark.parametrize(("opponent", "seat", "seed", "forcing"), [("greedy", 0, 5, False), ("random", 1, 8, True)])
+def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, opponent, seat, seed, forcing):
+    server, url = play_server(opponent, seed=seed, seat=seat, auto_pass=True, forcing=forcing)
+    page.goto(url)
+    clicks, took_back = _click_through_a_game(page, server, random.Random(seed))
+    assert clicks > 3 and took_back
+    result = page.inner_text("#result")
+    saved = tmp_path / "web.jsonl"
+    assert f"saved to {saved}" in page.inner_text("#status")
+    records = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert len(records) == 1
+    record = records[0]
+    assert record["players"][seat] == "you" and record["players"][1 - seat] == opponent
+    assert record["failure"] is None and record["forcing"] is forcing
+    game = RecordedGame(index=0, line=1, data=record)
+    states, _ = replay_states(game)
+    assert result_problem(game, states[-1]) is None  # the saved record replays to its result
+    final = states[-1]
+    expected = "you win" if final.winner == seat else f"{opponent} wins" if final.winner >= 0 else "draw"
+    assert result.startswith(expected)
+    # the bot's moves were narrated
+    log = page.inner_text("#log")
+    assert f"{opponent} " in log and ("discarded" in log or "refused" in log)
+    # the record is what conquian-replay shows, and the page links to its replay
+    rc, text, err = _replay_cli([str(saved), "--game", "0", "--no-pause"])
+    assert rc == 0 and not err and text.rstrip().endswith(f"end: {game.result_text()}")
+    with page.expect_popup() as opened:
+        page.click("text=watch the replay")
+    opened.value.wait_for_selector('#table[data-game="0"]')
+    # a new game deals again, and the page follows it at once
+    page.click("#new")
+    page.wait_for_function(f'document.getElementById("title").textContent.includes("deal seed {seed + 1}")')
+    page.wait_for_selector('#status[data-status="your-move"]', timeout=8_000)
+    assert server.game.seed == seed + 1 and server.game.snapshot()["status"] == "your-move"
+
+
+def test_play_api_needs_the_page_token_and_a_local_host(play_server):
+    server, url = play_server("random", seed=3)
+    from conquian_arena.webplay import create_app
+
+    client = create_app(server, ("127.0.0.1", "localhost")).test_client()
+    page = client.get("/", base_url="http://127.0.0.1:8000")
+    assert page.status_code == 200 and server.token in page.get_data(as_text=True)
+    assert client.get("/api/state", base_url="http://127.0.0.1:8000").status_code == 403  # no token
+    head = {"X-Conquian-Token": server.token}
+    assert client.get("/api/state", headers=head, base_url="http://evil.example:8000").status_code == 403
+    state = client.get("/api/state", headers=head, base_url="http://localhost:8000").get_json()
+    assert state["names"] == ["you", "random"] and len(state["hand"]) == 10 and "opp_hand" in state
+    assert "reveal" not in state  # the bot's hand is shown only once the game is over
+    stale = client.post("/api/move", json={"move": "refuse", "version": -5}, headers=head,
+                        base_url="http://localhost:8000")  # fmt: skip
+    assert stale.status_code == 409
+    while state["status"] != "your-move":  # you play first: the game soon waits for you
+        state = client.get(f"/api/state?game=0&after={state['version']}", headers=head,
+                           base_url="http://localhost:8000").get_json()  # fmt: skip
+    answer = client.post("/api/move", json={"move": "banana", "version": state["version"]}, headers=head,
+                         base_url="http://localhost:8000").get_json()  # fmt: skip
+    assert "'banana' is not a move" in answer["error"] and answer["status"] == "your-move"
+    # one answer per state: a second one (a double click, a stale page) is refused
+    assert server.game.submit(answer["legal"][0], answer["version"])
+    assert not server.game.submit(answer["legal"][0], answer["version"])
+    resigned = client.post("/api/resign", headers=head, base_url="http://localhost:8000").get_json()
+    assert resigned["status"] in ("over", "thinking", "your-move")
+    server.game._thread.join(5)
+    final = server.game.snapshot()
+    assert final["status"] == "over" and "you quit the game" in final["result"]
+
+
+def test_the_web_human_is_an_agent_played_by_the_one_game_loop(play_server):
+    from agents.base import Agent
+    from conquian_arena import match
+    from conquian_arena.webplay import WebHumanAgent
+
+    assert issubclass(WebHumanAgent, Agent)
+    server, _ = play_server("random", seed=4)
+    snap = server.game.snapshot()
+    while snap["status"] != "your-move":  # the person plays first: the game waits for them
+        snap = server.game.wait(snap["version"], timeout=5)
+    assert server.game._thread.is_alive()  # play_game runs in the game's thread, waiting on the person
+    assert any(f.name == "play_game" for f in _frames(server.game._thread)), "not played by match.play_game"
+    assert match.play_game.__module__ == "conquian_arena.match"
+
+
+def _frames(thread):
+    import sys
+    import traceback
+
+    frame = sys._current_frames().get(thread.ident)
+    return traceback.extract_stack(frame) if frame is not None else []
