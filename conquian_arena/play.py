@@ -380,7 +380,52 @@ def question_text(view: PlayerView, names: Sequence[str], draft: MeldDraft | Non
     return "?"
 
 
-class HumanAgent(Agent):
+class DraftingPlayer(Agent):
+    """A person behind some front end (terminal, browser), played like any bot.
+
+    A move is built in a :class:`MeldDraft` (a meld is held until it is finished, and
+    ``back`` takes a card back) and sent to the game only once final, one decision per
+    ``act`` call.  Front ends implement :meth:`_choose` (and :meth:`_only_move` for
+    ``auto_pass``)."""
+
+    auto_pass = False
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        self._plan: list[int] = []  # a finished meld, played one decision a call
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        plan = getattr(self, "_plan", [])
+        if plan:
+            action = plan.pop(0)
+            if action in view.legal_actions():
+                return action
+            plan.clear()  # cannot happen (the draft follows the engine's rules); ask instead
+        draft = MeldDraft()
+        first = True
+        while True:
+            legal = draft.legal(view)
+            if self.auto_pass and len(legal) == 1 and not draft.actions:
+                self._only_move(view, legal[0])
+                choice: int | None = legal[0]
+            else:
+                choice = self._choose(view, draft, legal, first)
+                first = False
+            if choice is None:  # a card taken back: ask again
+                continue
+            send = draft.choose(choice)
+            if send:
+                self._plan = send[1:]
+                return send[0]
+
+    def _choose(self, view: PlayerView, draft: MeldDraft, legal: list[int], first: bool) -> int | None:
+        """The next legal action for the draft, or None after a ``back``; may raise Resign."""
+        raise NotImplementedError
+
+    def _only_move(self, view: PlayerView, action: int) -> None:
+        """Say that ``action`` was played for the person (the only legal move)."""
+
+
+class HumanAgent(DraftingPlayer):
     """A person at the terminal, played like any bot: ``act`` shows what the player sees
     (from the :class:`~conquian_env.view.PlayerView` alone) and asks for a move until a legal
     one is given.  A meld is collected in a :class:`MeldDraft` and played only once
@@ -402,43 +447,23 @@ class HumanAgent(Agent):
         self.names = tuple(names)
         self.auto_pass = auto_pass
         self.ended_by_eof = False
-        self._plan: list[int] = []  # a finished meld, played one decision a call
-
-    def reset(self, player: int, seed: int | None = None) -> None:
-        self.ended_by_eof = False
         self._plan = []
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        if self._plan:
-            action = self._plan.pop(0)
-            if action in view.legal_actions():
-                return action
-            self._plan = []  # cannot happen (the draft follows the engine's rules); ask instead
-        draft = MeldDraft()
-        shown = False
-        while True:
-            legal = draft.legal(view)
-            if self.auto_pass and len(legal) == 1 and not draft.actions:
-                self.output(f"(only one move: {action_to_str(legal[0])})")
-                send = draft.choose(legal[0])
-                if send:
-                    self._plan = send[1:]
-                    return send[0]
-                continue
-            if not shown:
-                self._show_turn(view, draft)
-                shown = True
-            else:
-                self.output(draft.status(view) or "back to the start of your move")
-                self.output(question_text(view, self.names, draft))
-            choice = self._ask(view, legal, draft)
-            if choice == "back":
-                continue
-            assert isinstance(choice, int)
-            send = draft.choose(choice)
-            if send:
-                self._plan = send[1:]
-                return send[0]
+    def reset(self, player: int, seed: int | None = None) -> None:
+        super().reset(player, seed)
+        self.ended_by_eof = False
+
+    def _only_move(self, view: PlayerView, action: int) -> None:
+        self.output(f"(only one move: {action_to_str(action)})")
+
+    def _choose(self, view: PlayerView, draft: MeldDraft, legal: list[int], first: bool) -> int | None:
+        if first:
+            self._show_turn(view, draft)
+        else:
+            self.output(draft.status(view) or "back to the start of your move")
+            self.output(question_text(view, self.names, draft))
+        choice = self._ask(view, legal, draft)
+        return None if choice == "back" else int(choice)
 
     def _ask(self, view: PlayerView, legal: list[int], draft: MeldDraft) -> int | str:
         """Ask until a legal move is given, or a ``back`` done (returned as "back")."""

@@ -47,9 +47,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from agents.base import Agent, Resign
+from agents.base import Resign
 from agents.registry import make_agent
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
@@ -59,7 +57,7 @@ from conquian_env.view import PlayerView
 
 from .match import deal_for_seed, play_game
 from .pages import CARD_CSS, CARD_JS, SUIT_SYMBOLS, json_for_script, replay_page
-from .play import MeldDraft, _source_text, _tell_forfeit, back_text, describe_move, question_text
+from .play import DraftingPlayer, MeldDraft, _source_text, _tell_forfeit, back_text, describe_move, question_text
 from .record import GameRecord, RecordedGame, load_records
 
 #: where ``--web`` saves the games when ``--save`` is not given
@@ -69,7 +67,7 @@ _RESIGN = "resign"
 _LOOPBACK_NAMES = ("localhost",)
 
 
-class WebHumanAgent(Agent):
+class WebHumanAgent(DraftingPlayer):
     """A person at the browser, played like any bot.
 
     ``act`` computes what the player may do (a :class:`~conquian_arena.play.MeldDraft`
@@ -84,31 +82,18 @@ class WebHumanAgent(Agent):
         self.game = game
         self.auto_pass = auto_pass
         self.inbox: queue.Queue[Any] = queue.Queue()
-        self._plan: list[int] = []
-
-    def reset(self, player: int, seed: int | None = None) -> None:
         self._plan = []
+        self._error = ""  # shown with the next question (e.g. nothing to take back)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        if self._plan:
-            action = self._plan.pop(0)
-            if action in view.legal_actions():
-                return action
-            self._plan = []  # cannot happen (the draft follows the engine's rules); ask instead
-        draft = MeldDraft()
-        error = ""
+    def _only_move(self, view: PlayerView, action: int) -> None:
+        self.game.say(f"(only one move: {action_to_str(action)})", view.player)
+
+    def _choose(self, view: PlayerView, draft: MeldDraft, legal: list[int], first: bool) -> int | None:
+        error = self._error
         while True:
-            legal = draft.legal(view)
-            if self.auto_pass and len(legal) == 1 and not draft.actions:
-                self.game.say(f"(only one move: {action_to_str(legal[0])})", view.player)
-                send = draft.choose(legal[0])
-                if send:
-                    self._plan = send[1:]
-                    return send[0]
-                continue
             self.game.publish_turn(view, draft, legal, error)
             answer = self.inbox.get()
-            error = ""
+            error = self._error = ""
             if answer is _STOP:
                 raise Resign("the server stopped")
             text = str(answer).strip().lower()
@@ -116,8 +101,8 @@ class WebHumanAgent(Agent):
                 raise Resign("the person resigned")
             if text == "back":
                 if draft.back() is None:
-                    error = "nothing to take back"
-                continue
+                    self._error = "nothing to take back"
+                return None
             try:
                 action = str_to_action(text)
             except ValueError:
@@ -126,10 +111,7 @@ class WebHumanAgent(Agent):
             if action not in legal:
                 error = f"'{action_to_str(action)}' is not a legal move now"
                 continue
-            send = draft.choose(action)
-            if send:
-                self._plan = send[1:]
-                return send[0]
+            return action
 
 
 class WebGame:
