@@ -135,7 +135,8 @@ def hand_text(mask: int) -> str:
 def render_player_view(
     view: PlayerView, names: Sequence[str] = ("you", "opponent"), draft: MeldDraft | None = None
 ) -> str:
-    """What ``view.player`` sees of the table: own hand, both melds, face-up card, stock, dead.
+    """What ``view.player`` sees of the table: own hand, both melds, face-up card, stock, dead
+    pile, and the cards the opponent discarded and refused this game.
 
     ``names[view.player]`` is the viewer, the other name the opponent.  The opponent's
     hand appears only as a count, the stock only as a count: the view holds no more.
@@ -161,6 +162,10 @@ def render_player_view(
         lines.append(f"{'face-up':<{label}} -")
     lines.append(f"{'stock':<{label}} {_count(view.stock_left)}")
     lines.append(f"{'dead pile':<{label}} {cards_str(view.dead) or '-'}")
+    opp = 1 - view.player
+    # what the opponent let go this game: a hint to the cards they do not need
+    lines.append(f"{opp_name + ' discarded':<{label}} {cards_str(view.discards(opp)) or '-'}")
+    lines.append(f"{opp_name + ' refused':<{label}} {cards_str(view.refusals(opp)) or '-'}")
     return "\n".join(lines)
 
 

@@ -426,3 +426,26 @@ def test_the_command_lines_run_as_modules_and_console_scripts(module, tmp_path):
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "usage:" in done.stdout
+
+
+def test_the_terminal_view_lists_the_opponents_discards_and_refusals():
+    import random as _random
+
+    from conquian_arena.play import render_player_view
+    from conquian_env.cards import cards_str
+    from conquian_env.game import new_game
+    from conquian_env.view import PlayerView
+
+    rng = _random.Random(4)
+    for seed in range(50):  # random play until the bot (seat 1) has discarded and refused
+        state = new_game(seed=seed)
+        while not state.is_terminal() and not (state.discards[1] and state.refusals[1]):
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        if not state.is_terminal():
+            break
+    assert state.discards[1] and state.refusals[1]
+    text = render_player_view(PlayerView(state, 0), ("you", "bot"))
+    assert f"bot discarded {cards_str(state.discards[1])}" in " ".join(text.split())
+    assert f"bot refused {cards_str(state.refusals[1])}" in " ".join(text.split())
+    assert "you discarded" not in text  # the viewer's own are not the point
