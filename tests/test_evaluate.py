@@ -526,7 +526,16 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
                "--out", str(out), "--no-progress", "--no-plot", "--bootstrap", "20"]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
     # a session of its own, so that the Ctrl-C goes to the whole process group, as from a terminal
-    proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    # and with Ctrl-C's default action restored: a shell starts background jobs with SIGINT
+    # ignored, and Python then never turns it into KeyboardInterrupt (CI launched that way)
+    proc = subprocess.Popen(
+        command,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     path = out / "games.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
