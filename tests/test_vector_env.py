@@ -167,3 +167,44 @@ def test_self_play_puts_the_learner_in_both_seats():
         from stable_baselines3.common.env_util import make_vec_env
 
         MaskablePPO("MlpPolicy", make_vec_env("CartPole-v1", 1), n_steps=32).learn(64, callback=SelfPlay())
+
+
+def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
+    from agents import make_agent
+    from agents.batched import BatchGreedy, play_batch
+    from conquian_arena.match import deal_for_seed, play_game
+    from conquian_env.vector import deal_permutation
+
+    deals = [deal_for_seed(500 + d) for d in range(12)]
+    perms = np.stack([deal_permutation(h, s) for h, s in deals for _ in (0, 1)])
+    seats = np.tile([0, 1], len(deals))
+    scores, moves = play_batch(BatchGreedy(), BatchGreedy(), perms, seats)
+    for k, (hands, stock) in enumerate(d for d in deals for _ in (0, 1)):
+        record = play_game([make_agent("greedy"), make_agent("greedy")], hands=hands, stock=stock)
+        a_seat = seats[k]
+        expected = 0.5 if record.winner is None else float(record.winner == a_seat)
+        assert scores[k] == expected and moves[k] == record.moves
+    with pytest.raises(ValueError, match="a_seats"):
+        play_batch(BatchGreedy(), BatchGreedy(), perms, np.full(len(perms), 2))
+
+
+def test_batch_pool_draws_members_by_weight_and_adds_snapshots():
+    from agents.batched import BatchPool
+    from agents.ppo import DEFAULT_MODEL, load_policy
+
+    pool = BatchPool([("greedy", 3.0), ("random", 1.0), ("self", 2.0), ("past", 1.0)], seed=0, max_snapshots=2)
+    env = ConquianVectorEnv(200, opponent=pool, seed=3)
+    env.reset()
+    assert set(pool.counts) == {"greedy", "random"}  # no snapshot yet: self and past wait
+    assert 2.0 < pool.counts["greedy"] / pool.counts["random"] < 4.5
+    policy = load_policy(DEFAULT_MODEL)
+    for _ in range(5):  # snapshots rotate (two kept); retired members are forgotten
+        pool.add_snapshot(policy)
+        pool.reset_rows(np.arange(200))
+    assert len(pool.snapshots) == 2
+    assert {"self", "past"} <= set(pool.counts)
+    assert len(pool._members) <= 2 * (len(pool.bots) + pool.max_snapshots) + 2
+    rng = np.random.default_rng(0)
+    for _ in range(30):  # every member answers legally for its games
+        env.step(_random_legal(env.action_masks(), rng))
+    assert env.core.opponent_decisions > 1000
