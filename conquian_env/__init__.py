@@ -14,7 +14,12 @@ Modules: :mod:`~conquian_env.cards` (card ids and text), :mod:`~conquian_env.mel
 (action ids and text), :mod:`~conquian_env.observation` (observation layout and decoder),
 :mod:`~conquian_env.env` (the AEC adapter), :mod:`~conquian_env.render` (text),
 :mod:`~conquian_env.plugins` (bot spec strings, resolved by whichever installed package
-provides bots: this package imports none).  Bots are in the ``agents`` package, games
+provides bots: this package imports none), :mod:`~conquian_env.wrappers` (the
+single-agent view), :mod:`~conquian_env.transitions` (per-seat transitions).  Imported
+only when used: :mod:`~conquian_env.vector` (the batched engine, numba),
+:mod:`~conquian_env.vector_env` (Gymnasium vector env over it), :mod:`~conquian_env.sb3`
+(its SB3 ``VecEnv`` and self-play), :mod:`~conquian_env.image` (rgb_array, Pillow),
+:mod:`~conquian_env.integrations.rllib` (RLlib).  Bots are in the ``agents`` package, games
 between them and people in ``conquian_arena``; both build on this one.
 """
 
