@@ -80,7 +80,10 @@ class TrainConfig:
 
     out: str = _f("runs/default", "run folder (config, logs, checkpoints, models)")
     seed: int = _f(0, "seed of everything in the run (deals, opponents, network init)")
-    total_steps: int = _f(1_000_000, "PPO learner decisions in total (the warm start not counted)")
+    total_steps: int = _f(
+        1_000_000,
+        "PPO learner decisions in total (the warm start not counted), rounded up to whole rollouts of n_envs x n_steps",
+    )
     forcing: bool = _f(False, "train and evaluate on the forcing variant (RULES.md section 7)")
     device: str = _f("cpu", "torch device of the learner ('cpu', 'cuda', 'auto'); workers always use numpy")
     features: str = _f("meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'")
@@ -875,7 +878,10 @@ class Trainer:
                     self.bar.update(self.model.num_timesteps - self.bar.n)
                 return True
 
-            def _on_rollout_end(self) -> None:
+            def _on_rollout_start(self) -> None:
+                # Here, not at the end of a rollout: SB3 updates the policy after
+                # _on_rollout_end, so evaluations, snapshots and checkpoints taken there saw
+                # the weights from before the update (and the last update was never evaluated).
                 step = self.model.num_timesteps
                 st = trainer.state
                 if step >= st["next_snapshot"]:
@@ -902,6 +908,13 @@ class Trainer:
                     self.bar.close()
 
         remaining = c.total_steps - model.num_timesteps
+        rollout = venv.num_envs * c.n_steps
+        if remaining > 0 and remaining % rollout:
+            end = model.num_timesteps + -(-remaining // rollout) * rollout
+            self.log(
+                f"PPO collects whole rollouts of {rollout:,} steps ({venv.num_envs} games x n_steps {c.n_steps}): "
+                f"this run ends at step {end:,}, not {c.total_steps:,}"
+            )
         if remaining > 0:
             try:
                 model.learn(remaining, callback=Hooks(), reset_num_timesteps=not self.resume, tb_log_name="ppo")

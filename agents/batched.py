@@ -45,6 +45,9 @@ class BatchRandom:
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         return games.random_actions(self.rng, rows)
 
@@ -106,6 +109,9 @@ class BatchPolicy:
         self.deterministic = bool(deterministic)
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         obs, masks = policy_inputs(games, rows, self.policy.features)
         logits = np.where(masks.astype(bool), self.policy.logits(obs), -np.inf)
@@ -129,6 +135,11 @@ class PerGameOpponent:
         self.bots: dict[int, Any] = {}
         self._deals = 0
         make_agent(spec)  # a bad spec fails here, not in the middle of training
+
+    def reseed(self, seed: int | None) -> None:
+        self.seed = 0 if seed is None else int(seed)
+        self._deals = 0
+        self.bots.clear()
 
     def reset_rows(self, rows: np.ndarray) -> None:
         for row in rows:
@@ -179,6 +190,14 @@ class BatchPool:
         self.counts: dict[str, int] = {}
         self.member: np.ndarray = np.zeros(0, dtype=np.int64)  # per game: index into self._members
         self._members: list[Any] = []
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the draws of members and every member's own random numbers afresh from ``seed``."""
+        self.rng = np.random.default_rng(seed)
+        for k, member in enumerate([*self.bots.values(), *self.snapshots]):
+            reseed = getattr(member, "reseed", None)
+            if reseed is not None:
+                reseed(None if seed is None else int(np.random.SeedSequence([seed, k]).generate_state(1)[0]))
 
     def add_snapshot(self, policy: Any) -> None:
         self.snapshots.append(BatchPolicy(policy, deterministic=False, seed=int(self.rng.integers(2**31))))
@@ -296,8 +315,8 @@ def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
     from .registry import parse_spec
 
     kind, positional, params = parse_spec(spec)
-    if kind == "random" and not params:
-        return BatchRandom(seed)
+    if kind == "random" and set(params) <= {"seed"}:
+        return BatchRandom(params.get("seed", seed))
     if kind == "greedy" and not params:
         return BatchGreedy()
     if kind == "ppo":

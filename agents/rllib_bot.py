@@ -1,6 +1,6 @@
 """A bot that plays an RLlib policy: an RLModule trained with :mod:`conquian_env.integrations.rllib`.
 
-Spec ``rllib:PATH[,module=shared][,deterministic=true|false]``; ``PATH`` is an RLlib
+Spec ``rllib:PATH[,module_id=shared][,deterministic=true|false]``; ``PATH`` is an RLlib
 checkpoint directory: an algorithm's (``algo.save_to_path()``, as
 ``examples/rllib_selfplay.py`` writes), its ``learner_group/learner/rl_module`` directory,
 or one RLModule's.  ``module`` names the policy in a multi-policy checkpoint (default

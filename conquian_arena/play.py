@@ -566,7 +566,7 @@ def _parser() -> argparse.ArgumentParser:
     web = parser.add_argument_group("in the browser (the 'web' extra: pip install 'conquian-env[web]')")
     web.add_argument("--web", action="store_true", help="play in the browser: serve a local page")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
-    web.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000; 0: any free port)")
+    web.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000; 0: any free port)")
     web.add_argument("--open", action="store_true", help="open the page in the default browser")
     return parser
 
@@ -596,7 +596,6 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     names = ("you", bot_name) if me == 0 else (bot_name, "you")
     variant = ", forcing variant" if args.forcing else ""
     output(f"Conquian: you (seat {me}) against {args.opponent} (seat {bot_seat}){variant}")
-    output(f"deal seed {seed}; play it again with --seed {seed} --seat {me} --first {args.first}")
     output("type 'help' for help, 'quit' to stop")
     if input_fn is input and not sys.stdin.isatty():
         input_fn = _echoing_input  # piped answers are echoed so the transcript reads well
@@ -622,6 +621,8 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
         if failure is not None:
             _tell_forfeit(record, me, output)
         _show_end(record.replay()[-1], me, names, output, stopped=failure is not None)
+    # only now: the seed gives away the whole deal (the opponent's hand, the stock order)
+    output(f"deal seed {seed}; play it again with --seed {seed} --seat {me} --first {args.first}")
     if args.save:
         try:
             with open(args.save, "a", encoding="utf-8") as f:
@@ -631,6 +632,17 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
             return EXIT_USAGE
         output(f"saved to {args.save}: conquian-replay {args.save} --list")
     return status
+
+
+def _port(text: str) -> int:
+    """A TCP port for ``--port``: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, got {port}")
+    return port
 
 
 def _echoing_input(prompt: str) -> str:

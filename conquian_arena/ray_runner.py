@@ -1,6 +1,6 @@
 """Tournament games as Ray tasks: on a local Ray instance or on a cluster.
 
-``conquian-evaluate ... --ray`` (a local instance with ``--jobs`` CPUs) or ``--ray
+``conquian-evaluate ... --ray local`` (a local instance with ``--jobs`` CPUs) or ``--ray
 ADDRESS`` (an existing cluster, e.g. ``auto`` on a cluster node or ``ray://host:10001``)
 plays the scheduled games of :mod:`conquian_arena.tournament` as Ray tasks.  Everything
 else is the local runner's: the same schedule and seeds (so the same games, whichever

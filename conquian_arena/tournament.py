@@ -128,12 +128,10 @@ class TournamentConfig:
     html: bool = _knob(True, "write report.html and replays/: the report and every game's replay, for a browser")
     ray: str | None = _knob(
         None,
-        "play the games as Ray tasks: --ray alone starts a local Ray instance with --jobs CPUs, "
+        "play the games as Ray tasks: --ray local starts a local Ray instance with --jobs CPUs, "
         "--ray ADDRESS joins a cluster (e.g. auto, ray://HOST:10001); same games, results and resume",
         type=str,
         metavar="ADDRESS",
-        nargs="?",
-        const="local",
     )
 
     def validate(self) -> None:

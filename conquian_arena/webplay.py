@@ -154,7 +154,7 @@ class WebGame:
             "me": seat,
             "bot": self.bot_name,
             "opponent": opponent,
-            "seed": seed,
+            "seed": None,  # told when the game is over: the seed gives away the whole deal
             "forcing": forcing,
             "game": number,
         }
@@ -229,6 +229,7 @@ class WebGame:
             status="over",
             **_table(view, self.names),
             result="; ".join(lines) or "game over",
+            seed=self.seed,
             winner=record.winner,
             saved=saved,
             replay_index=replay_index,
@@ -553,7 +554,8 @@ function render(s) {
   const me = s.me, opp = 1 - me, legal = new Set(s.legal || []), mine = s.status === "your-move" && !busy;
   const over = s.status === "over";
   document.getElementById("title").textContent =
-    `you against ${s.opponent}${s.forcing ? " (forcing variant)" : ""}, deal seed ${s.seed}`;
+    `you against ${s.opponent}${s.forcing ? " (forcing variant)" : ""}` +
+    (s.seed == null ? "" : `, deal seed ${s.seed}`);
   // the opponent
   const oppHand = over && s.reveal ? s.reveal.hands[opp].map(c => cardSvg(c)).join("")
     : Array.from({length: s.opp_hand || 0}, () => backSvg()).join("");

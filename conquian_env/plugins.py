@@ -57,10 +57,10 @@ def make_opponent(spec: str) -> Any:
     return _load(BOT_GROUP, "agent", f"the bot spec {spec!r} needs a bot resolver")(spec)
 
 
-def make_batch_opponent(spec: str) -> Any:
+def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
     """The batched bot (``act_batch(games, rows)``) ``spec`` names, built by the installed
-    ``batch`` resolver."""
-    return _load(BOT_GROUP, "batch", f"the bot spec {spec!r} needs a batched bot resolver")(spec)
+    ``batch`` resolver and seeded with ``seed`` (a bot that draws random numbers)."""
+    return _load(BOT_GROUP, "batch", f"the bot spec {spec!r} needs a batched bot resolver")(spec, seed)
 
 
 def observation_encoder(name: str) -> Any:

@@ -50,6 +50,11 @@ class ConquianVecEnv(VecEnv):
     def games(self):
         return self.core.games
 
+    @property
+    def opponent(self) -> Any:
+        """The opponent serving every game (``set_attr("opponent", ...)`` swaps it)."""
+        return self.core.opponent
+
     def set_opponent(self, opponent: Any) -> None:
         """Swap the opponent from the next move on (e.g. a snapshot of the learner)."""
         self.core.set_opponent(opponent)
@@ -161,6 +166,9 @@ class SelfPlay(BaseCallback):
         if not isinstance(venv, ConquianVecEnv):
             raise ValueError(f"SelfPlay needs a ConquianVecEnv (optionally wrapped), got {type(venv).__name__}")
         venv.set_opponent(LearnerOpponent(self.model, venv.core.encoder))
+        # SB3 dealt the first games before this callback ran: deal again, learner in both seats
+        self.model._last_obs = self.training_env.reset()
+        self.model._last_episode_starts = np.ones(self.training_env.num_envs, dtype=bool)
 
     def _on_step(self) -> bool:
         return True

@@ -52,7 +52,9 @@ class StepResult:
     ``p`` (+1, -1 or 0; zero where not done); ``winners``: 0, 1, or -1 for a draw (-2
     where not done); ``moves``: decisions the finished game took; ``illegal``: the row's
     action was illegal and its player lost the game (``illegal_action="penalize"``).
-    ``observations`` is None when the game was built with ``observations=False``, and both
+    ``observations`` and ``masks`` are the engine's own arrays, overwritten by the next step
+    (copy them to keep them).  ``observations`` is None when the game was built with
+    ``observations=False``, and both
     ``observations`` and ``masks`` are None after ``step(..., observe=False)``.
     """
 
@@ -119,7 +121,7 @@ class VectorGame:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         if not isinstance(forcing, (bool, np.bool_)):
             raise ValueError(f"forcing must be True or False, got {forcing!r}")
-        if first not in (0, 1, "alternate") or isinstance(first, (bool, np.bool_)):
+        if not (first == "alternate" or (type(first) is int and first in (0, 1))):
             raise ValueError(f"first must be 0, 1 or 'alternate', got {first!r}")
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
@@ -148,6 +150,7 @@ class VectorGame:
         """
         if seed is not None or not hasattr(self, "rng"):
             self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+            self.deals_made = 0  # the same seed gives the same games, first players included
         rows = np.arange(self.num_games)
         perms = self._draw(self.num_games) if deals is None else _check_deals(deals, self.num_games)
         self._start(rows, perms)
@@ -210,6 +213,8 @@ class VectorGame:
         if rows is None:
             return np.arange(self.num_games, dtype=np.int64)
         r = np.asarray(rows)
+        if r.ndim == 1 and r.size == 0:
+            return np.zeros(0, dtype=np.int64)
         if r.ndim != 1 or not np.issubdtype(r.dtype, np.integer) or r.dtype == np.bool_:
             raise ValueError(f"rows must be a 1-d array of game indexes, got {r.dtype} {r.shape}")
         if len(r) and (r.min() < 0 or r.max() >= self.num_games):
@@ -241,17 +246,23 @@ class VectorGame:
         game is then an error.  ``observe=False`` skips the observation and mask arrays.
         """
         a = _as_int_array(actions, self.num_games, "actions")
+        w = np.ones(self.num_games, dtype=bool)
         if where is not None:
             w = np.asarray(where)
             if w.shape != (self.num_games,) or w.dtype != np.bool_:
                 raise ValueError(f"where must be a boolean array of shape ({self.num_games},), got {w.dtype} {w.shape}")
-            a = np.where(w, a, -1)
-        elif (a == -1).any():
-            raise ValueError("an action of -1 is not an action: pass where= to leave games out")
+        out_of_range = w & ((a < 0) | (a >= NUM_ACTIONS))
+        if out_of_range.any():
+            bad = int(np.flatnonzero(out_of_range)[0])
+            raise ValueError(
+                f"game {bad}: {int(a[bad])} is not an action id (they run from 0 to {NUM_ACTIONS - 1}); "
+                "pass where= to leave games out"
+            )
+        a = np.where(w, a, -1)  # -1: the kernels leave that game as it is
         over = self.state[:, K.PHASE] == K.GAME_OVER
         if (over & (a != -1)).any():
             bad = int(np.flatnonzero(over & (a != -1))[0])
-            raise ValueError(f"game {bad} is over: redeal() it (or step with autoreset=True) before playing on")
+            raise ValueError(f"game {bad} is over: redeal() it (or leave it out with where=) before playing on")
         if self.illegal_action == "raise":
             bad = K.check_actions(self.state, a)
             if bad >= 0:
@@ -270,7 +281,7 @@ class VectorGame:
             rows = np.flatnonzero(dones)
             w = winners[rows]
             rewards[rows, 0] = np.where(w == 0, 1.0, np.where(w == 1, -1.0, 0.0))
-            rewards[rows, 1] = -rewards[rows, 0]
+            rewards[rows, 1] = np.where(w == 1, 1.0, np.where(w == 0, -1.0, 0.0))
             if autoreset:
                 self.redeal(rows)
         obs, masks = self.observe() if observe else (None, None)
@@ -298,9 +309,14 @@ class VectorGame:
         return int(K.play_random_parallel(self.state, seeds, int(decisions)).sum())
 
     # ------------------------------------------------------------------ rows <-> GameState
+    def _index(self, i: Any) -> int:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_games:
+            raise ValueError(f"a game index is an integer from 0 to {self.num_games - 1}, got {i!r}")
+        return int(i)
+
     def get_game(self, i: int) -> GameState:
         """Game ``i`` as a scalar :class:`GameState` (a copy)."""
-        r = self.state[int(i)]
+        r = self.state[self._index(i)]
         s = _new_blank()
         s.hands = [int(r[K.H0]), int(r[K.H1])]
         s.melds = [int(r[K.M0]), int(r[K.M1])]
@@ -327,7 +343,8 @@ class VectorGame:
         """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``."""
         if not isinstance(game, GameState):
             raise ValueError(f"set_game needs a GameState, got {type(game).__name__}")
-        r = self.state[int(i)]
+        i = self._index(i)
+        r = self.state[i]
         r[:] = 0
         r[K.H0], r[K.H1] = game.hands
         r[K.M0], r[K.M1] = game.melds

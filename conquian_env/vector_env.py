@@ -62,11 +62,15 @@ class RawObservation:
         return obs
 
 
-def _resolve_opponent(opponent: Any) -> Any:
+def _derived_seed(seed: int | None, *words: int) -> int | None:
+    return None if seed is None else int(np.random.SeedSequence([seed, *words]).generate_state(1)[0])
+
+
+def _resolve_opponent(opponent: Any, seed: int | None = None) -> Any:
     if isinstance(opponent, str):
         from .plugins import make_batch_opponent  # the bots live outside the environment package
 
-        return make_batch_opponent(opponent)
+        return make_batch_opponent(opponent, seed)
     if not hasattr(opponent, "act_batch"):
         raise ValueError(
             f"opponent must be a bot spec string (e.g. 'random', 'greedy') or a batched bot with "
@@ -111,7 +115,10 @@ class SeatGames:
             raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
-        self.opponent = _resolve_opponent(opponent)
+        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        self._opponent_seed = _derived_seed(seed, 1)
+        self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         self.encoder = _resolve_encoder(observation)
         self.fixed_seat = seat
         self.illegal_action = illegal_action
@@ -124,7 +131,7 @@ class SeatGames:
         self.opponent_decisions = 0
 
     def set_opponent(self, opponent: Any) -> None:
-        self.opponent = _resolve_opponent(opponent)
+        self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         reset_rows = getattr(self.opponent, "reset_rows", None)
         if reset_rows is not None:
             reset_rows(np.arange(self.num_envs))
@@ -139,9 +146,17 @@ class SeatGames:
             reset_rows(rows)
 
     def reset(self, seed: int | None = None) -> np.ndarray:
+        """New deals in every game; with ``seed`` the deals, the seats and the opponent's own
+        random numbers (its ``reseed(seed)``, when it has one) start afresh from it, so the
+        same seed and the same learner actions give the same games."""
         if seed is not None:
-            self.games.rng = np.random.default_rng(seed)
+            self.games.rng = np.random.default_rng(seed)  # the deal generator, and the count of deals
+            self.games.deals_made = 0
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
+            self._opponent_seed = _derived_seed(seed, 1)
+            reseed = getattr(self.opponent, "reseed", None)
+            if reseed is not None:
+                reseed(self._opponent_seed)
         self.games.redeal(np.arange(self.num_envs))
         self._new_deals(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)
@@ -186,6 +201,13 @@ class SeatGames:
                 raise RuntimeError(
                     f"the opponent {self.opponent!r} answered {answer.dtype} {answer.shape} for {len(rows)} games; "
                     "act_batch must return one integer action per row"
+                )
+            wild = (answer < 0) | (answer >= NUM_ACTIONS)
+            if wild.any():
+                k = int(np.flatnonzero(wild)[0])
+                raise RuntimeError(
+                    f"the opponent {self.opponent!r} answered {int(answer[k])} in game {int(rows[k])}: "
+                    f"action ids run from 0 to {NUM_ACTIONS - 1}"
                 )
             acts = np.full(self.num_envs, -1, dtype=np.int64)
             acts[rows] = answer

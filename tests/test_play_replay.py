@@ -449,3 +449,19 @@ def test_the_terminal_view_lists_the_opponents_discards_and_refusals():
     assert f"bot discarded {cards_str(state.discards[1])}" in " ".join(text.split())
     assert f"bot refused {cards_str(state.refusals[1])}" in " ".join(text.split())
     assert "you discarded" not in text  # the viewer's own are not the point
+
+
+def test_the_deal_seed_is_told_only_after_the_game():
+    # before: it was printed first, and the seed gives away the opponent's hand and the stock
+    lines: list[str] = []
+    answers = iter(["quit"])
+    play.main(["--opponent", "greedy", "--seed", "77"], input_fn=lambda prompt: next(answers), output=lines.append)
+    text = "\n".join(lines)
+    assert "deal seed 77" in text
+    assert text.index("deal seed 77") > text.index("you quit the game")
+
+
+def test_web_port_must_be_a_port():
+    with pytest.raises(SystemExit):
+        play._parser().parse_args(["--web", "--port", "70000"])
+    assert play._parser().parse_args(["--web", "--port", "0"]).port == 0

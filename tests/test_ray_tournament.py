@@ -41,8 +41,10 @@ def test_ray_tournament_plays_the_same_games_as_one_process(tmp_path):
 def test_ray_option_is_on_the_command_line():
     from conquian_arena.tournament import build_parser
 
-    args = build_parser().parse_args(["greedy", "random", "--ray"])
+    args = build_parser().parse_args(["greedy", "random", "--ray", "local"])
     assert args.ray == "local"
+    args = build_parser().parse_args(["--ray", "local", "greedy", "random"])  # the first bot is not taken
+    assert args.ray == "local" and args.specs == ["greedy", "random"]
     args = build_parser().parse_args(["greedy", "random", "--ray", "auto"])
     assert args.ray == "auto"
     assert build_parser().parse_args(["greedy", "random"]).ray is None

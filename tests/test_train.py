@@ -13,7 +13,7 @@ import pytest
 from agents import SpecError, make_agent
 from agents.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
 from agents.greedy import GreedyAgent
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent
+from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
@@ -420,3 +420,32 @@ def test_ctrl_c_saves_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
     assert train.main(["--resume", str(out), "--no-progress", "--workers", "1"]) == 0
     assert json.loads((out / "checkpoints" / "state.json").read_text())["num_timesteps"] == 1024
     assert (out / "final.zip").is_file()
+
+
+def test_evaluations_see_the_updated_policy_and_the_final_model_is_evaluated(tmp_path):
+    # before: evaluations ran in _on_rollout_end, before SB3's update, so every row showed
+    # the previous weights and the final update was never evaluated
+    out = tmp_path / "e"
+    args = [
+        "--out", str(out), "--total-steps", "1024", "--n-envs", "8", "--n-steps", "64", "--batch-size", "64",
+        "--bc-games", "10", "--bc-epochs", "1", "--eval-games", "40", "--net-arch", "32", "--learning-rate", "0.01",
+        "--eval-every", "512", "--checkpoint-every", "512", "--opponents", "greedy@1", "--workers", "1",
+        "--no-progress",
+    ]  # fmt: skip
+    assert train.main(args) == 0
+    rows = [r for r in csv.DictReader(open(out / "eval.csv")) if r["opponent"] == "greedy"]
+    assert [int(r["step"]) for r in rows] == [0, 512, 1024]
+    config = train.TrainConfig.from_dict(json.loads((out / "config.json").read_text()))
+    final = train.evaluate_policy(load_policy(out / "final.zip"), config, "greedy")
+    last = rows[-1]
+    logged = (int(last["wins"]), int(last["draws"]), int(last["losses"]))
+    assert (final["wins"], final["draws"], final["losses"]) == logged
+    log = (out / "train.log").read_text()
+    assert "ends at step" not in log  # 1024 is a whole number of rollouts of 8 x 64
+
+
+def test_a_total_not_a_whole_number_of_rollouts_is_said(tmp_path):
+    out = tmp_path / "w"
+    assert train.main(_tiny_args(out, total=700)) == 0
+    log = (out / "train.log").read_text()
+    assert "PPO collects whole rollouts of 512 steps" in log and "ends at step 1,024, not 700" in log

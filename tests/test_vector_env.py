@@ -156,11 +156,25 @@ def test_self_play_puts_the_learner_in_both_seats():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
+    from agents.batched import BatchRandom
     from conquian_env.sb3 import ConquianVecEnv, LearnerOpponent, SelfPlay
 
-    inner = ConquianVecEnv(16, opponent="random", seed=1)
+    class Counting(BatchRandom):
+        calls = 0
+
+        def act_batch(self, games, rows):
+            Counting.calls += len(rows)
+            return super().act_batch(games, rows)
+
+    probe = ConquianVecEnv(16, opponent=Counting(0), seed=1)
+    probe.seed(0)
+    probe.reset()
+    first_deal = Counting.calls  # the old opponent's moves in the deal SB3 makes before any callback
+    inner = ConquianVecEnv(16, opponent=Counting(0), seed=1)
     model = MaskablePPO("MlpPolicy", VecMonitor(inner), n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    Counting.calls = 0
     model.learn(1024, callback=SelfPlay())
+    assert Counting.calls == first_deal  # that deal was dealt again: no trained game had the old opponent
     assert isinstance(inner.core.opponent, LearnerOpponent) and inner.core.opponent.model is model
     assert inner.core.opponent_decisions > 500  # the model answered for the other seat
     with pytest.raises(ValueError, match="ConquianVecEnv"):
@@ -208,3 +222,72 @@ def test_batch_pool_draws_members_by_weight_and_adds_snapshots():
     for _ in range(30):  # every member answers legally for its games
         env.step(_random_legal(env.action_masks(), rng))
     assert env.core.opponent_decisions > 1000
+
+
+def test_an_opponent_answering_minus_one_is_an_error_not_a_hang():
+    from conquian_env.vector import VectorGame
+
+    class Neg:
+        def act_batch(self, games, rows):
+            return np.full(len(rows), -1)
+
+    with pytest.raises(RuntimeError, match=r"answered -1 in game \d+: action ids run from 0 to 84"):
+        ConquianVectorEnv(2, opponent=Neg(), seed=0, seat=1).reset(seed=0)
+    games = VectorGame(2, seed=0, illegal_action="penalize")
+    with pytest.raises(ValueError, match=r"game 0: -1 is not an action id"):
+        games.step(np.array([-1, 81]), where=np.array([True, True]))
+    games.step(np.array([-1, 81]), where=np.array([False, True]))  # left out: fine
+
+
+def _trajectory(env, steps=60):
+    rng = np.random.default_rng(9)
+    out = []
+    for _ in range(steps):
+        obs, *_ = env.step(_random_legal(env.action_masks(), rng))
+        out.append(obs.copy())
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("opponent", ["random", "random:seed=4", "ppo:deterministic=false", "ismcts:iterations=3"])
+def test_the_same_seed_gives_the_same_games(opponent):
+    a = ConquianVectorEnv(6, opponent=opponent, seed=0)
+    a.reset(seed=123)
+    first = _trajectory(a, 25)
+    a.reset(seed=123)  # the same instance again: deals, seats and the opponent's draws start afresh
+    assert np.array_equal(_trajectory(a, 25), first)
+    b = ConquianVectorEnv(6, opponent=opponent, seed=0)  # a fresh instance (as in another process)
+    b.reset(seed=123)
+    assert np.array_equal(_trajectory(b, 25), first)
+
+
+def test_seeded_random_spec_stays_batched_and_alternate_first_restarts():
+    from agents.batched import BatchRandom
+    from conquian_env.vector import VectorGame
+
+    assert isinstance(ConquianVectorEnv(2, opponent="random:seed=1").core.opponent, BatchRandom)
+    games = VectorGame(3, seed=0, first="alternate")
+    before = games.players.copy()
+    games.reset(seed=0)
+    assert np.array_equal(games.players, before)
+
+
+def test_vector_game_rejects_bad_indexes_and_draws_score_zero():
+    from conquian_env.vector import VectorGame
+
+    games = VectorGame(3, seed=0)
+    for bad in (-1, 3, 1.5, True):
+        with pytest.raises(ValueError, match="game index"):
+            games.get_game(bad)
+    with pytest.raises(ValueError, match="first"):
+        VectorGame(2, first=1.0)
+    assert games.random_actions(None, rows=[]).shape == (0,)
+    games.redeal([])
+    rng = np.random.default_rng(0)
+    draws = 0
+    big = VectorGame(64, seed=1)
+    for _ in range(400):
+        r = big.step(big.random_actions(rng))
+        for i in np.flatnonzero(r.dones & (r.winners == -1)):
+            draws += 1
+            assert np.signbit(r.rewards[i]).sum() == 0  # +0.0 for both, not -0.0
+    assert draws > 0

@@ -331,9 +331,11 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
     with page.expect_popup() as opened:
         page.click("text=watch the replay")
     opened.value.wait_for_selector('#table[data-game="0"]')
-    # a new game deals again, and the page follows it at once
+    # the deal's seed is told only now that the game is over (it gives away the whole deal)
+    assert f"deal seed {seed}" in page.inner_text("#title")
+    # a new game deals again, and the page follows it at once, its seed untold
     page.click("#new")
-    page.wait_for_function(f'document.getElementById("title").textContent.includes("deal seed {seed + 1}")')
+    page.wait_for_function('!document.getElementById("title").textContent.includes("deal seed")')
     page.wait_for_selector('#status[data-status="your-move"]', timeout=8_000)
     assert server.game.seed == seed + 1 and server.game.snapshot()["status"] == "your-move"
 
@@ -349,6 +351,7 @@ def test_play_api_needs_the_page_token_and_a_local_host(play_server):
     head = {"X-Conquian-Token": server.token}
     assert client.get("/api/state", headers=head, base_url="http://evil.example:8000").status_code == 403
     state = client.get("/api/state", headers=head, base_url="http://localhost:8000").get_json()
+    assert state["seed"] is None  # during the game: the seed would give away the whole deal
     assert state["names"] == ["you", "random"] and len(state["hand"]) == 10 and "opp_hand" in state
     assert "reveal" not in state  # the bot's hand is shown only once the game is over
     stale = client.post("/api/move", json={"move": "refuse", "version": -5}, headers=head,
