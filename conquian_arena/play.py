@@ -651,13 +651,21 @@ def _echoing_input(prompt: str) -> str:
     return line
 
 
-def cli() -> int:
-    """The ``conquian-play`` console script."""
+def run_console(main_fn: Callable[[], int]) -> int:
+    """Run a console script's ``main``: Ctrl-C ends it with status 130 and a word, a closed
+    pipe (output piped into ``head``) quietly."""
     try:
-        return main()
+        return main_fn()
     except KeyboardInterrupt:
         print("\ninterrupted")
         return 130
+    except BrokenPipeError:
+        return 0
+
+
+def cli() -> int:
+    """The ``conquian-play`` console script."""
+    return run_console(main)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from conquian_env.cards import CARD_NAMES
 from conquian_env.game import GameState
 from conquian_env.render import render_text
 
-from .play import describe_move, hand_text
+from .play import describe_move, hand_text, run_console
 from .record import RecordedGame, ReplayError, load_records, replay_states, result_problem
 
 InputFn = Callable[[str], str]
@@ -284,13 +284,7 @@ def _write_html(
 
 def cli() -> int:
     """The ``conquian-replay`` console script."""
-    try:
-        return main()
-    except KeyboardInterrupt:
-        print("\ninterrupted")
-        return 130
-    except BrokenPipeError:  # e.g. piped into head
-        return 0
+    return run_console(main)
 
 
 if __name__ == "__main__":
