@@ -2,7 +2,7 @@
 # make test-integrations  install Ray, RLlib, Tianshou and run their tests
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
-# make train   the default training recipe (train.py) into runs/default, about 7 minutes on 2 cores
+# make train   the default training recipe (train.py) into runs/default, about 5 minutes on 2 cores
 # make lint    ruff
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
 #   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
