@@ -594,6 +594,7 @@ def _check_cache() -> None:
         cache = getattr(obj, "_cache", None)
         if hasattr(obj, "py_func") and cache is not None:
             cache.flush()
+    _baked.recompile()  # the check itself ran the stale cached code in this process
 
 
 _check_cache()
