@@ -412,9 +412,9 @@ def encode_mask(S, i, pl, out):
 
 # ---------------------------------------------------------------- batch loops
 @njit(cache=True)
-def _step_one(S, i, a, penalize, status):
-    """Play action ``a`` in game ``i``; status[i]: 0 played, 1 illegal (forfeit when penalize),
-    2 left as it is (``a`` is -1: not this game's turn)."""
+def _step_one(S, i, a, status):
+    """Play action ``a`` in game ``i``; status[i]: 0 played, 1 illegal (the player forfeits;
+    ``VectorGame`` checks first in its "raise" mode), 2 left as it is (``a`` is -1)."""
     if a == -1:
         status[i] = 2
     elif is_legal(S, i, a):
@@ -422,20 +422,19 @@ def _step_one(S, i, a, penalize, status):
         status[i] = 0
     else:
         status[i] = 1
-        if penalize:
-            forfeit(S, i, S[i, PLAYER])
+        forfeit(S, i, S[i, PLAYER])
 
 
 @njit(cache=True)
-def step_serial(S, actions, penalize, status):
+def step_serial(S, actions, status):
     for i in range(S.shape[0]):
-        _step_one(S, i, actions[i], penalize, status)
+        _step_one(S, i, actions[i], status)
 
 
 @njit(cache=True, parallel=True)
-def step_parallel(S, actions, penalize, status):
+def step_parallel(S, actions, status):
     for i in prange(S.shape[0]):
-        _step_one(S, i, actions[i], penalize, status)
+        _step_one(S, i, actions[i], status)
 
 
 @njit(cache=True)
@@ -498,24 +497,21 @@ def masks_only(S, players, masks):
 
 
 @njit(cache=True)
+def random_legal(S, i, u):
+    """The legal action of game ``i`` picked by ``u`` (uniform in [0, 1)), uniformly; -1 when over."""
+    n = num_legal(S, i)
+    if n == 0:
+        return -1
+    k = int(u * n)
+    return nth_legal(S, i, k if k < n else n - 1)
+
+
+@njit(cache=True)
 def random_actions(S, rows, u, out):
     """A uniformly random legal action in each game of ``rows`` (``u``: uniform floats in
     [0, 1)); -1 in a finished game."""
     for k in range(rows.shape[0]):
-        i = rows[k]
-        n = num_legal(S, i)
-        if n == 0:
-            out[k] = -1
-        else:
-            j = int(u[k] * n)
-            out[k] = nth_legal(S, i, j if j < n else n - 1)
-
-
-@njit(cache=True)
-def _play_random(S, i, u):
-    n = num_legal(S, i)
-    k = int(u * n)
-    apply(S, i, nth_legal(S, i, k if k < n else n - 1))
+        out[k] = random_legal(S, rows[k], u[k])
 
 
 @njit(cache=True, parallel=True)
@@ -533,5 +529,5 @@ def play_random_parallel(S, seeds, decisions):
                 np.random.shuffle(deal)
                 start(S, i, deal, 0, S[i, FORCING])
                 finished[i] += 1
-            _play_random(S, i, np.random.random())
+            apply(S, i, random_legal(S, i, np.random.random()))
     return finished

@@ -149,12 +149,18 @@ class VectorGame:
         generator goes on.  Returns ``(observations, masks)`` of the players to move.
         """
         if seed is not None or not hasattr(self, "rng"):
-            self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-            self.deals_made = 0  # the same seed gives the same games, first players included
+            self.reseed(seed)
         rows = np.arange(self.num_games)
         perms = self._draw(self.num_games) if deals is None else _check_deals(deals, self.num_games)
         self._start(rows, perms)
         return self.observe()
+
+    def reseed(self, seed: int | np.random.Generator | None) -> None:
+        """Replace the deal generator (and restart the count of deals, which decides who plays
+        first with ``first="alternate"``), so that the same seed gives the same games; the
+        games in play are not touched."""
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.deals_made = 0
 
     def _draw(self, k: int) -> np.ndarray:
         return self.rng.permuted(np.broadcast_to(np.arange(NUM_CARDS, dtype=np.int64), (k, NUM_CARDS)), axis=1)
@@ -221,12 +227,6 @@ class VectorGame:
             raise ValueError(f"rows must be game indexes from 0 to {self.num_games - 1}")
         return r.astype(np.int64, copy=False)
 
-    def legal_counts(self) -> np.ndarray:
-        """Number of legal actions in each game."""
-        lc = self.state[:, K.LCARDS]
-        lm = self.state[:, K.LMISC]
-        return np.array([int(a).bit_count() + int(b).bit_count() for a, b in zip(lc, lm, strict=True)], dtype=np.int64)
-
     def random_actions(self, rng: np.random.Generator | None = None, rows: Any = None) -> np.ndarray:
         """A uniformly random legal action in each game of ``rows`` (default all), drawn with
         ``rng`` (default: the deal generator); -1 in a finished game."""
@@ -269,9 +269,9 @@ class VectorGame:
                 raise self.illegal_error(bad, int(a[bad]))
         status = self._status
         if self.parallel:
-            K.step_parallel(self.state, a, True, status)
+            K.step_parallel(self.state, a, status)
         else:
-            K.step_serial(self.state, a, True, status)
+            K.step_serial(self.state, a, status)
         dones = (self.state[:, K.PHASE] == K.GAME_OVER) & ~over
         winners = np.where(dones, self.state[:, K.WINNER], -2)
         rewards = np.zeros((self.num_games, 2), dtype=np.float32)

@@ -150,8 +150,7 @@ class SeatGames:
         random numbers (its ``reseed(seed)``, when it has one) start afresh from it, so the
         same seed and the same learner actions give the same games."""
         if seed is not None:
-            self.games.rng = np.random.default_rng(seed)  # the deal generator, and the count of deals
-            self.games.deals_made = 0
+            self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
             self._opponent_seed = _derived_seed(seed, 1)
             reseed = getattr(self.opponent, "reseed", None)
