@@ -289,7 +289,7 @@ class ISMCTSAgent(Agent):
     that explain the opponent's refusals and discards; ``seed``: makes it reproducible.
     """
 
-    name = "ismcts"
+    name = "ismcts-py"
 
     def __init__(
         self,

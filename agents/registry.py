@@ -35,6 +35,12 @@ def _greedy() -> type[Agent]:
 
 
 def _ismcts() -> type[Agent]:
+    from .search import SearchAgent
+
+    return SearchAgent
+
+
+def _ismcts_py() -> type[Agent]:
     from .ismcts import ISMCTSAgent
 
     return ISMCTSAgent
@@ -67,7 +73,17 @@ KNOWN_BOTS: dict[str, BotInfo] = {
     ),
     "ismcts": BotInfo(
         _ismcts,
-        "information-set Monte Carlo tree search over determinized deals",
+        "compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing",
+        {
+            "time": "0.05, seconds per searched decision",
+            "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
+            "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
+            "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
+        },
+    ),
+    "ismcts-py": BotInfo(
+        _ismcts_py,
+        "the Python information-set Monte Carlo tree search (readable reference; slow)",
         {
             "iterations": "500, simulations per decision",
             "time": "none, seconds per decision (overrides iterations when given)",

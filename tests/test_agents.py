@@ -7,20 +7,14 @@ import random
 import pytest
 
 from agents import make_agent
-from agents.base import PlayerView, RandomAgent
+from agents.base import RandomAgent
 from agents.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
 from agents.ismcts import ISMCTSAgent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
-from conquian_env.cards import CARD_NAMES, FULL_MASK, mask_of, parse_card
-from conquian_env.game import DISCARD, OFFER, new_game
-from conquian_env.observation import action_mask, encode
-
-
-def _act(agent, state):
-    """Ask ``agent`` for the move of the player to move in ``state`` (as play_game would)."""
-    p = state.player
-    return agent.act(encode(state, p), action_mask(state, p), PlayerView(state, p))
+from conquian_env.cards import FULL_MASK, mask_of, parse_card
+from conquian_env.game import DISCARD, new_game
+from tests.conftest import act, duplicate, mid_game_state, permute_hidden, stacked_deal
 
 
 def _results(records):
@@ -29,24 +23,13 @@ def _results(records):
     return wins, losses
 
 
-def _duplicate(bot, opponent, deals, forcing=False, offset=0):
-    """Play each deal twice, ``bot`` in seat 0 then seat 1; returns [(bot's seat, record)]."""
-    out = []
-    for i in range(deals):
-        hands, stock = deal_for_seed(offset + i)
-        for seat in (0, 1):
-            agents = [bot, opponent] if seat == 0 else [opponent, bot]
-            out.append((seat, play_game(agents, hands=hands, stock=stock, forcing=forcing, seed=offset + i)))
-    return out
-
-
 # ------------------------------------------------------------------ legality
 
 
 @pytest.mark.parametrize("forcing", [False, True])
 def test_greedy_never_plays_an_illegal_action(forcing):
-    records = _duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, forcing=forcing)
-    records += _duplicate(GreedyAgent(), GreedyAgent(), deals=20, forcing=forcing, offset=500)
+    records = duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, forcing=forcing)
+    records += duplicate(GreedyAgent(), GreedyAgent(), deals=20, forcing=forcing, offset=500)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
@@ -54,27 +37,25 @@ def test_greedy_never_plays_an_illegal_action(forcing):
 @pytest.mark.parametrize("forcing", [False, True])
 def test_ismcts_never_plays_an_illegal_action(forcing):
     bot = ISMCTSAgent(iterations=15, seed=1)
-    records = _duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
-    records += _duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
+    records = duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
+    records += duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
     other = ISMCTSAgent(iterations=15, rollout="fast", depth=2, infer=False, seed=2)
-    records += _duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
+    records += duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forcing", [False, True])
 def test_bots_never_play_an_illegal_action_long(forcing):
-    records = _duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, forcing=forcing, offset=1000)
-    records += _duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, forcing=forcing)
-    records += _duplicate(
-        ISMCTSAgent(iterations=40, rollout="random", seed=2), GreedyAgent(), deals=15, forcing=forcing
-    )
+    records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, forcing=forcing, offset=1000)
+    records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, forcing=forcing)
+    records += duplicate(ISMCTSAgent(iterations=40, rollout="random", seed=2), GreedyAgent(), deals=15, forcing=forcing)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
 def test_bots_are_built_from_specs():
     assert isinstance(make_agent("greedy"), GreedyAgent)
-    bot = make_agent("ismcts:iterations=30,c=0.5,rollout=random", seed=4)
+    bot = make_agent("ismcts-py:iterations=30,c=0.5,rollout=random", seed=4)
     assert isinstance(bot, ISMCTSAgent)
     assert (bot.iterations, bot.c, bot.rollout, bot.seed) == (30, 0.5, "random", 4)
     with pytest.raises(ValueError, match="rollout"):
@@ -86,34 +67,21 @@ def test_bots_are_built_from_specs():
 # ------------------------------------------------------------------ greedy, constructed positions
 
 
-def _deal(hand0: str, hand1: str | None = None, top: str = ""):
-    """A stacked deal: the given hands and top of the stock, the other cards after them in order."""
-    h0 = hand0.split()
-    used = set(h0) | set(top.split())
-    if hand1 is None:
-        h1 = [c for c in CARD_NAMES if c not in used][:10]
-    else:
-        h1 = hand1.split()
-    used |= set(h1)
-    stock = top.split() + [c for c in CARD_NAMES if c not in used]
-    return [h0, h1], stock
-
-
 def _play_own_turn(bot, state):
     """Let ``bot`` (player 0) move until the opponent is to move or the game ends."""
     while not state.is_terminal() and state.player == 0:
-        action = _act(bot, state)
+        action = act(bot, state)
         assert state.is_legal(action)
         state.apply(action)
 
 
 def test_greedy_goes_out_when_it_can():
     # A-5 of clubs, three 7s and J-Q of clubs: the turned KC makes all eleven.
-    hands, stock = _deal("AC 2C 3C 4C 5C 7D 7H 7S JC QC", top="KC")
+    hands, stock = stacked_deal("AC 2C 3C 4C 5C 7D 7H 7S JC QC", top="KC")
     state = new_game(hands=hands, stock=stock)
     bot = GreedyAgent()
     bot.reset(0)
-    assert _act(bot, state) == TAKE
+    assert act(bot, state) == TAKE
     _play_own_turn(bot, state)
     assert state.winner == 0 and state.hands[0] == 0
 
@@ -125,7 +93,7 @@ def test_greedy_goes_out_through_a_rearrangement():
     live = FULL_MASK & ~(hand | meld | mask_of("5S"))
     assert plan_take(hand, meld, parse_card("5S"), 0, live, 0, 10) == (hand, -1, float("inf"))
     # the same position in a game (test-only surgery on a stacked deal)
-    hands, stock = _deal("JH JD 5C 6S 7S JS AC 2C 3C 4C", top="5S")
+    hands, stock = stacked_deal("JH JD 5C 6S 7S JS AC 2C 3C 4C", top="5S")
     state = new_game(hands=hands, stock=stock)
     state.hands[0], state.melds[0], state._mask = hand, meld, -1
     bot = GreedyAgent()
@@ -158,18 +126,18 @@ def test_greedy_does_not_feed_the_opponents_meld():
 
 def test_greedy_discards_the_unpaired_card_in_play():
     # After taking the turned 5H with 5C 5D the hand is a run, two pairs and a lone KH.
-    hands, stock = _deal("5C 5D AS 2S 3S JC QC JD QD KH", top="5H")
+    hands, stock = stacked_deal("5C 5D AS 2S 3S JC QC JD QD KH", top="5H")
     state = new_game(hands=hands, stock=stock)
     bot = GreedyAgent()
     bot.reset(0)
-    assert _act(bot, state) == TAKE
+    assert act(bot, state) == TAKE
     state.apply(TAKE)
     while state.phase != DISCARD:
-        action = _act(bot, state)
+        action = act(bot, state)
         assert state.is_legal(action)
         state.apply(action)
     assert state.melds[0] == mask_of("5C 5D 5H")  # lays the fewest cards
-    assert _act(bot, state) == DISCARD_BASE + parse_card("KH")
+    assert act(bot, state) == DISCARD_BASE + parse_card("KH")
 
 
 def test_greedy_refuses_a_take_that_breaks_a_ready_hand():
@@ -186,55 +154,19 @@ def test_greedy_refuses_a_take_that_breaks_a_ready_hand():
 # ------------------------------------------------------------------ ISMCTS determinism and no peeking
 
 
-def _mid_game_state(seed: int, moves: int):
-    """A position reached by greedy self-play where player to move has a real choice."""
-    hands, stock = deal_for_seed(seed)
-    state = new_game(hands=hands, stock=stock)
-    bots = [GreedyAgent(), GreedyAgent()]
-    done = 0
-    while not state.is_terminal():
-        mask = state.legal_action_mask()
-        if done >= moves and mask & (mask - 1) and state.phase in (OFFER, DISCARD):
-            return state
-        state.apply(_act(bots[state.player], state))
-        done += 1
-    return None
-
-
-def _permute_for(state, observer: int, rng: random.Random):
-    """The same position with the cards ``observer`` cannot see (the opponent's hidden hand
-    and the stock) re-dealt among themselves."""
-    opp = 1 - observer
-    hidden = state.hands[opp] & ~state.chosen
-    stock_rest = list(state.stock[state.stock_pos :])
-    pool = [c for c in range(40) if hidden >> c & 1] + stock_rest
-    rng.shuffle(pool)
-    n = hidden.bit_count()
-    new = state.clone()
-    new.hands[opp] = state.hands[opp] & state.chosen | sum(1 << c for c in pool[:n])
-    new.stock = state.stock[: state.stock_pos] + tuple(pool[n:])
-    new._mask = -1  # test-only surgery: the cached mask is recomputed from the new hands
-    return new
-
-
-def _permute_hidden(state, rng: random.Random):
-    """:func:`_permute_for` the player to move."""
-    return _permute_for(state, state.player, rng)
-
-
 @pytest.mark.parametrize("seed,moves", [(11, 0), (12, 8), (13, 20), (14, 30)])
 def test_ismcts_decisions_ignore_the_hidden_cards(seed, moves):
-    state = _mid_game_state(seed, moves)
+    state = mid_game_state(seed, moves)
     assert state is not None
     rng = random.Random(seed)
     outcomes = []
     for trial in range(4):
-        variant = state if trial == 0 else _permute_hidden(state, rng)
+        variant = state if trial == 0 else permute_hidden(state, rng)
         if trial:
             assert variant.hands[1 - state.player] != state.hands[1 - state.player]
         bot = ISMCTSAgent(iterations=60, seed=5)
         bot.reset(state.player, seed=99)
-        action = _act(bot, variant)
+        action = act(bot, variant)
         outcomes.append((action, bot.last_iterations, bot.last_stats))
     assert outcomes[0][1] == 60
     assert all(o == outcomes[0] for o in outcomes), outcomes
@@ -248,14 +180,14 @@ class _PeekingISMCTS(ISMCTSAgent):
 
 
 def test_the_permutation_check_catches_a_peeking_bot():
-    state = _mid_game_state(13, 20)
+    state = mid_game_state(13, 20)
     rng = random.Random(13)
     stats = []
     for trial in range(4):
-        variant = state if trial == 0 else _permute_hidden(state, rng)
+        variant = state if trial == 0 else permute_hidden(state, rng)
         bot = _PeekingISMCTS(iterations=60, seed=5)
         bot.reset(state.player, seed=99)
-        _act(bot, variant)
+        act(bot, variant)
         stats.append(bot.last_stats)
     assert any(s != stats[0] for s in stats[1:])
 
@@ -271,11 +203,11 @@ def test_ismcts_is_deterministic_under_a_seed():
 
 def test_ismcts_answers_single_choices_without_search():
     # Nothing in player 0's hand melds with the turned card: refusing is the only move.
-    hands, stock = _deal("AC 3C 5C 7C QC AD 3D 5D 7D QD", top="KH")
+    hands, stock = stacked_deal("AC 3C 5C 7C QC AD 3D 5D 7D QD", top="KH")
     state = new_game(hands=hands, stock=stock)
     bot = ISMCTSAgent(iterations=10_000, seed=1)
     bot.reset(0, seed=1)
-    assert _act(bot, state) == REFUSE
+    assert act(bot, state) == REFUSE
     assert bot.last_iterations == 0
 
 
@@ -283,20 +215,20 @@ def test_ismcts_answers_single_choices_without_search():
 
 
 def test_greedy_beats_random():
-    wins, losses = _results(_duplicate(GreedyAgent(), RandomAgent(seed=7), deals=60))
+    wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=60))
     assert wins >= 0.85 * (wins + losses), (wins, losses)
 
 
 @pytest.mark.slow
 def test_greedy_beats_random_long():
     for forcing in (False, True):
-        wins, losses = _results(_duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, forcing=forcing))
+        wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, forcing=forcing))
         assert wins >= 0.9 * (wins + losses), (forcing, wins, losses)
 
 
 @pytest.mark.slow
 def test_ismcts_beats_random():
-    wins, losses = _results(_duplicate(ISMCTSAgent(iterations=100, seed=3), RandomAgent(seed=8), deals=20))
+    wins, losses = _results(duplicate(ISMCTSAgent(iterations=100, seed=3), RandomAgent(seed=8), deals=20))
     assert wins >= 0.85 * (wins + losses), (wins, losses)
 
 
@@ -307,8 +239,8 @@ def test_ismcts_beats_random():
 def test_rollout_never_plays_an_illegal_action(forcing):
     from agents.rollout import RolloutAgent
 
-    records = _duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
-    records += _duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
+    records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
+    records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
@@ -317,14 +249,14 @@ def test_rollout_never_plays_an_illegal_action(forcing):
 def test_rollout_decisions_ignore_the_hidden_cards(seed, moves):
     from agents.rollout import RolloutAgent
 
-    state = _mid_game_state(seed, moves)
+    state = mid_game_state(seed, moves)
     rng = random.Random(seed)
     outcomes = []
     for trial in range(3):
-        variant = state if trial == 0 else _permute_hidden(state, rng)
+        variant = state if trial == 0 else permute_hidden(state, rng)
         bot = RolloutAgent(samples=6, seed=5)
         bot.reset(state.player, seed=99)
-        outcomes.append((_act(bot, variant), bot.last_scores))
+        outcomes.append((act(bot, variant), bot.last_scores))
     assert outcomes[0][1], "the decision was searched"
     assert all(o == outcomes[0] for o in outcomes), outcomes
 
@@ -343,19 +275,19 @@ def test_spec_booleans_are_strict_and_keys_unique():
     # before: infer=maybe was taken as true and a repeated key silently kept the last value
     from agents import SpecError
 
-    for bad in ("ismcts:infer=maybe", "ismcts:infer=2", "ppo:deterministic=maybe", "rollout:infer=sometimes"):
+    for bad in ("ismcts-py:infer=maybe", "ismcts-py:infer=2", "ismcts:z=maybe", "ppo:deterministic=maybe", "rollout:infer=sometimes"):
         with pytest.raises(SpecError):
             make_agent(bad)
     with pytest.raises(SpecError, match="given twice"):
         make_agent("ismcts:iterations=10,iterations=20")
-    assert make_agent("ismcts:infer=false,iterations=3").infer is False
+    assert make_agent("ismcts-py:infer=false,iterations=3").infer is False
 
 
 @pytest.mark.parametrize("forcing", [False, True])
 def test_ismcts_batched_playouts_play_legal_deterministic_games(forcing):
     pytest.importorskip("numba")
     bot = ISMCTSAgent(iterations=40, batch=16, seed=1)
-    records = _duplicate(bot, GreedyAgent(), deals=3, forcing=forcing)
+    records = duplicate(bot, GreedyAgent(), deals=3, forcing=forcing)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     hands, stock = deal_for_seed(21)
     runs = [

@@ -522,7 +522,7 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
     # ismcts games saved none of them
     out = tmp_path / "t"
     games = 24
-    command = [sys.executable, "evaluate.py", "random", "ismcts:iterations=60", "--games", str(games), "-j", "2",
+    command = [sys.executable, "evaluate.py", "random", "ismcts-py:iterations=60", "--games", str(games), "-j", "2",
                "--out", str(out), "--no-progress", "--no-plot", "--bootstrap", "20"]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
     # a session of its own, so that the Ctrl-C goes to the whole process group, as from a terminal

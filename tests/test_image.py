@@ -11,7 +11,7 @@ import pytest
 import conquian_env
 from conquian_env.image import FRAME_SIZE, render_rgb
 from conquian_env.wrappers import SingleAgentEnv
-from tests.test_agents import _permute_for
+from tests.conftest import permute_for
 
 pytest.importorskip("PIL")
 
@@ -54,7 +54,7 @@ def test_single_agent_frames_hide_the_opponents_hand():
         if state.hands[1] & ~state.chosen:
             base = render_rgb(state, ("agent", "opponent"), observer=0)
             assert np.array_equal(env.render(), base)
-            variant = _permute_for(state, 0, rng)
+            variant = permute_for(state, 0, rng)
             assert np.array_equal(render_rgb(variant, ("agent", "opponent"), observer=0), base)
             # the referee's view does show the difference
             if variant.hands[1] != state.hands[1]:

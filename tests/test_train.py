@@ -19,7 +19,7 @@ from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 from conquian_env.wrappers import SingleAgentEnv
-from tests.test_agents import _permute_for
+from tests.conftest import permute_for
 
 sb3c = pytest.importorskip("sb3_contrib")
 train = pytest.importorskip("train")
@@ -96,7 +96,7 @@ def test_features_never_depend_on_hidden_cards():
                 continue
             base = FeatureEncoder().encode(state, observer)
             for _ in range(2):
-                variant = _permute_for(state, observer, rng)
+                variant = permute_for(state, observer, rng)
                 changed += variant.hands[1 - observer] != state.hands[1 - observer]
                 assert np.array_equal(FeatureEncoder().encode(variant, observer), base)
             checked += 1
@@ -115,7 +115,7 @@ def test_the_hidden_card_check_catches_a_peeking_feature():
         return out
 
     rng = random.Random(1)
-    variant = _permute_for(state, state.player, rng)
+    variant = permute_for(state, state.player, rng)
     assert not np.array_equal(
         peeking(FeatureEncoder(), state, state.player), peeking(FeatureEncoder(), variant, state.player)
     )

@@ -1,0 +1,447 @@
+"""Compiled (numba) search: determinized Monte Carlo with paired greedy playouts, all in
+compiled code (the private half of :mod:`agents.search`).
+
+One search answers one decision of one player from what that player sees: a *view row*
+(a row of the batched engine, :mod:`conquian_env._kernels`, whose opponent hand and stock
+hold nothing) and the *pool* of cards the player cannot see, sorted.  Each determinization
+deals the pool at random into the opponent's hidden hand and the stock (the most
+plausible of ``tries`` deals, judged by :func:`implausibility` as the Python search's
+``infer`` judges them), then every root action still in the race is played on a copy of
+that same deal and followed by the greedy rules for both players to the end of the game
+(:func:`agents._greedy_kernels.greedy_action`).  The actions are compared on the same
+cards (common random numbers), and after every ``RACE_EVERY`` deals an action whose
+paired mean loss against the leader exceeds ``z`` standard errors leaves the race, so the
+playouts go to the actions still in doubt.
+
+The state of a search lives in arrays the caller keeps (:func:`new_search` makes them) so
+that a search can run in chunks between which Python looks at the clock.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from conquian_env._kernels import (
+    CHOSEN,
+    DEAD,
+    DI0,
+    DISCARD,
+    DISCARD_BASE,
+    FACE,
+    FINISH,
+    FORCED,
+    GAME_OVER,
+    H0,
+    LCARDS,
+    LMISC,
+    M0,
+    MELD,
+    MOVES,
+    NUM_ACTIONS,
+    NUM_COLUMNS,
+    OFFER,
+    OWNER,
+    PASSED,
+    PHASE,
+    PLAYER,
+    REFUSE,
+    RF0,
+    SOURCE,
+    SPOS,
+    STOCK0,
+    STOCK_SIZE,
+    TAKE,
+    TURNED,
+    WINNER,
+    apply,
+    can_extend,
+    can_split,
+    compute_legal,
+    lowest_bit_index,
+)
+from conquian_env._kernels import popcount as _popcount
+
+from ._greedy_kernels import (
+    NEIGHBOURS,
+    PARTNER_COUNT,
+    PARTNERS,
+    feed_penalty,
+    greedy_action,
+    live_cards,
+    plan_take,
+    position_value,
+)
+
+#: deals between two checks of the race
+RACE_EVERY = 16
+#: results are kept per deal (for the paired race) up to this many deals; later deals
+#: still count in the sums but no longer change the race
+MAX_DEALS = 1 << 16
+# columns of the search-state vector (``info``)
+I_DEALS, I_ACTIONS, I_PLAYOUTS, I_RNG, I_GREEDY = 0, 1, 2, 3, 4
+INFO_SIZE = 5
+
+
+# ---------------------------------------------------------------- random numbers
+@njit(cache=True, inline="always")
+def _next(info):
+    """xorshift64* on ``info[I_RNG]`` (never 0): a 64-bit draw as a non-negative int64."""
+    x = np.uint64(info[I_RNG])
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    info[I_RNG] = np.int64(x)
+    return np.int64((x * np.uint64(2685821657736338717)) >> np.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def _below(info, n):
+    return _next(info) % n
+
+
+# ---------------------------------------------------------------- determinization
+@njit(cache=True)
+def implausibility(row, opp):
+    """How many of the opponent's refusals and discards the hand in ``row`` contradicts
+    (ismcts._implausibility): a refused card (one that did not fit their meld alone) that
+    this hand could meld, or a discarded card that makes a 3-card set or run with two
+    cards of this hand."""
+    hand = row[H0 + opp] & ~row[CHOSEN]
+    meld = row[M0 + opp]
+    bad = 0
+    refused = row[RF0 + opp]
+    while refused:
+        low = refused & -refused
+        refused ^= low
+        card = lowest_bit_index(low)
+        if can_split(meld | low):
+            continue
+        if NEIGHBOURS[card] & hand and can_extend(meld | low, hand):
+            bad += 1
+    discarded = row[DI0 + opp]
+    while discarded:
+        low = discarded & -discarded
+        discarded ^= low
+        card = lowest_bit_index(low)
+        near = NEIGHBOURS[card] & hand
+        if near & (near - 1):
+            for j in range(PARTNER_COUNT[card]):
+                pm = PARTNERS[card, j]
+                if pm & hand == pm:
+                    bad += 1
+                    break
+    return bad
+
+
+@njit(cache=True)
+def _deal(view, pool, n_opp, info, out):
+    """One uniform deal of ``pool`` into ``out`` (a copy of ``view``): ``n_opp`` cards to
+    the opponent's hand, the rest to the stock from the next stock position on."""
+    n = pool.shape[0]
+    for c in range(NUM_COLUMNS):
+        out[c] = view[c]
+    perm = pool.copy()
+    for k in range(n - 1, 0, -1):
+        j = _below(info, k + 1)
+        perm[k], perm[j] = perm[j], perm[k]
+    opp = 1 - view[PLAYER]
+    hidden = 0
+    for k in range(n_opp):
+        hidden |= 1 << perm[k]
+    out[H0 + opp] = view[H0 + opp] | hidden
+    spos = view[SPOS]
+    for k in range(n - n_opp):
+        out[STOCK0 + spos + k] = perm[n_opp + k]
+
+
+@njit(cache=True)
+def determinize(view, pool, n_opp, tries, info, out, scratch):
+    """The most plausible of up to ``tries`` deals into ``out`` (the first with no
+    contradiction, else the first with the fewest); ``tries`` <= 1: a uniform deal."""
+    _deal(view, pool, n_opp, info, out)
+    if tries <= 1:
+        return
+    opp = 1 - view[PLAYER]
+    best = implausibility(out, opp)
+    t = 1
+    while best > 0 and t < tries:
+        _deal(view, pool, n_opp, info, scratch)
+        bad = implausibility(scratch, opp)
+        if bad < best:
+            best = bad
+            for c in range(NUM_COLUMNS):
+                out[c] = scratch[c]
+        t += 1
+
+
+# ---------------------------------------------------------------- playouts
+#: entries of a playout's plan cache (a power of two); the cache is emptied when full
+CACHE_SIZE = 1 << 15
+_KEY = 6  # hand, meld, opponent's meld, face-up card, dead pile, opponent's hand size
+
+
+@njit(cache=True)
+def _new_cache(size):
+    """An empty plan cache for :func:`playout`: ``(keys, plans, filled)``."""
+    keys = np.zeros((size, _KEY), dtype=np.int64)
+    plans = np.zeros((size, 4), dtype=np.float64)  # lay, discard, plan value, value of keeping
+    filled = np.zeros(1, dtype=np.int64)
+    keys[:, 0] = -1  # -1: an empty slot (no hand is -1)
+    return keys, plans, filled
+
+
+def new_cache(size: int = CACHE_SIZE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An empty plan cache for :func:`playout` (``size``: a power of two)."""
+    if size < 2 or size & (size - 1):
+        raise ValueError(f"the cache size must be a power of two >= 2, got {size!r}")
+    return _new_cache(size)
+
+
+@njit(cache=True)
+def _offer_plan(S, i, p, keys, plans, filled):
+    """greedy's plan for the card offered to ``p`` in game ``i``: ``(lay, discard, value,
+    keep)`` as plan_take and position_value give them, from the cache when it has them (the
+    plan is a pure function of the key's six numbers: ``live`` follows from them)."""
+    hand, meld, opp_meld = S[i, H0 + p], S[i, M0 + p], S[i, M0 + 1 - p]
+    face, dead = S[i, FACE], S[i, DEAD]
+    opp_size = _popcount(S[i, H0 + 1 - p])
+    h = np.uint64(hand) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= np.uint64(meld) * np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= np.uint64(opp_meld) * np.uint64(0x165667B19E3779F9)
+    h ^= np.uint64(dead) * np.uint64(0xD6E8FEB86659FD93)
+    h ^= np.uint64(face * 64 + opp_size) * np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(29)
+    mask = keys.shape[0] - 1
+    slot = np.int64(h >> np.uint64(1)) & mask
+    while keys[slot, 0] != -1:
+        if (
+            keys[slot, 0] == hand
+            and keys[slot, 1] == meld
+            and keys[slot, 2] == opp_meld
+            and keys[slot, 3] == face
+            and keys[slot, 4] == dead
+            and keys[slot, 5] == opp_size
+        ):
+            return np.int64(plans[slot, 0]), np.int64(plans[slot, 1]), plans[slot, 2], plans[slot, 3]
+        slot = (slot + 1) & mask
+    live = live_cards(S, i, p)
+    lay, discard, value = plan_take(hand, meld, face, 0, live, opp_meld, opp_size)
+    keep = position_value(hand, meld, live)
+    if filled[0] * 2 >= keys.shape[0]:  # half full: start afresh (probes stay short)
+        keys[:, 0] = -1
+        filled[0] = 0
+        slot = np.int64(h >> np.uint64(1)) & mask
+    keys[slot, 0], keys[slot, 1], keys[slot, 2] = hand, meld, opp_meld
+    keys[slot, 3], keys[slot, 4], keys[slot, 5] = face, dead, opp_size
+    plans[slot, 0], plans[slot, 1], plans[slot, 2], plans[slot, 3] = lay, discard, value, keep
+    filled[0] += 1
+    return lay, discard, value, keep
+
+
+@njit(cache=True)
+def playout(S, i, keys, plans, filled):
+    """Play game ``i`` to its end with the greedy rules for both players; the winner (-1 draw).
+
+    The same moves as :func:`greedy_action` at every decision (the tests compare the two
+    move for move), with a greedy take played as one step: the offer's plan
+    (``plan_take``) already holds the cards to lay and the discard that greedy's meld and
+    discard decisions would each compute again, so the meld is laid and the card
+    discarded at once.  Plans come from the cache ``keys, plans, filled`` (:func:`new_cache`).
+    """
+    while S[i, PHASE] != GAME_OVER:
+        phase = S[i, PHASE]
+        if phase == OFFER and S[i, LMISC] & 1:  # an offer the player may take
+            p = S[i, PLAYER]
+            lay, discard, value, keep = _offer_plan(S, i, p, keys, plans, filled)
+            if S[i, SOURCE] == TURNED and S[i, OWNER] == p and S[i, PASSED] == 0:
+                keep -= feed_penalty(S[i, FACE], S[i, M0 + 1 - p], _popcount(S[i, H0 + 1 - p]))
+            if value - keep < 0:
+                apply(S, i, REFUSE)
+                continue
+            S[i, PHASE] = MELD  # apply(TAKE) without the meld phase's legal masks
+            S[i, FORCED] = 0
+            S[i, MOVES] += 1
+            _lay(S, i, lay, discard)
+        elif phase == MELD and S[i, CHOSEN] == 0:  # a forced take, or a take played before
+            lay, discard, _, _ = _offer_plan(S, i, S[i, PLAYER], keys, plans, filled)
+            _lay(S, i, lay, discard)
+        else:
+            apply(S, i, greedy_action(S, i))
+    return S[i, WINNER]
+
+
+@njit(cache=True, inline="always")
+def _lay(S, i, lay, discard):
+    """The rest of a greedy take with nothing chosen yet: lay the plan's cards (one move
+    each), finish, and discard the plan's card (greedy's discard decision would choose it:
+    the same hand, meld and unseen cards)."""
+    S[i, CHOSEN] = lay
+    S[i, MOVES] += _popcount(lay)
+    apply(S, i, FINISH)
+    if S[i, PHASE] == DISCARD:
+        apply(S, i, DISCARD_BASE + discard)
+
+
+@njit(cache=True)
+def playout_by_decision(S, i):
+    """:func:`playout` one :func:`greedy_action` at a time (the reference the tests compare it with)."""
+    while S[i, PHASE] != GAME_OVER:
+        apply(S, i, greedy_action(S, i))
+    return S[i, WINNER]
+
+
+# ---------------------------------------------------------------- the search
+@njit(cache=True)
+def root_actions(view, actions):
+    """The legal actions of the player to move in ``view`` into ``actions``, the greedy
+    choice first, the rest ascending; returns how many."""
+    row = view.reshape(1, NUM_COLUMNS).copy()
+    compute_legal(row, 0)
+    first = greedy_action(row, 0)
+    actions[0] = first
+    n = 1
+    phase = row[0, PHASE]
+    cards, misc = row[0, LCARDS], row[0, LMISC]
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        c = lowest_bit_index(low)
+        a = DISCARD_BASE + c if phase == DISCARD else c
+        if a != first:
+            actions[n] = a
+            n += 1
+    while misc:
+        low = misc & -misc
+        misc ^= low
+        a = TAKE + lowest_bit_index(low)
+        if a != first:
+            actions[n] = a
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def new_search(view, seed):
+    """The arrays of a search from ``view``: ``(info, actions, active, results, sums)``."""
+    info = np.zeros(INFO_SIZE, dtype=np.int64)
+    info[I_RNG] = seed if seed != 0 else 0x2545F4914F6CDD1D
+    actions = np.full(NUM_ACTIONS, -1, dtype=np.int64)
+    info[I_ACTIONS] = root_actions(view, actions)
+    info[I_GREEDY] = actions[0]
+    active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
+    active[: info[I_ACTIONS]] = True
+    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.int8)
+    sums = np.zeros((2, NUM_ACTIONS), dtype=np.float64)  # summed score, deals played
+    return info, actions, active, results, sums
+
+
+@njit(cache=True)
+def _race(results, deals, active, sums, n, z):
+    """Drop from ``active`` every action whose paired mean against the leader is below it
+    by more than ``z`` standard errors (scores in half points, over the first ``deals``)."""
+    lead = -1
+    lead_mean = -1.0
+    for k in range(n):
+        if active[k] and sums[0, k] / sums[1, k] > lead_mean:
+            lead, lead_mean = k, sums[0, k] / sums[1, k]
+    for k in range(n):
+        if not active[k] or k == lead:
+            continue
+        s = 0.0
+        s2 = 0.0
+        for d in range(deals):
+            x = float(results[d, lead] - results[d, k])
+            s += x
+            s2 += x * x
+        mean = s / deals
+        var = (s2 - s * mean) / (deals - 1)
+        if mean > 0 and mean * mean * deals > z * z * max(var, 1e-12):
+            active[k] = False
+
+
+@njit(cache=True)
+def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled):
+    """Play ``deals`` more determinizations of the search (see the module docstring)."""
+    me = view[PLAYER]
+    n = info[I_ACTIONS]
+    det = np.empty(NUM_COLUMNS, dtype=np.int64)
+    scratch = np.empty(NUM_COLUMNS, dtype=np.int64)
+    for _ in range(deals):
+        d = info[I_DEALS]
+        if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
+            grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.int8)
+            grown[: results.shape[0]] = results
+            results = grown
+        determinize(view, pool, n_opp, tries, info, det, scratch)
+        for k in range(n):
+            if not active[k]:
+                continue
+            for c in range(NUM_COLUMNS):
+                S[0, c] = det[c]
+            compute_legal(S, 0)
+            apply(S, 0, actions[k])
+            w = playout(S, 0, keys, plans, filled)
+            half = 1 if w < 0 else (2 if w == me else 0)
+            if d < results.shape[0]:
+                results[d, k] = half
+            sums[0, k] += half
+            sums[1, k] += 1.0
+            info[I_PLAYOUTS] += 1
+        info[I_DEALS] = d + 1
+        if z > 0 and (d + 1) % RACE_EVERY == 0 and d + 1 <= results.shape[0]:
+            _race(results, d + 1, active, sums, n, z)
+    return results
+
+
+@njit(cache=True)
+def best_action(info, actions, active, sums):
+    """The action in the race with the best mean score (ties: the earlier one, greedy's first)."""
+    best = 0
+    best_mean = -1.0
+    for k in range(info[I_ACTIONS]):
+        if active[k] and sums[1, k] > 0 and sums[0, k] / sums[1, k] > best_mean:
+            best, best_mean = k, sums[0, k] / sums[1, k]
+    return actions[best]
+
+
+@njit(cache=True, parallel=True)
+def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, values, counts):
+    """A search of ``playouts`` playouts from each of ``views`` (row b's pool is
+    ``pools[b, :pool_sizes[b]]``), on all cores; ``values[b, a]`` the mean score of action
+    ``a`` (win 1, draw 1/2, loss 0; NaN where not legal), ``counts[b, a]`` its playouts;
+    returns the action each search chose."""
+    B = views.shape[0]
+    chosen = np.empty(B, dtype=np.int64)
+    for b in prange(B):
+        view = views[b]
+        info, actions, active, results, sums = new_search(view, seeds[b])
+        S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
+        keys, plans, filled = _new_cache(CACHE_SIZE)
+        pool = pools[b, : pool_sizes[b]].copy()
+        n = info[I_ACTIONS]
+        while info[I_PLAYOUTS] < playouts:
+            results = run_search(
+                view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled
+            )
+        for k in range(n):
+            a = actions[k]
+            counts[b, a] = sums[1, k]
+            values[b, a] = 0.5 * sums[0, k] / sums[1, k] if sums[1, k] > 0 else np.nan
+        chosen[b] = best_action(info, actions, active, sums)
+    return chosen
+
+
+__all__ = [
+    "DISCARD",
+    "FACE",
+    "DEAD",
+    "STOCK_SIZE",
+    "analyze_batch",
+    "best_action",
+    "determinize",
+    "implausibility",
+    "new_search",
+    "playout",
+    "run_search",
+]

@@ -1,0 +1,269 @@
+"""The compiled search bot (spec ``ismcts``): determinized Monte Carlo with paired greedy
+playouts, every iteration in compiled code.
+
+:class:`SearchAgent` answers each take/refuse, discard and force decision with more than
+one legal action by a search in :mod:`agents._search_kernels` (numba, the ``fast``
+extra):
+
+1. **Determinize** from the player's view only: the cards the player cannot see (the
+   opponent's hidden hand and the stock) are dealt at random, the most plausible of
+   ``tries`` deals kept: one where the opponent could not have melded the cards they
+   refused, and held no two cards making a set or run with a card they discarded (the
+   inference of :mod:`agents.ismcts`, the same set of deals).
+2. **Play every root action on that same deal**, then the greedy rules for both players
+   to the end (common random numbers: the actions are compared on the same cards).
+3. **Race.** Every 16 deals, an action whose paired mean is below the leader's by more
+   than ``z`` standard errors is dropped, so the playouts go to the actions in doubt.
+4. Play the action with the best mean score (win 1, draw 1/2, loss 0); ties go to the
+   greedy rules' choice.
+
+Meld phases follow the greedy plan, as in the Python search.  ``iterations`` counts
+playouts (one determinization and one game played out: the unit of the Python search's
+iterations); ``time`` sets seconds per decision instead, checked between chunks of
+playouts sized from the pace so far, so a decision ends within a playout or two of its
+budget.  With ``iterations`` and a ``seed`` the bot is deterministic, and its decisions
+do not change when the hidden cards are permuted (the pool of unseen cards is sorted).
+
+:func:`analyze` gives other code (training) the value and playout count of every legal
+action for a batch of positions in one call, on all cores.
+
+Spec: ``ismcts[:time=0.05,iterations=...,z=3,tries=10,seed=...]``; the Python tree search
+of :mod:`agents.ismcts` is ``ismcts-py``.
+"""
+
+from __future__ import annotations
+
+import random
+import time as _time
+from collections.abc import Sequence
+
+import numpy as np
+
+from conquian_env.actions import NUM_ACTIONS
+from conquian_env.cards import cards_of
+from conquian_env.game import MELD
+
+from .base import Agent, PlayerView
+from .greedy import GreedyAgent
+
+try:
+    from conquian_env import _kernels as E
+
+    from . import _search_kernels as K
+except ImportError as exc:  # pragma: no cover - exercised only without numba
+    K = None
+    _IMPORT_ERROR = exc
+
+#: seconds per searched decision by default
+DEFAULT_TIME = 0.05
+DEFAULT_Z = 3.0
+DEFAULT_TRIES = 10
+#: the first chunk of a timed search, in deals (its pace sizes the next chunks)
+FIRST_CHUNK = 2
+#: a timed chunk is sized to this share of the time left (the pace varies a little)
+CHUNK_SHARE = 0.7
+
+
+def _need_numba() -> None:
+    if K is None:
+        raise ImportError(
+            "the compiled search (spec 'ismcts') needs numba: pip install 'conquian-env[fast]' "
+            "(or play the Python search, spec 'ismcts-py')"
+        ) from _IMPORT_ERROR
+
+
+def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
+    """The player's view as a row of the batched engine, with the opponent's hidden hand
+    and the stock empty; the sorted pool of unseen cards; the opponent's hidden hand size."""
+    _need_numba()
+    me = view.player
+    opp = 1 - me
+    row = np.zeros(E.NUM_COLUMNS, dtype=np.int64)
+    row[E.H0 + me] = view.hand
+    row[E.M0 + me] = view.meld
+    row[E.M0 + opp] = view.opponent_meld
+    for p in (0, 1):
+        row[E.DI0 + p] = view.discards(p)
+        row[E.RF0 + p] = view.refusals(p)
+    row[E.DEAD] = view.dead
+    row[E.CHOSEN] = view.chosen
+    row[E.FACE] = view.face_up
+    row[E.SOURCE] = max(view.face_up_source, 0)
+    row[E.OWNER] = max(view.face_up_owner, 0)
+    row[E.PASSED] = int(view.passed)
+    row[E.PLAYER] = view.to_move
+    row[E.PHASE] = view.phase
+    row[E.WINNER] = -1
+    row[E.FORCED] = int(view.forced)
+    row[E.FORCING] = int(view.forcing)
+    row[E.MOVES] = view.move_count
+    row[E.SPOS] = E.STOCK_SIZE - view.stock_left
+    pool = np.array(cards_of(view.unseen()), dtype=np.int64)
+    return row, pool, view.opponent_hand_size
+
+
+_WARM = False
+
+
+def _warm_up() -> None:
+    """Load (or compile) the kernels once per process, when a bot is built, so that no
+    decision pays for it (loading numba's cache takes about half a second)."""
+    global _WARM
+    if _WARM:
+        return
+    from conquian_env.game import new_game
+
+    state = new_game(seed=0)
+    row, pool, n_opp = view_row(PlayerView(state, state.player))
+    info, actions, active, results, sums = K.new_search(row, 1)
+    K.run_search(
+        row,
+        pool,
+        n_opp,
+        2,
+        1.0,
+        1,
+        info,
+        actions,
+        active,
+        results,
+        sums,
+        np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
+        *K.new_cache(2),
+    )
+    _WARM = True
+
+
+def _check_number(name: str, value: object, low: float, integer: bool = False) -> None:
+    ok = isinstance(value, (int, np.integer) if integer else (int, float, np.integer, np.floating))
+    if not ok or isinstance(value, (bool, np.bool_)) or not value >= low:
+        kind = "an int" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} >= {low}, got {value!r}")
+
+
+class SearchAgent(Agent):
+    """The compiled determinized search (module docstring).
+
+    ``time``: seconds per searched decision (default 0.05; ignored when ``iterations`` is
+    given); ``iterations``: playouts per decision instead (reproducible); ``z``: standard
+    errors at which an action leaves the race (0: never, every action gets every deal);
+    ``tries``: deals drawn per determinization to find a plausible one (1: uniform deals);
+    ``seed``: makes it reproducible (with ``iterations``).
+    """
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        time: float | None = None,
+        iterations: int | None = None,
+        z: float = DEFAULT_Z,
+        tries: int = DEFAULT_TRIES,
+        seed: int | None = None,
+    ):
+        _need_numba()
+        if iterations is not None:
+            _check_number("iterations", iterations, 1, integer=True)
+        if time is not None:
+            _check_number("time", time, 1e-6)
+        _check_number("z", z, 0)
+        _check_number("tries", tries, 1, integer=True)
+        self.iterations = None if iterations is None else int(iterations)
+        self.time = None if self.iterations is not None else float(DEFAULT_TIME if time is None else time)
+        self.z = float(z)
+        self.tries = int(tries)
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self._melder = GreedyAgent()
+        self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
+        self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
+        _warm_up()
+        #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
+        self.last_iterations = 0
+        self.last_deals = 0
+        self.last_stats: dict[int, tuple[int, float]] = {}
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = random.Random(f"{seed}/{self.seed}")
+        self._melder.reset(player, seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        legal = view.legal_action_mask()
+        if not legal:
+            raise ValueError("SearchAgent asked to act when it has no legal action")
+        self.last_iterations = self.last_deals = 0
+        self.last_stats = {}
+        if legal & (legal - 1) == 0:
+            return legal.bit_length() - 1
+        if view.phase == MELD:
+            return self._melder.choose(view)
+        return self.search(view)
+
+    def search(self, view: PlayerView) -> int:
+        """Search the current decision of ``view``'s player; the action to play."""
+        started = _time.perf_counter()
+        row, pool, n_opp = view_row(view)
+        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
+        n = int(info[K.I_ACTIONS])
+
+        def run(deals: int) -> None:
+            nonlocal results
+            results = K.run_search(
+                row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S, *self._cache
+            )
+
+        if self.iterations is not None:
+            while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
+                # a deal plays every action still in the race
+                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // int(active[:n].sum())))
+        else:
+            deadline = started + self.time
+            chunk = FIRST_CHUNK
+            while True:
+                run(chunk)
+                now = _time.perf_counter()
+                per_deal = (now - started) / int(info[K.I_DEALS])
+                chunk = int(CHUNK_SHARE * (deadline - now) / per_deal)
+                if chunk < 1 or active[:n].sum() == 1:  # out of time, or the race is won
+                    break
+        self.last_iterations = int(info[K.I_PLAYOUTS])
+        self.last_deals = int(info[K.I_DEALS])
+        self.last_stats = {
+            int(actions[k]): (int(sums[1, k]), float(0.5 * sums[0, k] / sums[1, k]) if sums[1, k] else 0.0)
+            for k in range(n)
+        }
+        return int(K.best_action(info, actions, active, sums))
+
+
+def analyze(
+    views: Sequence[PlayerView], iterations: int = 2000, z: float = 0.0, tries: int = DEFAULT_TRIES, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Search every position of ``views`` (each a decision of its player) with
+    ``iterations`` playouts, on all cores.
+
+    Returns ``(values, counts, chosen)``: ``values[b, a]`` the mean score of action ``a``
+    (win 1, draw 1/2, loss 0; NaN where not legal or not searched), ``counts[b, a]`` its
+    playouts, ``chosen[b]`` the action the bot would play.  ``z`` = 0 (default) gives every
+    legal action every deal (values of equal precision, for training).
+    """
+    _need_numba()
+    _check_number("iterations", iterations, 1, integer=True)
+    _check_number("z", z, 0)
+    _check_number("tries", tries, 1, integer=True)
+    n_views = len(views)
+    rows = np.zeros((n_views, E.NUM_COLUMNS), dtype=np.int64)
+    pools = np.zeros((n_views, 40), dtype=np.int64)
+    sizes = np.zeros(n_views, dtype=np.int64)
+    n_opps = np.zeros(n_views, dtype=np.int64)
+    for b, view in enumerate(views):
+        if not view.legal_action_mask():
+            raise ValueError(f"views[{b}]: the player {view.player} has no decision to make")
+        rows[b], pool, n_opps[b] = view_row(view)
+        sizes[b] = len(pool)
+        pools[b, : len(pool)] = pool
+    seeds = np.random.default_rng(seed).integers(1, 2**62, size=n_views, dtype=np.int64)
+    values = np.full((n_views, NUM_ACTIONS), np.nan)
+    counts = np.zeros((n_views, NUM_ACTIONS), dtype=np.int64)
+    chosen = K.analyze_batch(rows, pools, sizes, n_opps, seeds, int(tries), float(z), int(iterations), values, counts)
+    return values, counts, chosen

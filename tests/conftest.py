@@ -1,0 +1,79 @@
+"""Helpers shared by the test files: moves asked as the game loop asks them, duplicate
+deals, stacked deals, positions from greedy self-play and re-dealt hidden cards."""
+
+from __future__ import annotations
+
+import random
+
+from agents.base import PlayerView
+from agents.greedy import GreedyAgent
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_env.cards import CARD_NAMES
+from conquian_env.game import DISCARD, OFFER, new_game
+from conquian_env.observation import action_mask, encode
+
+
+def act(agent, state):
+    """Ask ``agent`` for the move of the player to move in ``state`` (as play_game would)."""
+    p = state.player
+    return agent.act(encode(state, p), action_mask(state, p), PlayerView(state, p))
+
+
+def duplicate(bot, opponent, deals, forcing=False, offset=0):
+    """Play each deal twice, ``bot`` in seat 0 then seat 1; returns [(bot's seat, record)]."""
+    out = []
+    for i in range(deals):
+        hands, stock = deal_for_seed(offset + i)
+        for seat in (0, 1):
+            agents = [bot, opponent] if seat == 0 else [opponent, bot]
+            out.append((seat, play_game(agents, hands=hands, stock=stock, forcing=forcing, seed=offset + i)))
+    return out
+
+
+def stacked_deal(hand0: str, hand1: str | None = None, top: str = ""):
+    """A stacked deal: the given hands and top of the stock, the other cards after them in order."""
+    h0 = hand0.split()
+    used = set(h0) | set(top.split())
+    if hand1 is None:
+        h1 = [c for c in CARD_NAMES if c not in used][:10]
+    else:
+        h1 = hand1.split()
+    used |= set(h1)
+    stock = top.split() + [c for c in CARD_NAMES if c not in used]
+    return [h0, h1], stock
+
+
+def mid_game_state(seed: int, moves: int):
+    """A position reached by greedy self-play where player to move has a real choice."""
+    hands, stock = deal_for_seed(seed)
+    state = new_game(hands=hands, stock=stock)
+    bots = [GreedyAgent(), GreedyAgent()]
+    done = 0
+    while not state.is_terminal():
+        mask = state.legal_action_mask()
+        if done >= moves and mask & (mask - 1) and state.phase in (OFFER, DISCARD):
+            return state
+        state.apply(act(bots[state.player], state))
+        done += 1
+    return None
+
+
+def permute_for(state, observer: int, rng: random.Random):
+    """The same position with the cards ``observer`` cannot see (the opponent's hidden hand
+    and the stock) re-dealt among themselves."""
+    opp = 1 - observer
+    hidden = state.hands[opp] & ~state.chosen
+    stock_rest = list(state.stock[state.stock_pos :])
+    pool = [c for c in range(40) if hidden >> c & 1] + stock_rest
+    rng.shuffle(pool)
+    n = hidden.bit_count()
+    new = state.clone()
+    new.hands[opp] = state.hands[opp] & state.chosen | sum(1 << c for c in pool[:n])
+    new.stock = state.stock[: state.stock_pos] + tuple(pool[n:])
+    new._mask = -1  # test-only surgery: the cached mask is recomputed from the new hands
+    return new
+
+
+def permute_hidden(state, rng: random.Random):
+    """:func:`permute_for` the player to move."""
+    return permute_for(state, state.player, rng)

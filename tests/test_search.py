@@ -1,0 +1,340 @@
+"""The compiled search (spec ``ismcts``): its playouts equal greedy play, its deals are
+consistent with the view, it finds wins and avoids losses in stacked end games, it never
+peeks, never plays an illegal move, keeps its budget, and its analysis call."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from agents import SpecError, make_agent  # noqa: E402
+from agents import _search_kernels as K  # noqa: E402
+from agents import search as search_module  # noqa: E402
+from agents.base import RandomAgent  # noqa: E402
+from agents.greedy import GreedyAgent  # noqa: E402
+from agents.ismcts import _implausibility, _opponent_evidence  # noqa: E402
+from agents.search import SearchAgent, analyze, view_row  # noqa: E402
+from conquian_env import _kernels as E  # noqa: E402
+from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
+from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
+from conquian_env.game import DISCARD, OFFER, TURNED, new_game  # noqa: E402
+from conquian_env.melds import can_split_into_melds  # noqa: E402
+from conquian_env.vector import VectorGame  # noqa: E402
+from conquian_env.view import PlayerView  # noqa: E402
+from tests.conftest import act, duplicate, mid_game_state, permute_hidden  # noqa: E402
+
+# ------------------------------------------------------------------ playouts
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_playouts_play_greedy_move_for_move(forcing):
+    """The one-step greedy takes of :func:`playout` reach the very state (move count
+    included) that :func:`greedy_action` one decision at a time reaches."""
+    games = VectorGame(600, observations=False, parallel=False, seed=5, forcing=forcing)
+    rng = np.random.default_rng(5)
+    for i in range(games.num_games):  # random openings of 0..40 moves
+        for _ in range(rng.integers(0, 40)):
+            if games.state[i, E.PHASE] == E.GAME_OVER:
+                break
+            E.apply(games.state, i, E.random_legal(games.state, i, rng.random()))
+    fast, slow = games.state.copy(), games.state.copy()
+    cache = K.new_cache(1 << 8)  # small: the cache is emptied many times on the way
+    for i in range(games.num_games):
+        assert K.playout(fast, i, *cache) == K.playout_by_decision(slow, i)
+    np.testing.assert_array_equal(fast[:, : E.LCARDS], slow[:, : E.LCARDS])
+
+
+def test_cache_size_is_checked():
+    with pytest.raises(ValueError, match="power of two"):
+        K.new_cache(100)
+
+
+# ------------------------------------------------------------------ determinizations
+
+
+def _positions(count: int, seed: int = 0):
+    out = []
+    for s in range(seed, seed + 200):
+        for moves in (0, 10, 25, 40):
+            state = mid_game_state(s, moves)
+            if state is not None:
+                out.append(state)
+            if len(out) == count:
+                return out
+    return out
+
+
+def test_deals_are_consistent_with_the_view():
+    info = np.zeros(K.INFO_SIZE, dtype=np.int64)
+    info[K.I_RNG] = 12345
+    out = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    scratch = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    for state in _positions(25):
+        me, opp = state.player, 1 - state.player
+        view = PlayerView(state, me)
+        row, pool, n_opp = view_row(view)
+        assert n_opp == state.hands[opp].bit_count()
+        assert mask_of_cards(pool) == view.unseen()
+        for tries in (1, 10):
+            for _ in range(40):
+                K.determinize(row, pool, n_opp, tries, info, out, scratch)
+                hidden = int(out[E.H0 + opp])
+                stock = out[E.STOCK0 + state.stock_pos : E.STOCK0 + E.STOCK_SIZE]
+                # what the player sees stays put; the unseen cards are split in the same sizes
+                assert out[E.H0 + me] == state.hands[me]
+                assert (out[E.M0], out[E.M1], out[E.DEAD]) == (state.melds[0], state.melds[1], state.dead)
+                assert (out[E.FACE], out[E.PHASE], out[E.PLAYER], out[E.SPOS]) == (
+                    state.face_up,
+                    state.phase,
+                    state.player,
+                    state.stock_pos,
+                )
+                assert hidden.bit_count() == n_opp and hidden & ~view.unseen() == 0
+                assert sorted(cards_of(hidden) + list(stock)) == sorted(pool.tolist())
+
+
+def mask_of_cards(cards) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << int(c)
+    return mask
+
+
+def test_compiled_and_python_inference_judge_deals_alike():
+    """The compiled plausibility count equals agents.ismcts._implausibility on the same deals,
+    so both searches keep the same deals out of the same draws."""
+    rng = random.Random(3)
+    info = np.zeros(K.INFO_SIZE, dtype=np.int64)
+    info[K.I_RNG] = 99
+    out = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    scratch = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    counted = 0
+    for state in _positions(40, seed=300):
+        view = PlayerView(state, state.player)
+        evidence = _opponent_evidence(view)
+        row, pool, n_opp = view_row(view)
+        opp = 1 - state.player
+        for _ in range(10):
+            python_deal = view.determinize(rng)
+            compiled_row = row.copy()
+            compiled_row[E.H0 + opp] = python_deal.hands[opp]
+            assert K.implausibility(compiled_row, opp) == _implausibility(python_deal, opp, evidence)
+            K.determinize(row, pool, n_opp, 1, info, out, scratch)
+            counted += K.implausibility(out, opp) > 0
+    assert counted > 0  # the evidence does rule deals out in these positions
+
+
+def test_plausible_deals_contradict_less():
+    state = next(s for s in _positions(60, seed=500) if s.refusals[1 - s.player] and s.discards[1 - s.player])
+    row, pool, n_opp = view_row(PlayerView(state, state.player))
+    opp = 1 - state.player
+    info = np.zeros(K.INFO_SIZE, dtype=np.int64)
+    info[K.I_RNG] = 7
+    out = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    scratch = np.empty(E.NUM_COLUMNS, dtype=np.int64)
+    means = []
+    for tries in (1, 10):
+        bad = []
+        for _ in range(400):
+            K.determinize(row, pool, n_opp, tries, info, out, scratch)
+            bad.append(K.implausibility(out, opp))
+        means.append(np.mean(bad))
+    assert means[1] <= means[0]
+
+
+# ------------------------------------------------------------------ stacked end games
+
+
+def _end_game(hand0: str, meld0: str, hand1: str, meld1: str, face: str | None, phase: int):
+    """Player 0 to decide in a position built card by card; the other cards are dead or in
+    a six-card stock."""
+    state = new_game(seed=0)
+    h0, m0, h1, m1 = (mask_of(x) if x else 0 for x in (hand0, meld0, hand1, meld1))
+    used = h0 | m0 | h1 | m1 | (1 << parse_card(face) if face else 0)
+    rest = cards_of(FULL_MASK & ~used)
+    stock = rest[-6:]
+    dead = mask_of_cards(rest[:-6])
+    state.hands, state.melds = [h0, h1], [m0, m1]
+    state.dead = dead
+    state.stock = tuple((cards_of(used) * 14)[:14]) + tuple(stock)  # the turned cards: never read
+    assert len(state.stock) == 20
+    state.stock_pos = 14
+    state.face_up = parse_card(face) if face else -1
+    state.source, state.owner, state.passed = TURNED, 0, False
+    state.player, state.phase = 0, phase
+    state.move_count = 40
+    state._mask = -1  # test surgery: the legal mask is recomputed
+    return state
+
+
+def test_the_search_takes_the_card_that_goes_out():
+    # 8 cards melded, 5S 6S in hand: the turned 7S makes eleven melded cards
+    state = _end_game("5S 6S", "AC 2C 3C 4C AD 2D 3D 4D", "KH QH JH 7H 6H 5H 4H 3H 2H AH", "", "7S", OFFER)
+    bot = SearchAgent(iterations=200, seed=1)
+    bot.reset(0, seed=1)
+    assert act(bot, state) == TAKE
+    playouts, value = bot.last_stats[TAKE]
+    assert value == 1.0 and playouts > 0
+
+
+def test_the_search_values_a_losing_discard_at_zero_and_avoids_it():
+    # the opponent has ten cards melded and none in hand: 6S or 6H fits their meld and wins
+    meld1 = "AS 2S 3S 4S 5S AH 2H 3H 4H 5H"
+    state = _end_game("6S KC 7D", "JC QC KD QD JD 7C 6C 5C", "", meld1, None, DISCARD)
+    assert can_split_into_melds(mask_of(meld1 + " 6S"))
+    bot = SearchAgent(iterations=600, z=0, seed=2)
+    bot.reset(0, seed=2)
+    action = act(bot, state)
+    losing = DISCARD_BASE + parse_card("6S")
+    assert bot.last_stats[losing] == (bot.last_stats[losing][0], 0.0)
+    assert action != losing
+    values, counts, chosen = analyze([PlayerView(state, 0)], iterations=300, seed=4)
+    assert values[0, losing] == 0.0 and counts[0, losing] > 0 and chosen[0] != losing
+
+
+# ------------------------------------------------------------------ no peeking, determinism, legality
+
+
+@pytest.mark.parametrize("seed,moves", [(11, 0), (12, 8), (13, 20), (14, 30)])
+def test_decisions_ignore_the_hidden_cards(seed, moves):
+    state = mid_game_state(seed, moves)
+    rng = random.Random(seed)
+    outcomes = []
+    for trial in range(4):
+        variant = state if trial == 0 else permute_hidden(state, rng)
+        if trial:
+            assert variant.hands[1 - state.player] != state.hands[1 - state.player]
+        bot = SearchAgent(iterations=300, seed=5)
+        bot.reset(state.player, seed=99)
+        outcomes.append((act(bot, variant), bot.last_iterations, bot.last_stats))
+    assert outcomes[0][1] >= 2
+    assert all(o == outcomes[0] for o in outcomes), outcomes
+
+
+def test_the_permutation_check_catches_a_peeking_search(monkeypatch):
+    real_view_row = search_module.view_row
+
+    def peeking_view_row(view):
+        row, pool, n_opp = real_view_row(view)
+        state = view._state
+        opp = 1 - view.player
+        # the true hidden hand first in the pool, and no shuffle: deal the real cards
+        hidden = cards_of(state.hands[opp] & ~state.chosen)
+        pool = np.array(hidden + list(state.stock[state.stock_pos :]), dtype=np.int64)
+        return row, pool, n_opp
+
+    monkeypatch.setattr(search_module, "view_row", peeking_view_row)
+    state = mid_game_state(13, 20)
+    rng = random.Random(13)
+    stats = []
+    for trial in range(4):
+        variant = state if trial == 0 else permute_hidden(state, rng)
+        bot = SearchAgent(iterations=300, seed=5)
+        bot.reset(state.player, seed=99)
+        act(bot, variant)
+        stats.append(bot.last_stats)
+    assert any(s != stats[0] for s in stats[1:])
+
+
+def test_the_search_is_deterministic_under_a_seed():
+    from conquian_arena.match import deal_for_seed, play_game
+
+    hands, stock = deal_for_seed(21)
+    runs = [
+        play_game([SearchAgent(iterations=150, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3).actions
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_the_search_never_plays_an_illegal_action(forcing):
+    bot = SearchAgent(iterations=60, seed=1)
+    records = duplicate(bot, RandomAgent(seed=4), deals=30, forcing=forcing)
+    records += duplicate(bot, GreedyAgent(), deals=30, forcing=forcing, offset=100)
+    records += duplicate(SearchAgent(iterations=40, z=0, tries=1, seed=3), bot, deals=15, forcing=forcing, offset=300)
+    assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
+    assert all(r.replay()[-1].is_terminal() for _, r in records)
+
+
+def test_single_choices_are_answered_without_search():
+    state = _end_game("AC 3C", "", "KH QH JH 7H 6H 5H 4H 3H 2H AH", "", "KS", OFFER)
+    bot = SearchAgent(iterations=10_000, seed=1)
+    assert act(bot, state) == E.REFUSE
+    assert bot.last_iterations == 0
+
+
+def test_the_time_budget_is_kept():
+    # a loose bound in a test (machines are shared); benchmarks/bench_search.py measures it
+    bot = SearchAgent(time=0.02, z=0, seed=3)
+    bot.reset(0, seed=3)
+    spent = []
+    for state in _positions(12, seed=40):
+        started = time.perf_counter()
+        act(bot, state)
+        spent.append(time.perf_counter() - started)
+        assert bot.last_iterations > 0
+    assert max(spent) < 0.02 + 0.05, spent
+    assert np.median(spent) < 0.02 + 0.005, spent
+
+
+# ------------------------------------------------------------------ the analysis call
+
+
+def test_analyze_values_every_legal_action():
+    states = _positions(10, seed=60)
+    views = [PlayerView(s, s.player) for s in states]
+    values, counts, chosen = analyze(views, iterations=400, seed=9)
+    assert values.shape == counts.shape == (len(views), NUM_ACTIONS)
+    for b, view in enumerate(views):
+        legal = set(view.legal_actions())
+        searched = {a for a in range(NUM_ACTIONS) if counts[b, a] > 0}
+        assert searched == legal  # z=0: every legal action on every deal
+        assert len({int(counts[b, a]) for a in legal}) == 1
+        assert np.isnan(values[b, [a for a in range(NUM_ACTIONS) if a not in legal]]).all()
+        assert ((values[b, list(legal)] >= 0) & (values[b, list(legal)] <= 1)).all()
+        assert chosen[b] in legal
+    again = analyze(views, iterations=400, seed=9)
+    np.testing.assert_array_equal(again[0], values)
+    np.testing.assert_array_equal(again[2], chosen)
+
+
+def test_analyze_rejects_a_view_without_a_decision():
+    state = mid_game_state(11, 0)
+    with pytest.raises(ValueError, match=r"views\[0\]: the player .* no decision"):
+        analyze([PlayerView(state, 1 - state.player)])
+
+
+# ------------------------------------------------------------------ specs and errors
+
+
+def test_specs_build_the_compiled_and_the_python_search():
+    from agents.ismcts import ISMCTSAgent
+
+    bot = make_agent("ismcts", seed=3)
+    assert isinstance(bot, SearchAgent) and bot.time == 0.05 and bot.iterations is None
+    bot = make_agent("ismcts:iterations=800,z=2,tries=4", seed=3)
+    assert (bot.iterations, bot.time, bot.z, bot.tries) == (800, None, 2.0, 4)
+    assert isinstance(make_agent("ismcts-py:iterations=20"), ISMCTSAgent)
+    for bad, field in [
+        ("ismcts:iterations=0", "iterations"),
+        ("ismcts:time=-1", "time"),
+        ("ismcts:z=-1", "z"),
+        ("ismcts:tries=0", "tries"),
+        ("ismcts:tries=1.5", "tries"),
+        ("ismcts:rollout=random", "unknown parameter"),
+    ]:
+        with pytest.raises(SpecError, match=field):
+            make_agent(bad)
+
+
+def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
+    monkeypatch.setattr(search_module, "K", None)
+    monkeypatch.setattr(search_module, "_IMPORT_ERROR", ImportError("No module named 'numba'"), raising=False)
+    with pytest.raises(ImportError, match=r"conquian-env\[fast\].*ismcts-py"):
+        SearchAgent()
