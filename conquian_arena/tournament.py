@@ -78,10 +78,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
+from conquian_env.seeding import derive_seed
 
 from .match import deal_for_seed, play_game
 from .record import (
@@ -222,9 +221,8 @@ class Task(NamedTuple):
         return (self.pair[0], self.pair[1], self.deal, self.swap)
 
 
-def derived_seed(*words: int) -> int:
-    """A 63-bit seed from a tuple of non-negative ints (numpy SeedSequence hashing)."""
-    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+#: a 63-bit seed from a tuple of non-negative ints: the project's one derivation
+derived_seed = derive_seed
 
 
 def deal_seed(seed: int, deal: int) -> int:

@@ -53,6 +53,7 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
+from conquian_env.seeding import derive_seed
 from conquian_env.view import PlayerView
 
 from .match import deal_for_seed, play_game
@@ -343,6 +344,8 @@ class PlayServer:
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
     ):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"the seed must be a non-negative integer, got {seed!r}")
         self.opponent, self.base_seed, self.seat = opponent, seed, seat
         self.forcing, self.auto_pass = forcing, auto_pass
         self.first = seat if first == "you" else 1 - seat
@@ -356,7 +359,8 @@ class PlayServer:
     def _new_game(self) -> WebGame:
         n = self.started
         self.started += 1
-        seed = random.randrange(2**31) if self.base_seed is None else self.base_seed + n
+        # hashed, not base + n: the seed told after a game must not give the next game's deal away
+        seed = random.randrange(2**31) if self.base_seed is None else derive_seed(self.base_seed, n)
         return WebGame(
             self.opponent,
             seed,

@@ -728,3 +728,14 @@ def test_a_failure_the_re_play_does_not_reproduce_is_set_aside_and_played_again(
         run_tournament(specs, games=2, seed=2, out=tmp_path, jobs=1, **QUICK)
     assert all(g["failure"] is None for g in read_games(tmp_path))
     assert "first game only" in (tmp_path / "games.rejected.txt").read_text()
+
+
+def test_one_seed_derivation_checks_its_words():
+    from conquian_env.seeding import derive_seed
+
+    assert tournament.derived_seed is derive_seed  # the tournament's seeds are the project's one derivation
+    assert derive_seed(3, 1, 5) == derive_seed(3, 1, 5) != derive_seed(3, 1, 6)
+    assert 0 <= derive_seed(2**70, 0) < 2**63
+    for bad, error in [(-1, ValueError), (True, TypeError), (1.0, TypeError), ("3", TypeError)]:
+        with pytest.raises(error, match="derive_seed words"):
+            derive_seed(0, bad)

@@ -24,6 +24,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.play import describe_move
 from conquian_arena.record import RecordedGame, load_records, replay_states, result_problem
 from conquian_env.cards import CARD_NAMES, cards_of
+from conquian_env.seeding import derive_seed
 
 CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
@@ -332,12 +333,12 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
         page.click("text=watch the replay")
     opened.value.wait_for_selector('#table[data-game="0"]')
     # the deal's seed is told only now that the game is over (it gives away the whole deal)
-    assert f"deal seed {seed}" in page.inner_text("#title")
+    assert f"deal seed {derive_seed(seed, 0)}" in page.inner_text("#title")
     # a new game deals again, and the page follows it at once, its seed untold
     page.click("#new")
     page.wait_for_function('!document.getElementById("title").textContent.includes("deal seed")')
     page.wait_for_selector('#status[data-status="your-move"]', timeout=8_000)
-    assert server.game.seed == seed + 1 and server.game.snapshot()["status"] == "your-move"
+    assert server.game.seed == derive_seed(seed, 1) and server.game.snapshot()["status"] == "your-move"
 
 
 def test_play_api_needs_the_page_token_and_a_local_host(play_server):
@@ -394,3 +395,40 @@ def _frames(thread):
 
     frame = sys._current_frames().get(thread.ident)
     return traceback.extract_stack(frame) if frame is not None else []
+
+
+def _resign_and_deal_again(server):
+    from conquian_arena.webplay import _RESIGN
+
+    game = server.game
+    snap = game.snapshot()
+    while snap["status"] != "your-move":
+        snap = game.wait(snap["version"], timeout=5)
+    game.answer(_RESIGN)
+    game._thread.join(5)
+    assert game.over
+    return server.new_game()
+
+
+def test_web_games_of_a_seed_are_dealt_from_hashed_seeds(play_server):
+    # before: game k of --seed N used seed N + k, and the page tells the seed after a game,
+    # so the next game's deal could be computed from it
+    server, _ = play_server("random", seed=7)
+    seeds = [server.game.seed]
+    for _ in range(2):
+        seeds.append(_resign_and_deal_again(server).seed)
+    assert seeds == [derive_seed(7, k) for k in range(3)]
+    assert seeds[0] != 7 and all(b != a + 1 for a, b in zip(seeds, seeds[1:], strict=False))
+    assert [server.game.hands, server.game.stock] == list(deal_for_seed(seeds[2]))
+    # the same --seed deals the same games again
+    again, _ = play_server("random", seed=7)
+    assert again.game.seed == seeds[0] and again.game.hands == deal_for_seed(seeds[0])[0]
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "3"])
+def test_web_seed_must_be_a_non_negative_integer(bad):
+    pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.webplay import PlayServer
+
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        PlayServer("random", seed=bad, save=None)
