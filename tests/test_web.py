@@ -14,6 +14,7 @@ import random
 import re
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -432,3 +433,81 @@ def test_web_seed_must_be_a_non_negative_integer(bad):
 
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         PlayServer("random", seed=bad, save=None)
+
+
+def test_play_api_refuses_bad_move_bodies_with_400_and_echoes_no_long_text(play_server):
+    # before: a JSON body that is not an object was a 500 (AttributeError), and a
+    # 40,000-character move was echoed back whole
+    server, _ = play_server("random", seed=3)
+    from conquian_arena.webplay import create_app
+
+    client = create_app(server).test_client()
+    head = {"X-Conquian-Token": server.token}
+    for body in ("[1, 2]", "3", '"take"', "null", "{not json"):
+        answer = client.post("/api/move", data=body, headers=head, content_type="application/json")
+        assert answer.status_code == 400, body
+        assert "must be a JSON object" in answer.get_json()["error"]
+    state = server.game.snapshot()
+    while state["status"] != "your-move":
+        state = server.game.wait(state["version"], timeout=5)
+    for move in ("x" * 40_000, ["take"], 7):
+        answer = client.post("/api/move", json={"move": move, "version": state["version"]}, headers=head)
+        assert answer.status_code == 400
+        assert len(answer.get_data()) < 300 and "at most 40 characters" in answer.get_json()["error"]
+    # the game still waits for the person, and a short bad move is still told, bounded
+    answer = client.post("/api/move", json={"move": "y" * 40, "version": state["version"]}, headers=head)
+    assert answer.status_code == 200 and "is not a move" in answer.get_json()["error"]
+    assert len(answer.get_json()["error"]) < 80
+
+
+def test_every_page_forbids_framing(play_server):
+    # before: no X-Frame-Options / frame-ancestors: another site could frame the page
+    server, _ = play_server("random", seed=3)
+    from conquian_arena.webplay import create_app
+
+    client = create_app(server).test_client()
+    head = {"X-Conquian-Token": server.token}
+    answers = [client.get("/"), client.get("/api/state", headers=head), client.get("/replay"), client.get("/api/x")]
+    for answer in answers:
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+
+
+def test_long_polls_are_bounded(play_server):
+    # before: every long poll held a thread for 20 s, as many as were sent
+    import urllib.error
+    import urllib.request
+
+    from conquian_arena.webplay import MAX_WAITING
+
+    server, url = play_server("random", seed=3)
+    state = server.game.snapshot()
+    while state["status"] != "your-move":
+        state = server.game.wait(state["version"], timeout=5)
+    poll = f"{url}api/state?game=0&after={state['version']}"
+
+    def get(results):
+        request = urllib.request.Request(poll, headers={"X-Conquian-Token": server.token})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                results.append(answer.status)
+        except urllib.error.HTTPError as err:
+            results.append(err.code)
+
+    waiting: list[int] = []
+    threads = [threading.Thread(target=get, args=(waiting,)) for _ in range(MAX_WAITING)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while server._waiting._value > 0 and time.monotonic() < deadline:  # every place taken
+        time.sleep(0.02)
+    assert server._waiting._value == 0 and not waiting
+    start = time.monotonic()
+    extra: list[int] = []
+    get(extra)
+    assert extra == [429] and time.monotonic() - start < 5  # answered at once, not after 20 s
+    server.game.wake()  # a newer state: the waiting polls are answered
+    for t in threads:
+        t.join(10)
+    assert waiting == [200] * MAX_WAITING
+    assert server._waiting._value == MAX_WAITING  # every place given back
