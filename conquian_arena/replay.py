@@ -45,7 +45,7 @@ from conquian_env.game import GameState
 from conquian_env.render import render_text
 
 from .play import describe_move, hand_text, run_console
-from .record import RecordedGame, ReplayError, load_records, replay_states, result_problem
+from .record import RecordedGame, ReplayError, load_records, printable, replay_states, result_problem
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], Any]
@@ -213,6 +213,15 @@ def main(
 
         def errors(text: str) -> None:
             print(text, file=sys.stderr)
+
+    # a record is data from anywhere: what it holds is shown, never acted on by the terminal
+    raw_output, raw_errors = output, errors
+
+    def output(text: str) -> None:
+        raw_output(printable(str(text), keep_lines=True))
+
+    def errors(text: str) -> None:
+        raw_errors(printable(str(text), keep_lines=True))
 
     args = _parser().parse_args(argv)
     try:
