@@ -180,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def write_video(game: RecordedGame, path: str | Path, fps: float = 2.0) -> int:
     """Write ``game`` as an animated GIF, one frame after the deal and after each move;
-    returns the number of frames.  Needs Pillow (the ``render`` extra)."""
+    returns the number of frames.  Draws with Pillow (a dependency)."""
     from PIL import Image
 
     from conquian_env.image import render_rgb
