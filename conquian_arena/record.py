@@ -19,6 +19,7 @@ tolerated.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,20 @@ class GameRecord:
         return states
 
 
+#: characters a terminal acts on rather than shows: C0 and C1 controls (escape sequences that
+#: retitle the window or clear the screen), DEL, and the bidirectional overrides and isolates
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, keep_lines: bool = False) -> str:
+    """``text`` safe to print: every control character (an escape sequence's ESC, BEL, a
+    carriage return, a bidi override ...) shown as its escape (``\\x1b``); with
+    ``keep_lines``, newlines and tabs are kept (multi-line output)."""
+    pattern = _CONTROL_KEEP_LINES if keep_lines else _CONTROL
+    return pattern.sub(lambda m: repr(m.group())[1:-1] if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+
+
 class ReplayError(ValueError):
     """A record that cannot be replayed: impossible deal or an illegal or unknown action."""
 
@@ -89,8 +104,8 @@ class RecordedGame:
         """Seat labels of a tournament (``seats``) when present, else the bot names (``players``)."""
         seats = self.data.get("seats")
         if isinstance(seats, list) and len(seats) == 2 and all(isinstance(x, str) for x in seats):
-            return seats
-        return [str(p) for p in self.data["players"]]
+            return [printable(x) for x in seats]
+        return [printable(str(p)) for p in self.data["players"]]
 
     @property
     def names(self) -> tuple[str, str]:
@@ -112,7 +127,7 @@ class RecordedGame:
             kind = failure.get("kind", "failure") if isinstance(failure, dict) else "failure"
             who = self.names[seat] if seat in (0, 1) else "a player"
             text += f" ({who} lost by {kind})"
-        return text
+        return printable(text)
 
 
 def check_record(data: Any) -> str | None:
@@ -162,6 +177,9 @@ def load_records(path: str | Path) -> tuple[list[RecordedGame], list[str]]:
                 data = json.loads(line)
             except json.JSONDecodeError as err:
                 problems.append(f"{path}, line {line_no}: corrupt, skipped (not valid JSON: {err.msg})")
+                continue
+            except RecursionError:
+                problems.append(f"{path}, line {line_no}: corrupt, skipped (nested too deeply)")
                 continue
             why = check_record(data)
             if why:

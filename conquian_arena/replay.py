@@ -45,7 +45,7 @@ from conquian_env.game import GameState
 from conquian_env.render import render_text
 
 from .play import describe_move, hand_text, run_console
-from .record import RecordedGame, ReplayError, load_records, replay_states, result_problem
+from .record import RecordedGame, ReplayError, load_records, printable, replay_states, result_problem
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], Any]
@@ -180,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def write_video(game: RecordedGame, path: str | Path, fps: float = 2.0) -> int:
     """Write ``game`` as an animated GIF, one frame after the deal and after each move;
-    returns the number of frames.  Needs Pillow (the ``render`` extra)."""
+    returns the number of frames.  Draws with Pillow (a dependency)."""
     from PIL import Image
 
     from conquian_env.image import render_rgb
@@ -213,6 +213,15 @@ def main(
 
         def errors(text: str) -> None:
             print(text, file=sys.stderr)
+
+    # a record is data from anywhere: what it holds is shown, never acted on by the terminal
+    raw_output, raw_errors = output, errors
+
+    def output(text: str) -> None:
+        raw_output(printable(str(text), keep_lines=True))
+
+    def errors(text: str) -> None:
+        raw_errors(printable(str(text), keep_lines=True))
 
     args = _parser().parse_args(argv)
     try:

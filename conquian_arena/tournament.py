@@ -40,9 +40,13 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
                        ``index pair deal swap seats specs deal_seed game_seed hands stock first
                        forcing players actions winner winner_label moves failure think_time max_think
                        decisions`` (:class:`conquian_arena.record.GameRecord` fields plus
-                       the schedule).  On a resume every line is replayed
-                       (:func:`check_game_line`); a corrupt, half-written or unfaithful one
-                       is reported, moved to ``games.rejected.txt`` and its game played again.
+                       the schedule).  On a resume every line is checked field by field
+                       against the schedule and its replay (:func:`check_game_line`), and a
+                       game that ended by a failure (crash, illegal, quit) is re-played with
+                       the bots, which must reproduce it (:func:`load_games`); a corrupt,
+                       half-written, unfaithful or unreproduced one is reported, moved to
+                       ``games.rejected.txt`` (``line N<TAB>why<TAB>the line``) and its game
+                       played again.
     ``summary.json``   the statistics with their methods, ``summary.csv`` one row per pair,
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
     ``report.html``    the tables, the plot and a link to every game's replay in ``replays/``
@@ -61,6 +65,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
+import math
 import multiprocessing
 import os
 import re
@@ -73,12 +78,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from agents.registry import SpecError, describe_bots, make_agent
+from conquian_env.actions import action_to_str
+from conquian_env.seeding import derive_seed
 
 from .match import deal_for_seed, play_game
-from .record import GameRecord, RecordedGame, ReplayError, check_record, replay_states, result_problem
+from .record import (
+    FAILURE_KINDS,
+    GameRecord,
+    RecordedGame,
+    ReplayError,
+    check_record,
+    replay_states,
+    result_problem,
+)
 from .report import format_summary, plot_summary, write_html_report, write_summary
 from .stats import summarize
 
@@ -208,9 +221,8 @@ class Task(NamedTuple):
         return (self.pair[0], self.pair[1], self.deal, self.swap)
 
 
-def derived_seed(*words: int) -> int:
-    """A 63-bit seed from a tuple of non-negative ints (numpy SeedSequence hashing)."""
-    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+#: a 63-bit seed from a tuple of non-negative ints: the project's one derivation
+derived_seed = derive_seed
 
 
 def deal_seed(seed: int, deal: int) -> int:
@@ -308,16 +320,7 @@ def play_task(task: Task) -> dict[str, Any]:
     hands, stock = deal_for_seed(task.deal_seed)
     agents = [_bot(task.seats[0]), _bot(task.seats[1])]
     record = play_game(agents, hands=hands, stock=stock, first=0, forcing=_WORKER["forcing"], seed=task.game_seed)
-    line = {
-        "index": task.index,
-        "pair": list(task.pair),
-        "deal": task.deal,
-        "swap": task.swap,
-        "seats": list(task.seats),
-        "specs": list(task.specs),
-        "deal_seed": task.deal_seed,
-        "game_seed": task.game_seed,
-    }
+    line = schedule_fields(task)
     line.update(record.to_dict())
     line["winner_label"] = None if record.winner is None else task.seats[record.winner]
     return line
@@ -330,55 +333,204 @@ class ResumeWarning(UserWarning):
     """A line of games.jsonl could not be used; its game will be played again."""
 
 
-def check_game_line(obj: dict[str, Any], task: Task, forcing: bool) -> str | None:
-    """Why a games.jsonl object is not a faithful record of ``task``'s game, or None.
+#: the thinking time of one seat in one game may not exceed this (seconds: a day); a line
+#: with more is set aside (timings are measured, so only their range can be checked)
+MAX_THINK_SECONDS = 86400.0
+#: the fields a resume cannot check against the replay, only for their range
+TIMING_KEYS = ("think_time", "max_think")
 
-    Every field must be there with the right shape, the deal, seats, specs and seeds must
-    be the schedule's, and the game is replayed: every action legal, and the recorded
-    result (winner, failure, moves) the one the replay reaches
-    (:func:`conquian_arena.record.result_problem`).  An edited result, swapped seats or an
-    inserted action are caught here.
-    """
-    missing = [k for k in LINE_KEYS if k not in obj]
-    if missing:
-        return f"missing field(s) {', '.join(missing)}"
-    shape = check_record(obj)
-    if shape is not None:
-        return shape
-    if obj["seats"] != list(task.seats) or obj["game_seed"] != task.game_seed or obj["deal_seed"] != task.deal_seed:
-        return "seats or seeds that differ from the schedule"
-    hands, stock = deal_for_seed(task.deal_seed)
-    if obj["hands"] != hands or obj["stock"] != stock or obj["first"] != 0 or obj["forcing"] != forcing:
-        return "a deal (or first player, or variant) that differs from the schedule"
-    game = RecordedGame(index=obj["index"], line=0, data=obj)
-    try:
-        states, _ = replay_states(game)
-    except ReplayError as err:
-        return f"a game that does not replay ({err})"
-    problem = result_problem(game, states[-1])
-    if problem is not None:
-        return f"a record whose result is not where its moves lead ({problem})"
-    label = None if obj["winner"] is None else task.seats[obj["winner"]]
-    if obj["winner_label"] != label:
-        return "a winner label that differs from the seats"
-    for key in ("think_time", "decisions", "max_think"):
+
+def schedule_fields(task: Task) -> dict[str, Any]:
+    """The schedule's part of a games.jsonl line (:data:`SCHEDULE_KEYS`), as JSON values."""
+    return {
+        "index": task.index,
+        "pair": list(task.pair),
+        "deal": task.deal,
+        "swap": task.swap,
+        "seats": list(task.seats),
+        "specs": list(task.specs),
+        "deal_seed": task.deal_seed,
+        "game_seed": task.game_seed,
+    }
+
+
+def bot_seeds(config: dict[str, Any]) -> dict[str, int]:
+    """The seed each bot (by label) is built with (:func:`agents.registry.make_agent`)."""
+    return {label: derived_seed(config["seed"], 3, i) for i, label in enumerate(config["labels"])}
+
+
+def bot_names(config: dict[str, Any]) -> dict[str, str]:
+    """The ``name`` of each bot, by label: what a games.jsonl line's ``players`` holds.
+    Builds every bot once (a bad spec raises :class:`~agents.registry.SpecError`)."""
+    seeds = bot_seeds(config)
+    return {
+        label: make_agent(spec, seeds[label]).name
+        for label, spec in zip(config["labels"], config["bot_specs"], strict=True)
+    }
+
+
+def _same(value: Any, expected: Any) -> bool:
+    """Equal as JSON: ``1.0`` is not ``1`` and ``true`` is not ``1`` (as they would be in Python)."""
+    return json.dumps(value, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _timing_problem(obj: dict[str, Any], decisions: list[int]) -> str | None:
+    """Why ``think_time`` / ``max_think`` are impossible for ``decisions``, or None: two finite
+    numbers each, ``0 <= max_think <= think_time <= decisions * max_think``, under a day."""
+    for key in TIMING_KEYS:
         value = obj[key]
-        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value)):
-            return f"a malformed {key!r}"
+        if not (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        ):
+            return f"a malformed {key!r} ({_shown(value)}: two numbers of seconds expected)"
+        if not all(math.isfinite(v) and 0 <= v <= MAX_THINK_SECONDS for v in value):
+            return f"an impossible {key!r} ({_shown(value)}: seconds between 0 and {MAX_THINK_SECONDS:g} expected)"
+    for seat in (0, 1):
+        total, longest, n = obj["think_time"][seat], obj["max_think"][seat], decisions[seat]
+        if longest > total * (1 + 1e-9) + 1e-12 or total > n * longest * (1 + 1e-9) + 1e-12:
+            return (
+                f"impossible timings for seat {seat} ({n} decisions, {total!r} s in all, {longest!r} s "
+                "the longest: the longest is at most the total, the total at most decisions times the longest)"
+            )
     return None
 
 
-def load_games(path: Path, tasks: list[Task], forcing: bool = False) -> dict[tuple, dict[str, Any]]:
-    """Games already in ``path`` that belong to this schedule, keyed by (A, B, deal, swap).
+def check_game_line(obj: dict[str, Any], task: Task, forcing: bool, players: Sequence[str]) -> str | None:
+    """Why a games.jsonl object is not a faithful record of ``task``'s game, or None.
 
-    Corrupt, half-written, foreign, repeated or unfaithful lines (:func:`check_game_line`
-    replays every game) are reported (with their line number), moved to
-    ``games.rejected.txt`` and left out, so their games are played again; the file is
-    rewritten (atomically) with only the good lines so new lines append cleanly.
+    Every field of :data:`LINE_KEYS` must be there and no other.  The schedule's fields
+    (:func:`schedule_fields`), the deal, the variant and ``players`` (the bots' names) must
+    be the schedule's, compared as JSON (``1.0`` is not ``1``).  The game is replayed: every
+    action legal and written as the engine writes it, and the recorded result (winner,
+    failure, moves, winner label) the one the replay reaches
+    (:func:`conquian_arena.record.result_problem`); ``decisions`` must count the moves of
+    each seat (plus the failing decision); the timings must be possible
+    (:func:`_timing_problem`).  What the rules cannot confirm is a failure: :func:`load_games`
+    re-plays those games with the bots.
+    """
+    unknown = [k for k in obj if k not in LINE_KEYS]
+    if unknown:
+        return f"unknown field(s) {', '.join(_shown(k) for k in unknown)}"
+    missing = [k for k in LINE_KEYS if k not in obj]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    hands, stock = deal_for_seed(task.deal_seed)
+    expected = {
+        **schedule_fields(task),
+        "hands": hands,
+        "stock": stock,
+        "first": 0,
+        "forcing": forcing,
+        "players": list(players),
+    }
+    for key, value in expected.items():
+        if not _same(obj[key], value):
+            return f"a {key!r} that differs from the schedule ({_shown(obj[key])} instead of {_shown(value)})"
+    shape = check_record(obj)
+    if shape is not None:
+        return shape
+    game = RecordedGame(index=task.index, line=0, data=obj)
+    try:
+        states, ids = replay_states(game)
+    except ReplayError as err:
+        return f"a game that does not replay ({err})"
+    for move, (text, action) in enumerate(zip(obj["actions"], ids, strict=True), 1):
+        if text != action_to_str(action):
+            return f"move {move} written {_shown(text)}, not as the engine writes it ({action_to_str(action)!r})"
+    failure = obj["failure"]
+    if failure is not None and not (
+        isinstance(failure, dict)
+        and sorted(failure) == ["kind", "message", "seat"]
+        and type(failure["seat"]) is int
+        and failure["seat"] in (0, 1)
+        and failure["kind"] in FAILURE_KINDS
+        and isinstance(failure["message"], str)
+    ):
+        return f"a malformed failure {_shown(failure)} (expected seat 0 or 1, kind one of {FAILURE_KINDS}, message)"
+    problem = result_problem(game, states[-1])
+    if problem is not None:
+        return f"a record whose result is not where its moves lead ({problem})"
+    final = states[-1]
+    winner = (None if final.winner < 0 else final.winner) if failure is None else 1 - failure["seat"]
+    result = {"winner": winner, "moves": len(ids), "winner_label": None if winner is None else task.seats[winner]}
+    for key, value in result.items():
+        if not _same(obj[key], value):
+            return f"a {key!r} that differs from the replay ({_shown(obj[key])} instead of {_shown(value)})"
+    moved = [sum(1 for s in states[:-1] if s.player == seat) for seat in (0, 1)]
+    allowed = [moved]
+    if failure is not None:  # the failing decision counts too, unless the bot failed in reset (before any move)
+        allowed = [[n + (seat == failure["seat"]) for seat, n in enumerate(moved)]] + ([moved] if not ids else [])
+    if not any(_same(obj["decisions"], d) for d in allowed):
+        return f"a 'decisions' that differs from the replay ({_shown(obj['decisions'])} instead of {allowed[0]})"
+    return _timing_problem(obj, obj["decisions"])
+
+
+def _strict_json(chunk: bytes) -> Any:
+    """One line as JSON, refusing what ``json.loads`` lets through: a repeated key, NaN, Infinity."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"a repeated key {_shown(next(k for k in keys if keys.count(k) > 1))}")
+        return dict(items)
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    return json.loads(chunk.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+
+
+def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any]) -> str | None:
+    """Re-play ``task``'s game with the bots (a forfeit is a bot's doing, which the rules cannot
+    confirm) and say how ``obj`` differs from it, or None when it is that game."""
+    setup = (dict(zip(config["labels"], config["bot_specs"], strict=True)), bot_seeds(config), config["forcing"])
+    if _WORKER.get("setup") != setup:  # the bots are built once, as in a worker process
+        _init_worker(*setup)
+        _WORKER["setup"] = setup
+    fresh = play_task(task)
+    differ = [k for k in LINE_KEYS if k not in TIMING_KEYS and not _same(obj[k], fresh[k])]
+    if differ:
+        return (
+            "a failure that re-playing the game does not reproduce "
+            f"(the re-played game differs in {', '.join(differ)}: {game_outcome(fresh)})"
+        )
+    return None
+
+
+def game_outcome(line: dict[str, Any]) -> str:
+    failure = line.get("failure")
+    if failure:
+        return f"{line['seats'][failure['seat']]} {failure['kind']} after {line['moves']} moves"
+    winner = line.get("winner_label")
+    return f"{'a draw' if winner is None else winner + ' won'} after {line['moves']} moves"
+
+
+def load_games(path: Path, config: dict[str, Any], names: dict[str, str] | None = None) -> dict[tuple, dict[str, Any]]:
+    """Games already in ``path`` that belong to the tournament ``config`` (:func:`make_config`),
+    keyed by (A, B, deal, swap).
+
+    A line is kept only when :func:`check_game_line` finds it faithful (the schedule, the
+    rules, the result; ``names``, the bots' names by label, default :func:`bot_names`) and,
+    when it records a failure (a crash, an illegal answer, a bot's quit), when re-playing the
+    game with the scheduled bots and seeds gives the same game (every field but the
+    timings).  Corrupt, half-written, foreign, repeated or unfaithful lines, and failures the
+    re-play does not reproduce (a bot whose play is not a function of its seed), are reported
+    (with their line number and why), moved to ``games.rejected.txt`` and left out, so their
+    games are played again; the file is rewritten (atomically) with only the good lines so
+    new lines append cleanly.
     """
     if not path.exists():
         return {}
-    by_key = {t.key: t for t in tasks}
+    tasks = make_schedule(config)
+    forcing = config["forcing"]
+    names = bot_names(config) if names is None else names
     raw = path.read_bytes()
     chunks = raw.split(b"\n")
     good: dict[tuple, dict[str, Any]] = {}
@@ -389,21 +541,20 @@ def load_games(path: Path, tasks: list[Task], forcing: bool = False) -> dict[tup
             continue
         problem = None
         try:
-            obj = json.loads(chunk.decode("utf-8"))
+            obj = _strict_json(chunk)
             if not isinstance(obj, dict):
-                raise ValueError("not a JSON object")
-            missing = [k for k in ("pair", "deal", "swap", "deal_seed", "specs") if k not in obj]
-            if missing:
-                raise ValueError(f"missing field(s) {', '.join(missing)}")
-            key = (obj["pair"][0], obj["pair"][1], obj["deal"], obj["swap"])
-            task = by_key.get(key)
-            if task is None or obj["deal_seed"] != task.deal_seed or obj["specs"] != list(task.specs):
-                problem = "a game that is not in this tournament's schedule"
-            elif key in good:
-                problem = "a repeat of an earlier game"
+                raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+            index = obj.get("index")
+            if type(index) is not int or not 0 <= index < len(tasks):
+                problem = f"a game that is not in this tournament's schedule (index {_shown(index)})"
+            elif tasks[index].key in good:
+                problem = f"a repeat of game {index}"
             else:
-                problem = check_game_line(obj, task, forcing)
-        except (ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError) as err:
+                task = tasks[index]
+                problem = check_game_line(obj, task, forcing, [names[s] for s in task.seats])
+                if problem is None and obj["failure"] is not None:
+                    problem = _replay_problem(obj, task, config)
+        except (ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError, RecursionError) as err:
             problem = f"corrupt or half-written ({type(err).__name__}: {str(err)[:80]})"
         if problem is not None:
             warnings.warn(
@@ -412,9 +563,10 @@ def load_games(path: Path, tasks: list[Task], forcing: bool = False) -> dict[tup
                 ResumeWarning,
                 stacklevel=2,
             )
-            rejected.append(chunk)
+            reason = re.sub(r"[\x00-\x1f\x7f]", " ", problem).encode("utf-8", "replace")
+            rejected.append(b"line %d\t%s\t%s" % (lineno, reason, chunk))
             continue
-        good[key] = obj
+        good[tasks[index].key] = obj
         good_lines.append(chunk)
     if rejected or (raw and not raw.endswith(b"\n")):
         if rejected:
@@ -511,15 +663,14 @@ def run_tournament(
     if options.anchor is not None and options.anchor not in config["labels"]:
         raise ValueError(f"--anchor {options.anchor!r} is not one of the bots {config['labels']}")
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
-    bot_seed_of = {label: derived_seed(options.seed, 3, i) for i, label in enumerate(config["labels"])}
+    bot_seed_of = bot_seeds(config)
     progress = sys.stderr.isatty() if options.progress is None else options.progress
     if options.progress is None and progress:
         progress = importlib.util.find_spec("tqdm") is not None  # a bar only when asked for is a requirement
     check_requirements(plot=options.plot, progress=progress)  # fail fast, before any game is played
     if options.ray is not None and importlib.util.find_spec("ray") is None:
         raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'")
-    for spec in config["bot_specs"]:  # fail fast, before any folder or worker exists
-        make_agent(spec, 0)
+    names = bot_names(config)  # builds every bot: fail fast, before any folder or worker exists
 
     out = Path(options.out) if options.out is not None else default_out_dir(config)
     out.mkdir(parents=True, exist_ok=True)
@@ -528,7 +679,7 @@ def run_tournament(
 
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"
-    done = load_games(games_path, tasks, options.forcing)
+    done = load_games(games_path, config, names)
     # played deal by deal across the pairs (not pair after pair), so that the progress bar's
     # rate, and so its time left, is that of the whole mix from the start
     todo = sorted((t for t in tasks if t.key not in done), key=lambda t: (t.deal, t.swap, t.index))

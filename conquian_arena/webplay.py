@@ -29,9 +29,13 @@ threaded) is enough for one person on localhost.  The API (JSON; every call carr
 page's token in ``X-Conquian-Token``, and requests naming another host are refused, so
 other web sites cannot drive it): ``GET /api/state?game=N&after=V`` (waits up to 20 s
 for a state of game ``N`` newer than version ``V``), ``POST /api/move`` ``{"move": "meld 7H", "version": V}``
-(``"back"`` takes back), ``POST /api/resign``, ``POST /api/new``; ``GET /replay`` replays
+(``"back"`` takes back; any other body, or a move over :data:`MAX_MOVE_CHARS`
+characters, is answered 400), ``POST /api/resign``, ``POST /api/new``; ``GET /replay`` replays
 the games played since the server started.  ``GET /api/state?game=N&after=V`` answers at
-once when game ``N`` is no longer the current one.
+once when game ``N`` is no longer the current one.  At most :data:`MAX_WAITING` requests
+wait at once (a long poll beyond them is answered 429, a move or resign beyond them gets
+the current state), so polls cannot pile up threads; every response forbids framing
+(:data:`SECURITY_HEADERS`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
+from conquian_env.seeding import derive_seed
 from conquian_env.view import PlayerView
 
 from .match import deal_for_seed, play_game
@@ -65,6 +70,19 @@ DEFAULT_SAVE = Path("results") / "play" / "games.jsonl"
 _STOP = object()  # put on a player's queue to end the game when the server stops
 _RESIGN = "resign"
 _LOOPBACK_NAMES = ("localhost",)
+#: the longest move text the API takes (the longest move, "discard 10H", has 11 characters)
+MAX_MOVE_CHARS = 40
+#: requests that may wait for a newer state at once (long polls, moves and resigns waiting
+#: for the bot); one more is answered 429 at once (the page retries a second later)
+MAX_WAITING = 8
+#: how long a long poll waits for a newer state (seconds)
+POLL_SECONDS = 20.0
+#: sent with every response: no other site may frame the page (clickjacking)
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
 
 
 class WebHumanAgent(DraftingPlayer):
@@ -106,7 +124,8 @@ class WebHumanAgent(DraftingPlayer):
             try:
                 action = str_to_action(text)
             except ValueError:
-                error = f"{answer!r} is not a move"
+                shown = repr(answer) if len(repr(answer)) <= MAX_MOVE_CHARS + 2 else repr(str(answer)[:20]) + "..."
+                error = f"{shown} is not a move"
                 continue
             if action not in legal:
                 error = f"'{action_to_str(action)}' is not a legal move now"
@@ -343,6 +362,8 @@ class PlayServer:
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
     ):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"the seed must be a non-negative integer, got {seed!r}")
         self.opponent, self.base_seed, self.seat = opponent, seed, seat
         self.forcing, self.auto_pass = forcing, auto_pass
         self.first = seat if first == "you" else 1 - seat
@@ -351,12 +372,14 @@ class PlayServer:
         self.played: list[GameRecord] = []
         self.started = 0
         self._lock = threading.Lock()
+        self._waiting = threading.BoundedSemaphore(MAX_WAITING)
         self.game = self._new_game()
 
     def _new_game(self) -> WebGame:
         n = self.started
         self.started += 1
-        seed = random.randrange(2**31) if self.base_seed is None else self.base_seed + n
+        # hashed, not base + n: the seed told after a game must not give the next game's deal away
+        seed = random.randrange(2**31) if self.base_seed is None else derive_seed(self.base_seed, n)
         return WebGame(
             self.opponent,
             seed,
@@ -380,6 +403,14 @@ class PlayServer:
     def stop(self) -> None:
         self.game.stop()
 
+    def wait_slot(self) -> bool:
+        """Take one of the :data:`MAX_WAITING` places of a waiting request (give it back with
+        :meth:`free_slot`); False when all are taken."""
+        return self._waiting.acquire(blocking=False)
+
+    def free_slot(self) -> None:
+        self._waiting.release()
+
 
 def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
     """The Flask application of ``server``.  ``host_names``: the Host headers accepted
@@ -387,6 +418,25 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
     from flask import Flask, Response, abort, jsonify, request
 
     app = Flask(__name__)
+
+    def busy() -> Any:
+        answer = jsonify(error=f"more than {MAX_WAITING} requests are waiting; try again in a second")
+        answer.headers["Retry-After"] = "1"
+        return answer, 429
+
+    def waited(game: WebGame, after: int, timeout: float) -> dict[str, Any]:
+        """A newer snapshot than ``after`` when a waiting place is free, else the current one."""
+        if not server.wait_slot():
+            return game.snapshot()
+        try:
+            return game.wait(after, timeout)
+        finally:
+            server.free_slot()
+
+    @app.after_request
+    def _headers(response: Response) -> Response:
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
     @app.before_request
     def _guard() -> None:
@@ -412,18 +462,31 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
         number = request.args.get("game", default=-1, type=int)
         game = server.game
         waits = after >= 0 and number == game.number  # a page still on an earlier game gets this one now
-        snap = game.wait(after, timeout=20.0) if waits else game.snapshot()
+        if not waits:
+            snap = game.snapshot()
+        elif not server.wait_slot():
+            return busy()
+        else:
+            try:
+                snap = game.wait(after, timeout=POLL_SECONDS)
+            finally:
+                server.free_slot()
         snap["played"] = len(server.played)
         return jsonify(snap)
 
     @app.post("/api/move")
     def move() -> Any:
-        body = request.get_json(silent=True) or {}
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            return jsonify(error='the body must be a JSON object: {"move": TEXT, "version": N}'), 400
+        move, version = body.get("move"), body.get("version")
+        if not isinstance(move, str) or len(move) > MAX_MOVE_CHARS:
+            shown = "a text" if isinstance(move, str) else type(move).__name__
+            return jsonify(error=f"'move' must be a move text of at most {MAX_MOVE_CHARS} characters, got {shown}"), 400
         game = server.game
-        version = body.get("version")
-        if not game.submit(str(body.get("move", "")), version):
+        if not game.submit(move, version):
             return jsonify(dict(game.snapshot(), error="that is not a move now: the table has changed")), 409
-        out = game.wait(version, timeout=10.0)
+        out = waited(game, version, timeout=10.0)
         out["played"] = len(server.played)
         return jsonify(out)
 
@@ -434,7 +497,7 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
         if snap["status"] == "over":
             return jsonify(snap), 409
         game.answer(_RESIGN)
-        return jsonify(game.wait(snap["version"], timeout=10.0))
+        return jsonify(waited(game, snap["version"], timeout=10.0))
 
     @app.post("/api/new")
     def new() -> Any:
@@ -545,6 +608,7 @@ let snap = null, busy = false;
 async function api(path, body) {
   const r = await fetch(path, body === undefined ? {headers: HEAD} : {method: "POST", headers: HEAD,
     body: JSON.stringify(body)});
+  if (!r.ok && r.status !== 409) throw new Error(`${path}: ${r.status}`);  // 409: a snapshot, with its error
   return r.json();
 }
 function groupsHtml(groups) { return meldHtml(groups, ""); }

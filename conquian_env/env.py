@@ -67,6 +67,8 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     """Conquian AEC environment without wrappers.  See the module docstring."""
 
+    #: every render mode declared here works on a plain ``pip install conquian-env`` (rgb_array:
+    #: Pillow, a dependency), so PettingZoo's ``render_test`` passes there
     metadata = {
         "render_modes": ["ansi", "human", "rgb_array"],
         "name": "conquian_v0",
@@ -231,7 +233,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
             warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
             return None
         if self.render_mode == "rgb_array":
-            from .image import render_rgb  # Pillow, the 'render' extra
+            from .image import render_rgb  # Pillow (a dependency)
 
             return render_rgb(self._require_game("render"), AGENTS)
         text = render_text(self._require_game("render"), AGENTS)

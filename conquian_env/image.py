@@ -1,12 +1,12 @@
-"""Pictures of the table: the ``"rgb_array"`` render mode (Pillow, an optional extra).
+"""Pictures of the table: the ``"rgb_array"`` render mode (Pillow, a dependency).
 
 :func:`render_rgb` draws a game as an ``(H, W, 3)`` ``uint8`` array: each player's meld
 split into its sets and runs, each hand (face up, or as card backs for a hand the
 observer may not see), the face-up card and where it came from, the stock, the dead pile
 and whose turn it is.  The picture depends only on what it shows: identical states give
 identical frames, and with an ``observer`` nothing of the opponent's hand but its size
-(or of the stock but its count) is drawn.  ``pip install 'conquian-env[render]'``
-(Pillow) enables it.
+(or of the stock but its count) is drawn.  Pillow is a dependency of the package, so
+every declared render mode works on a plain install.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ _TEXT = (240, 240, 230)
 def _pil() -> Any:
     try:
         from PIL import Image, ImageDraw, ImageFont
-    except ImportError as err:  # Pillow is the 'render' extra
-        raise ImportError("render_mode='rgb_array' needs Pillow: pip install 'conquian-env[render]'") from err
+    except ImportError as err:  # Pillow is a dependency: only a broken install lacks it
+        raise ImportError(
+            "render_mode='rgb_array' needs Pillow, a dependency of conquian-env: pip install pillow"
+        ) from err
     return Image, ImageDraw, ImageFont
 
 

@@ -925,3 +925,59 @@ def test_one_judgement_of_an_answer_for_the_env_the_wrapper_and_the_game_loop():
         record = play_game([Answer(answer), Answer(81)], hands=hands, stock=stock)
         assert record.failure["kind"] == "illegal" and message in record.failure["message"]
         assert record.winner == 1 and record.moves == 0
+
+
+# ----------------------------------------------------------------------------- render modes on a plain install
+
+
+def _core_closure() -> set[str]:
+    """The distributions a plain ``pip install conquian-env`` brings: the dependencies of this
+    checkout's pyproject.toml and theirs (as installed here), extras left out."""
+    import importlib.metadata as md
+    import re
+
+    tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with tomllib (Python 3.11+)")
+
+    def name(req: str) -> str:
+        return re.split(r"[\s<>=!~;\[(]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    todo = [name(r) for r in pyproject["project"]["dependencies"]]
+    seen: set[str] = set()
+    while todo:
+        dist = todo.pop()
+        if dist in seen:
+            continue
+        seen.add(dist)
+        try:
+            requires = md.requires(dist) or []
+        except md.PackageNotFoundError:
+            continue
+        todo += [name(r) for r in requires if "extra ==" not in r and "extra==" not in r]
+    return seen
+
+
+@pytest.mark.parametrize("mode", conquian_env.env().metadata["render_modes"])
+def test_every_declared_render_mode_needs_only_the_plain_install(mode):
+    # before: "rgb_array" was declared but drew with Pillow, an extra, so PettingZoo's
+    # render_test failed on a plain pip install conquian-env
+    import importlib.metadata as md
+
+    code = (
+        "import sys, conquian_env\n"
+        f"e = conquian_env.env(render_mode={mode!r}); e.reset(seed=0); e.render()\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    root = Path(__file__).parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    owners = md.packages_distributions()
+    own = {"conquian_env", "agents", "conquian_arena"}
+    third_party = {
+        dist.lower().replace("_", "-")
+        for module in done.stdout.split()
+        if module not in sys.stdlib_module_names and module not in own and not module.startswith("_")
+        for dist in owners.get(module, [])
+    }
+    missing = sorted(third_party - _core_closure())
+    assert not missing, f"render_mode={mode!r} imports {missing}, which a plain install does not bring"

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from agents.base import Agent
 from agents.registry import SpecError
 from conquian_arena import tournament
 from conquian_arena.match import deal_for_seed
-from conquian_arena.record import GameRecord
+from conquian_arena.record import GameRecord, RecordedGame, replay_states
 from conquian_arena.report import format_summary
 from conquian_arena.stats import (
     ELO_PER_LOGIT,
@@ -550,10 +551,10 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
     assert b"Traceback" not in err
     saved = path.read_text().splitlines()
     assert 2 <= len(saved) < games
-    tasks = tournament.make_schedule(json.loads((out / "config.json").read_text()))
+    config = json.loads((out / "config.json").read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResumeWarning)  # every line is whole and replays
-        assert len(tournament.load_games(path, tasks)) == len(saved)
+        assert len(tournament.load_games(path, config)) == len(saved)
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"{len(saved)} of {games} games already played, {games - len(saved)} to play" in done.stderr
@@ -561,3 +562,180 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
     assert lines[: len(saved)] == saved and len(lines) == games
     assert sorted(json.loads(line)["index"] for line in lines) == list(range(games))
     assert not (out / "games.rejected.txt").exists()
+
+
+# --------------------------------------------------------------------------- forged and bad lines on a resume
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A finished random-vs-first tournament (no failures) and its summary, to copy and tamper with."""
+    out = tmp_path_factory.mktemp("played") / "t"
+    summary = run_tournament(["random", FIRST], games=8, seed=11, out=out, jobs=1, **QUICK)
+    return out, summary
+
+
+def _resume_after(tmp_path, played, edit):
+    """Copy the played folder, let ``edit(lines)`` change games.jsonl's lines, resume; return
+    (the summary, the warnings, the rejected text, the lines edited)."""
+    src, _ = played
+    out = tmp_path / "t"
+    shutil.copytree(src, out)
+    path = out / "games.jsonl"
+    lines = path.read_text().splitlines()
+    before = list(lines)
+    edit(lines)
+    path.write_text("".join(line + "\n" for line in lines))
+    changed = [i + 1 for i, (a, b) in enumerate(zip(before, lines, strict=True)) if a != b]
+    with pytest.warns(ResumeWarning) as record:
+        summary = run_tournament(["random", FIRST], games=8, seed=11, out=out, jobs=1, **QUICK)
+    rejected = (out / "games.rejected.txt").read_text()
+    assert without_timing(read_games(out)) == without_timing(read_games(src))
+    return summary, [str(w.message) for w in record], rejected, changed
+
+
+def _forfeit(line: str, seat: int, kind: str, moves: int = 10) -> str:
+    """A real line cut to ``moves`` moves and made a forfeit by ``seat``, consistent in every field
+    the rules can check (winner, label, moves, decisions, timings)."""
+    obj = json.loads(line)
+    obj["actions"] = obj["actions"][:moves]
+    states, _ = replay_states(RecordedGame(0, 0, obj))
+    state_players = [s.player for s in states[:-1]]
+    assert not states[-1].is_terminal()
+    obj["moves"] = moves
+    obj["failure"] = {"seat": seat, "kind": kind, "message": "RuntimeError: boom" if kind == "crash" else "resigned"}
+    obj["winner"] = 1 - seat
+    obj["winner_label"] = obj["seats"][1 - seat]
+    obj["decisions"] = [state_players.count(s) + (s == seat) for s in (0, 1)]
+    obj["think_time"] = [0.001 * d for d in obj["decisions"]]
+    obj["max_think"] = [0.001 if d else 0.0 for d in obj["decisions"]]
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize("kind", ["crash", "quit", "illegal"])
+def test_a_forged_forfeit_is_not_kept_on_a_resume(tmp_path, played, kind):
+    # before: a real line cut to 10 moves with a failure and the winner set accordingly was
+    # kept, and the summary counted a crash (or quit) and a win that never happened
+    _, reference = played
+
+    def edit(lines):
+        lines[3] = _forfeit(lines[3], 1, kind)
+
+    summary, messages, rejected, changed = _resume_after(tmp_path, played, edit)
+    assert changed == [4] and len(messages) == 1
+    assert "line 4 is a failure that re-playing the game does not reproduce" in messages[0]
+    assert rejected.startswith("line 4\ta failure that re-playing the game does not reproduce")
+    assert stable(summary) == stable(reference)
+
+
+def _mutate(key, value):
+    def edit(lines):
+        obj = json.loads(lines[2])
+        obj[key] = value
+        lines[2] = json.dumps(obj)
+
+    return edit
+
+
+def _raw(text):
+    def edit(lines):
+        lines[2] = text
+
+    return edit
+
+
+def _other_index(lines):
+    obj = json.loads(lines[2])
+    obj["index"] = json.loads(lines[5])["index"]  # a duplicated index
+    lines[2] = json.dumps(obj)
+
+
+def _repeated_key(lines):
+    lines[2] = lines[2][:-1] + ', "winner": ' + json.dumps(json.loads(lines[2])["winner"]) + "}"
+
+
+BAD_LINES = {
+    "nested brackets": _raw("[" * 3000 + "]" * 3000),
+    "nested objects": _raw('{"a":' * 3000 + "1" + "}" * 3000),
+    "index x": _mutate("index", "x"),
+    "index 1.0": _mutate("index", 2.0),
+    "index true": _mutate("index", True),
+    "think_time NaN": _mutate("think_time", [float("nan"), 0.1]),
+    "think_time -5": _mutate("think_time", [-5, 0.1]),
+    "think_time 1e300": _mutate("think_time", [1e300, 0.1]),
+    "max_think over think_time": _mutate("max_think", [1000.0, 0.0]),
+    "decisions 0 0": _mutate("decisions", [0, 0]),
+    "decisions as floats": lambda lines: _mutate("decisions", [float(d) for d in json.loads(lines[2])["decisions"]])(
+        lines
+    ),
+    "duplicated index": _other_index,
+    "players": _mutate("players", ["someone", "else"]),
+    "an extra field": _mutate("comment", "hi"),
+    "a repeated key": _repeated_key,
+    "first 0.0": _mutate("first", 0.0),
+    "deal_seed as float": lambda lines: _mutate("deal_seed", float(json.loads(lines[2])["deal_seed"]))(lines),
+    "moves as float": lambda lines: _mutate("moves", float(json.loads(lines[2])["moves"]))(lines),
+    "a list": _raw("[1, 2, 3]"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_LINES))
+def test_a_bad_line_is_set_aside_with_its_line_number_not_a_crash(tmp_path, played, name):
+    # before: deep nesting crashed the resume (RecursionError), "index": "x" crashed the
+    # summary (TypeError), and impossible numbers, a duplicated index or another players field were kept
+    _, reference = played
+    summary, messages, rejected, changed = _resume_after(tmp_path, played, BAD_LINES[name])
+    assert changed == [3] and len(messages) == 1 and "line 3 is " in messages[0], messages
+    assert len(rejected.splitlines()) == 1 and rejected.startswith("line 3\t")
+    assert stable(summary) == stable(reference)
+
+
+def test_genuine_failures_are_re_played_and_kept_on_a_resume(tmp_path, monkeypatch):
+    specs = ["random", CRASH, ILLEGAL]
+    reference = run_tournament(specs, games=4, seed=2, out=tmp_path, jobs=1, **QUICK)
+    failures = [g["index"] for g in read_games(tmp_path) if g["failure"] is not None]
+    assert failures
+    played = []
+    real_play = tournament.play_task
+    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task.index) or real_play(task))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)
+        resumed = run_tournament(specs, games=4, seed=2, out=tmp_path, jobs=1, **QUICK)
+    assert sorted(played) == sorted(failures)  # each failure confirmed by re-playing it, and kept
+    assert stable(resumed) == stable(reference)
+    assert not (tmp_path / "games.rejected.txt").exists()
+
+
+class FlakyBot(Agent):
+    """Crashes on its first game in a process, then plays: its failure depends on more than its seed."""
+
+    name = "flaky"
+    crashed = False
+
+    def act(self, observation, action_mask, view):
+        if not FlakyBot.crashed:
+            FlakyBot.crashed = True
+            raise RuntimeError("first game only")
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_a_failure_the_re_play_does_not_reproduce_is_set_aside_and_played_again(tmp_path):
+    specs = ["random", f"{HERE}:FlakyBot"]
+    FlakyBot.crashed = False
+    run_tournament(specs, games=2, seed=2, out=tmp_path, jobs=1, **QUICK)
+    assert [g["failure"] is not None for g in read_games(tmp_path)].count(True) == 1
+    with pytest.warns(ResumeWarning, match="a failure that re-playing the game does not reproduce"):
+        run_tournament(specs, games=2, seed=2, out=tmp_path, jobs=1, **QUICK)
+    assert all(g["failure"] is None for g in read_games(tmp_path))
+    assert "first game only" in (tmp_path / "games.rejected.txt").read_text()
+
+
+def test_one_seed_derivation_checks_its_words():
+    from conquian_env.seeding import derive_seed
+
+    assert tournament.derived_seed is derive_seed  # the tournament's seeds are the project's one derivation
+    assert derive_seed(3, 1, 5) == derive_seed(3, 1, 5) != derive_seed(3, 1, 6)
+    assert 0 <= derive_seed(2**70, 0) < 2**63
+    for bad, error in [(-1, ValueError), (True, TypeError), (1.0, TypeError), ("3", TypeError)]:
+        with pytest.raises(error, match="derive_seed words"):
+            derive_seed(0, bad)

@@ -465,3 +465,30 @@ def test_web_port_must_be_a_port():
     with pytest.raises(SystemExit):
         play._parser().parse_args(["--web", "--port", "70000"])
     assert play._parser().parse_args(["--web", "--port", "0"]).port == 0
+
+
+def test_replay_shows_control_characters_of_a_record_instead_of_sending_them(tmp_path, records):
+    # before: --list and --game printed name fields raw: an escape sequence in a record retitled
+    # the terminal window (OSC 0) and cleared the screen (CSI 2J)
+    evil = dict(records[0])
+    evil["players"] = ["\x1b]0;pwned\x07eve", "\x1b[2J\x1b[Hmallory\u202e"]
+    evil["failure"] = {"seat": 1, "kind": "crash\x1b[31m", "message": "boom\x1b[2J\r\nmore"}
+    labelled = dict(records[1], seats=["\x1b[5mblink", "ok"])
+    path = _write(tmp_path / "games.jsonl", [json.dumps(evil), json.dumps(labelled)])
+    for argv in ([str(path), "--list"], [str(path), "--game", "0", "--no-pause"], [str(path), "--game", "1"]):
+        rc, out, err = _run_replay(argv, interactive=False)
+        shown = out + err
+        assert rc == 0 and shown
+        assert not any(c in shown for c in "\x1b\x07\r\u202e"), argv
+    rc, out, _ = _run_replay([str(path), "--list"])
+    assert "\\x1b]0;pwned\\x07eve" in out and "\\u202e" in out and "\\x1b[5mblink" in out
+    rc, out, _ = _run_replay([str(path), "--game", "0", "--no-pause"], interactive=False)
+    assert "boom\\x1b[2J\\r" in out and "crash\\x1b[31m" in out
+
+
+def test_a_deeply_nested_line_is_skipped_by_the_viewer(tmp_path, records):
+    # before: json's RecursionError escaped load_records and the viewer crashed
+    path = _write(tmp_path / "games.jsonl", ["[" * 3000 + "]" * 3000, json.dumps(records[0])])
+    rc, out, err = _run_replay([str(path), "--list"])
+    assert rc == 0 and "line 1: corrupt, skipped (nested too deeply)" in err
+    assert len(out.splitlines()) == 2

@@ -14,6 +14,7 @@ import random
 import re
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.play import describe_move
 from conquian_arena.record import RecordedGame, load_records, replay_states, result_problem
 from conquian_env.cards import CARD_NAMES, cards_of
+from conquian_env.seeding import derive_seed
 
 CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
@@ -332,12 +334,12 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
         page.click("text=watch the replay")
     opened.value.wait_for_selector('#table[data-game="0"]')
     # the deal's seed is told only now that the game is over (it gives away the whole deal)
-    assert f"deal seed {seed}" in page.inner_text("#title")
+    assert f"deal seed {derive_seed(seed, 0)}" in page.inner_text("#title")
     # a new game deals again, and the page follows it at once, its seed untold
     page.click("#new")
     page.wait_for_function('!document.getElementById("title").textContent.includes("deal seed")')
     page.wait_for_selector('#status[data-status="your-move"]', timeout=8_000)
-    assert server.game.seed == seed + 1 and server.game.snapshot()["status"] == "your-move"
+    assert server.game.seed == derive_seed(seed, 1) and server.game.snapshot()["status"] == "your-move"
 
 
 def test_play_api_needs_the_page_token_and_a_local_host(play_server):
@@ -394,3 +396,118 @@ def _frames(thread):
 
     frame = sys._current_frames().get(thread.ident)
     return traceback.extract_stack(frame) if frame is not None else []
+
+
+def _resign_and_deal_again(server):
+    from conquian_arena.webplay import _RESIGN
+
+    game = server.game
+    snap = game.snapshot()
+    while snap["status"] != "your-move":
+        snap = game.wait(snap["version"], timeout=5)
+    game.answer(_RESIGN)
+    game._thread.join(5)
+    assert game.over
+    return server.new_game()
+
+
+def test_web_games_of_a_seed_are_dealt_from_hashed_seeds(play_server):
+    # before: game k of --seed N used seed N + k, and the page tells the seed after a game,
+    # so the next game's deal could be computed from it
+    server, _ = play_server("random", seed=7)
+    seeds = [server.game.seed]
+    for _ in range(2):
+        seeds.append(_resign_and_deal_again(server).seed)
+    assert seeds == [derive_seed(7, k) for k in range(3)]
+    assert seeds[0] != 7 and all(b != a + 1 for a, b in zip(seeds, seeds[1:], strict=False))
+    assert [server.game.hands, server.game.stock] == list(deal_for_seed(seeds[2]))
+    # the same --seed deals the same games again
+    again, _ = play_server("random", seed=7)
+    assert again.game.seed == seeds[0] and again.game.hands == deal_for_seed(seeds[0])[0]
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "3"])
+def test_web_seed_must_be_a_non_negative_integer(bad):
+    pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.webplay import PlayServer
+
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        PlayServer("random", seed=bad, save=None)
+
+
+def test_play_api_refuses_bad_move_bodies_with_400_and_echoes_no_long_text(play_server):
+    # before: a JSON body that is not an object was a 500 (AttributeError), and a
+    # 40,000-character move was echoed back whole
+    server, _ = play_server("random", seed=3)
+    from conquian_arena.webplay import create_app
+
+    client = create_app(server).test_client()
+    head = {"X-Conquian-Token": server.token}
+    for body in ("[1, 2]", "3", '"take"', "null", "{not json"):
+        answer = client.post("/api/move", data=body, headers=head, content_type="application/json")
+        assert answer.status_code == 400, body
+        assert "must be a JSON object" in answer.get_json()["error"]
+    state = server.game.snapshot()
+    while state["status"] != "your-move":
+        state = server.game.wait(state["version"], timeout=5)
+    for move in ("x" * 40_000, ["take"], 7):
+        answer = client.post("/api/move", json={"move": move, "version": state["version"]}, headers=head)
+        assert answer.status_code == 400
+        assert len(answer.get_data()) < 300 and "at most 40 characters" in answer.get_json()["error"]
+    # the game still waits for the person, and a short bad move is still told, bounded
+    answer = client.post("/api/move", json={"move": "y" * 40, "version": state["version"]}, headers=head)
+    assert answer.status_code == 200 and "is not a move" in answer.get_json()["error"]
+    assert len(answer.get_json()["error"]) < 80
+
+
+def test_every_page_forbids_framing(play_server):
+    # before: no X-Frame-Options / frame-ancestors: another site could frame the page
+    server, _ = play_server("random", seed=3)
+    from conquian_arena.webplay import create_app
+
+    client = create_app(server).test_client()
+    head = {"X-Conquian-Token": server.token}
+    answers = [client.get("/"), client.get("/api/state", headers=head), client.get("/replay"), client.get("/api/x")]
+    for answer in answers:
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+
+
+def test_long_polls_are_bounded(play_server):
+    # before: every long poll held a thread for 20 s, as many as were sent
+    import urllib.error
+    import urllib.request
+
+    from conquian_arena.webplay import MAX_WAITING
+
+    server, url = play_server("random", seed=3)
+    state = server.game.snapshot()
+    while state["status"] != "your-move":
+        state = server.game.wait(state["version"], timeout=5)
+    poll = f"{url}api/state?game=0&after={state['version']}"
+
+    def get(results):
+        request = urllib.request.Request(poll, headers={"X-Conquian-Token": server.token})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                results.append(answer.status)
+        except urllib.error.HTTPError as err:
+            results.append(err.code)
+
+    waiting: list[int] = []
+    threads = [threading.Thread(target=get, args=(waiting,)) for _ in range(MAX_WAITING)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while server._waiting._value > 0 and time.monotonic() < deadline:  # every place taken
+        time.sleep(0.02)
+    assert server._waiting._value == 0 and not waiting
+    start = time.monotonic()
+    extra: list[int] = []
+    get(extra)
+    assert extra == [429] and time.monotonic() - start < 5  # answered at once, not after 20 s
+    server.game.wake()  # a newer state: the waiting polls are answered
+    for t in threads:
+        t.join(10)
+    assert waiting == [200] * MAX_WAITING
+    assert server._waiting._value == MAX_WAITING  # every place given back
