@@ -28,6 +28,7 @@ from conquian_env._kernels import (
     DI0,
     DISCARD,
     DISCARD_BASE,
+    DISCARDED,
     FACE,
     FINISH,
     FORCED,
@@ -36,6 +37,7 @@ from conquian_env._kernels import (
     LCARDS,
     LMISC,
     M0,
+    M1,
     MELD,
     MOVES,
     NUM_ACTIONS,
@@ -63,14 +65,17 @@ from conquian_env._kernels import (
 from conquian_env._kernels import popcount as _popcount
 
 from ._greedy_kernels import (
+    FULL,
     NEIGHBOURS,
     PARTNER_COUNT,
     PARTNERS,
+    choose_discard,
     feed_penalty,
     greedy_action,
     live_cards,
     plan_take,
     position_value,
+    take_margin,
 )
 
 #: deals between two checks of the race
@@ -101,14 +106,31 @@ def _below(info, n):
 
 
 # ---------------------------------------------------------------- determinization
+#: weight of the opponent's latest discard when greedy would have kept it (a sharper test
+#: than the other two: the hand it was chosen from is exactly today's hand and that card)
+LATEST_DISCARD_WEIGHT = 2
+
+
 @njit(cache=True)
 def implausibility(row, opp):
-    """How many of the opponent's refusals and discards the hand in ``row`` contradicts
-    (ismcts._implausibility): a refused card (one that did not fit their meld alone) that
-    this hand could meld, or a discarded card that makes a 3-card set or run with two
-    cards of this hand."""
+    """How much of the opponent's play the hand in ``row`` contradicts, judged by the
+    greedy rules as a model of the opponent (hands only shrink, so today's hand was part
+    of the hand they held at each earlier decision):
+
+    * each refused card (one that did not fit their meld alone) that this hand could
+      meld and that the greedy rules would have taken (take margin >= 0, with today's
+      meld: an approximation, the meld may have grown since): 1;
+    * each discarded card that makes a 3-card set or run with two cards of this hand: 1;
+    * the opponent's discard now face up, when the greedy rules would have discarded
+      another card of this hand plus it (exact: nothing else changed since):
+      LATEST_DISCARD_WEIGHT.
+    """
+    me = 1 - opp
     hand = row[H0 + opp] & ~row[CHOSEN]
     meld = row[M0 + opp]
+    my_meld = row[M0 + me]
+    my_size = _popcount(row[H0 + me])
+    unseen = FULL & ~(hand | row[M0] | row[M1] | row[DEAD])  # what the opponent cannot see
     bad = 0
     refused = row[RF0 + opp]
     while refused:
@@ -118,7 +140,8 @@ def implausibility(row, opp):
         if can_split(meld | low):
             continue
         if NEIGHBOURS[card] & hand and can_extend(meld | low, hand):
-            bad += 1
+            if take_margin(hand, meld, card, unseen & ~low, my_meld, my_size, False) >= 0:
+                bad += 1
     discarded = row[DI0 + opp]
     while discarded:
         low = discarded & -discarded
@@ -131,6 +154,11 @@ def implausibility(row, opp):
                 if pm & hand == pm:
                     bad += 1
                     break
+    face = row[FACE]
+    if face >= 0 and row[SOURCE] == DISCARDED and row[OWNER] == opp:
+        held = hand | 1 << face
+        if choose_discard(held, meld, unseen & ~(1 << face), my_meld, my_size)[0] != face:
+            bad += LATEST_DISCARD_WEIGHT
     return bad
 
 

@@ -60,8 +60,8 @@ DEFAULT_Z = 3.0
 DEFAULT_TRIES = 10
 #: the first chunk of a timed search, in deals (its pace sizes the next chunks)
 FIRST_CHUNK = 2
-#: a timed chunk is sized to this share of the time left (the pace varies a little)
-CHUNK_SHARE = 0.7
+#: a timed chunk is sized to this share of the time left (the pace varies from deal to deal)
+CHUNK_SHARE = 0.5
 
 
 def _need_numba() -> None:
@@ -223,8 +223,10 @@ class SearchAgent(Agent):
             while True:
                 run(chunk)
                 now = _time.perf_counter()
-                per_deal = (now - started) / int(info[K.I_DEALS])
-                chunk = int(CHUNK_SHARE * (deadline - now) / per_deal)
+                done = int(info[K.I_DEALS])
+                # the next chunk: a share of the time left at the pace so far, and at most
+                # half the deals so far (the pace of a few deals is a poor guess)
+                chunk = min(int(CHUNK_SHARE * (deadline - now) * done / (now - started)), max(1, done // 2))
                 if chunk < 1 or active[:n].sum() == 1:  # out of time, or the race is won
                     break
         self.last_iterations = int(info[K.I_PLAYOUTS])

@@ -275,7 +275,13 @@ def test_spec_booleans_are_strict_and_keys_unique():
     # before: infer=maybe was taken as true and a repeated key silently kept the last value
     from agents import SpecError
 
-    for bad in ("ismcts-py:infer=maybe", "ismcts-py:infer=2", "ismcts:z=maybe", "ppo:deterministic=maybe", "rollout:infer=sometimes"):
+    for bad in (
+        "ismcts-py:infer=maybe",
+        "ismcts-py:infer=2",
+        "ismcts:z=maybe",
+        "ppo:deterministic=maybe",
+        "rollout:infer=sometimes",
+    ):
         with pytest.raises(SpecError):
             make_agent(bad)
     with pytest.raises(SpecError, match="given twice"):

@@ -16,14 +16,13 @@ from agents import SpecError, make_agent  # noqa: E402
 from agents import _search_kernels as K  # noqa: E402
 from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.ismcts import _implausibility, _opponent_evidence  # noqa: E402
+from agents.greedy import _NEIGHBOURS, _PARTNERS, GreedyAgent, choose_discard, take_margin  # noqa: E402
 from agents.search import SearchAgent, analyze, view_row  # noqa: E402
 from conquian_env import _kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
-from conquian_env.game import DISCARD, OFFER, TURNED, new_game  # noqa: E402
-from conquian_env.melds import can_split_into_melds  # noqa: E402
+from conquian_env.game import DISCARD, DISCARDED, OFFER, TURNED, new_game  # noqa: E402
+from conquian_env.melds import can_extend_to_meld, can_split_into_melds  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 from tests.conftest import act, duplicate, mid_game_state, permute_hidden  # noqa: E402
@@ -105,28 +104,51 @@ def mask_of_cards(cards) -> int:
     return mask
 
 
-def test_compiled_and_python_inference_judge_deals_alike():
-    """The compiled plausibility count equals agents.ismcts._implausibility on the same deals,
-    so both searches keep the same deals out of the same draws."""
+def _python_implausibility(state, opp: int) -> int:
+    """A Python twin of the compiled plausibility count (agents._search_kernels.implausibility),
+    written with the greedy bot's own functions."""
+    hand = state.hands[opp] & ~state.chosen
+    meld, my_meld, my_size = state.melds[opp], state.melds[1 - opp], state.hands[1 - opp].bit_count()
+    unseen = FULL_MASK & ~(hand | state.melds[0] | state.melds[1] | state.dead)
+    bad = 0
+    for card in cards_of(state.refusals[opp]):
+        bit = 1 << card
+        if can_split_into_melds(meld | bit) or not (_NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand)):
+            continue
+        if take_margin(hand, meld, card, unseen & ~bit, my_meld, my_size, False)[0] >= 0:
+            bad += 1
+    for card in cards_of(state.discards[opp]):
+        if any(pm & hand == pm for pm in _PARTNERS[card]):
+            bad += 1
+    if state.face_up >= 0 and state.source == DISCARDED and state.owner == opp:
+        held = hand | 1 << state.face_up
+        if choose_discard(held, meld, unseen & ~(1 << state.face_up), my_meld, my_size)[0] != state.face_up:
+            bad += K.LATEST_DISCARD_WEIGHT
+    return bad
+
+
+def test_the_compiled_inference_equals_its_python_twin():
+    """The compiled plausibility count equals the Python twin above on the same deals (and
+    rules deals out in these positions)."""
     rng = random.Random(3)
     info = np.zeros(K.INFO_SIZE, dtype=np.int64)
     info[K.I_RNG] = 99
     out = np.empty(E.NUM_COLUMNS, dtype=np.int64)
     scratch = np.empty(E.NUM_COLUMNS, dtype=np.int64)
-    counted = 0
-    for state in _positions(40, seed=300):
+    counted = latest = 0
+    for state in _positions(60, seed=300):
         view = PlayerView(state, state.player)
-        evidence = _opponent_evidence(view)
         row, pool, n_opp = view_row(view)
         opp = 1 - state.player
+        latest += state.face_up >= 0 and state.source == DISCARDED and state.owner == opp
         for _ in range(10):
             python_deal = view.determinize(rng)
             compiled_row = row.copy()
             compiled_row[E.H0 + opp] = python_deal.hands[opp]
-            assert K.implausibility(compiled_row, opp) == _implausibility(python_deal, opp, evidence)
+            assert K.implausibility(compiled_row, opp) == _python_implausibility(python_deal, opp)
             K.determinize(row, pool, n_opp, 1, info, out, scratch)
             counted += K.implausibility(out, opp) > 0
-    assert counted > 0  # the evidence does rule deals out in these positions
+    assert counted > 0 and latest > 0
 
 
 def test_plausible_deals_contradict_less():
@@ -270,7 +292,9 @@ def test_single_choices_are_answered_without_search():
 
 
 def test_the_time_budget_is_kept():
-    # a loose bound in a test (machines are shared); benchmarks/bench_search.py measures it
+    # Loose bounds (tests share the machine, and a descheduled process overshoots any
+    # budget): they catch a search that ignores its budget, not a few milliseconds;
+    # benchmarks/bench_search.py measures the overshoot.
     bot = SearchAgent(time=0.02, z=0, seed=3)
     bot.reset(0, seed=3)
     spent = []
@@ -279,8 +303,13 @@ def test_the_time_budget_is_kept():
         act(bot, state)
         spent.append(time.perf_counter() - started)
         assert bot.last_iterations > 0
-    assert max(spent) < 0.02 + 0.05, spent
-    assert np.median(spent) < 0.02 + 0.005, spent
+    assert np.median(spent) < 0.02 + 0.015, spent
+    assert max(spent) < 0.02 + 0.25, spent
+    slow = SearchAgent(time=0.2, z=0, seed=3)  # ten times the budget: ten times the playouts, about
+    slow.reset(0, seed=3)
+    act(slow, _positions(1, seed=40)[0])
+    act(bot, _positions(1, seed=40)[0])
+    assert slow.last_iterations > 3 * bot.last_iterations
 
 
 # ------------------------------------------------------------------ the analysis call
