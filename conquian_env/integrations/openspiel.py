@@ -4,6 +4,7 @@ Needs ``open_spiel`` (``pip install -e ".[openspiel]"``).  Importing this module
 the game; the rules are :class:`~conquian_env.game.GameState`'s, unchanged (every state
 after the deal wraps one)::
 
+    import numpy as np
     import pyspiel
     import conquian_env.integrations.openspiel  # registers "python_conquian"
 
