@@ -1,5 +1,5 @@
 # make test    create .venv, install everything, run the default test suite
-# make test-integrations  install Ray, RLlib, Tianshou and run their tests
+# make test-integrations  install Ray, RLlib, Tianshou, OpenSpiel and run their tests
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   the default training recipe (train.py) into runs/default, about 5 minutes on 2 cores
@@ -29,11 +29,11 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-# Ray (distributed tournaments), RLlib and Tianshou: optional extras, installed here on demand
+# Ray (distributed tournaments), RLlib, Tianshou and OpenSpiel: optional extras, installed here on demand
 # (ray[rllib] pins its own gymnasium); their tests, slow ones included
 test-integrations: $(STAMP)
-	$(BIN)/python -m pip install -e ".[ray,rllib,tianshou]"
-	$(BIN)/python -m pytest -q -m "slow or not slow" tests/test_integrations.py tests/test_ray_tournament.py
+	$(BIN)/python -m pip install -e ".[ray,rllib,tianshou,openspiel]"
+	$(BIN)/python -m pytest -q -m "slow or not slow" tests/test_integrations.py tests/test_ray_tournament.py tests/test_openspiel.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "slow or not slow"
