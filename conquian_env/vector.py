@@ -35,7 +35,7 @@ import numpy as np
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
-from .game import GameState, IllegalActionError, _new_blank, validate_deal
+from .game import PHASE_NAMES, GameState, IllegalActionError, _new_blank, validate_deal
 from .observation import OBS_SIZE
 
 #: at and above this many games the kernels run on all cores (numba prange)
@@ -148,11 +148,11 @@ class VectorGame:
         A new ``seed`` (or Generator) replaces the deal generator; without one the current
         generator goes on.  Returns ``(observations, masks)`` of the players to move.
         """
+        perms = None if deals is None else _check_deals(deals, self.num_games)  # before anything changes
         if seed is not None or not hasattr(self, "rng"):
             self.reseed(seed)
         rows = np.arange(self.num_games)
-        perms = self._draw(self.num_games) if deals is None else _check_deals(deals, self.num_games)
-        self._start(rows, perms)
+        self._start(rows, self._draw(self.num_games) if perms is None else perms)
         return self.observe()
 
     def reseed(self, seed: int | np.random.Generator | None) -> None:
@@ -340,12 +340,16 @@ class VectorGame:
         return s
 
     def set_game(self, i: int, game: GameState) -> None:
-        """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``."""
+        """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``.
+
+        The state is checked first (:meth:`GameState.validate`: a ``ValueError`` naming the
+        field); on any error the row is left as it was."""
         if not isinstance(game, GameState):
             raise ValueError(f"set_game needs a GameState, got {type(game).__name__}")
         i = self._index(i)
-        r = self.state[i]
-        r[:] = 0
+        game.validate(legal_move=False)  # the legal move is checked below, by the compiled mask
+        row = np.zeros((1, K.NUM_COLUMNS), dtype=np.int64)  # built aside, then copied in whole
+        r = row[0]
         r[K.H0], r[K.H1] = game.hands
         r[K.M0], r[K.M1] = game.melds
         r[K.DI0], r[K.DI1] = game.discards
@@ -364,9 +368,13 @@ class VectorGame:
         r[K.MOVES] = game.move_count
         r[K.SPOS] = game.stock_pos
         r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE] = game.stock
-        K.compute_legal(self.state, int(i))
+        K.compute_legal(row, 0)
         if game.phase == K.GAME_OVER:
             r[K.LCARDS] = r[K.LMISC] = 0
+        elif not (r[K.LCARDS] or r[K.LMISC]):
+            name = PHASE_NAMES[game.phase]
+            raise ValueError(f"GameState: player {game.player} has no legal action in phase {name}")
+        self.state[i] = r
 
 
 def deal_permutation(hands: Any, stock: Any) -> np.ndarray:
