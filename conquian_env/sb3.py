@@ -75,7 +75,13 @@ class ConquianVecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        a = np.asarray(actions)
+        if a.shape not in ((self.num_envs,), (self.num_envs, 1)):
+            raise ValueError(
+                f"actions must be {self.num_envs} action ids, shape ({self.num_envs},) or ({self.num_envs}, 1) "
+                f"(one per game), got shape {a.shape}"
+            )
+        self._actions = a.reshape(self.num_envs)
 
     def step_wait(self):
         if self._actions is None:

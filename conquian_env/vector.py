@@ -68,13 +68,26 @@ class StepResult:
     illegal: np.ndarray
 
 
-def _as_int_array(values: Any, n: int, what: str) -> np.ndarray:
+def _as_int_array(values: Any, n: int, what: str, cast: bool = True) -> np.ndarray:
     arr = np.asarray(values)
     if arr.shape != (n,):
         raise ValueError(f"{what} must have shape ({n},) (one per game), got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
         raise ValueError(f"{what} must be integers, got dtype {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
+    return arr.astype(np.int64, copy=False) if cast else arr
+
+
+def check_seed(seed: Any, what: str = "seed", generator: bool = False) -> Any:
+    """``seed`` if it is None or an integer >= 0 (or, with ``generator``, a numpy Generator),
+    as a plain int; otherwise a ValueError naming ``what`` and what it may be."""
+    if generator and isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        return None
+    allowed = "an integer >= 0, a numpy Generator or None" if generator else "an integer >= 0 or None"
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{what} must be {allowed}, got {seed!r}")
+    return int(seed)
 
 
 def _check_deals(deals: Any, n: int) -> np.ndarray:
@@ -121,7 +134,9 @@ class VectorGame:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         if not isinstance(forcing, (bool, np.bool_)):
             raise ValueError(f"forcing must be True or False, got {forcing!r}")
-        if not (first == "alternate" or (type(first) is int and first in (0, 1))):
+        if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)) and first in (0, 1):
+            first = int(first)  # a numpy integer too, as new_game takes it
+        elif not (isinstance(first, str) and first == "alternate"):
             raise ValueError(f"first must be 0, 1 or 'alternate', got {first!r}")
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
@@ -148,6 +163,7 @@ class VectorGame:
         A new ``seed`` (or Generator) replaces the deal generator; without one the current
         generator goes on.  Returns ``(observations, masks)`` of the players to move.
         """
+        seed = check_seed(seed, generator=True)
         perms = None if deals is None else _check_deals(deals, self.num_games)  # before anything changes
         if seed is not None or not hasattr(self, "rng"):
             self.reseed(seed)
@@ -159,6 +175,7 @@ class VectorGame:
         """Replace the deal generator (and restart the count of deals, which decides who plays
         first with ``first="alternate"``), so that the same seed gives the same games; the
         games in play are not touched."""
+        seed = check_seed(seed, generator=True)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.deals_made = 0
 
@@ -230,6 +247,8 @@ class VectorGame:
     def random_actions(self, rng: np.random.Generator | None = None, rows: Any = None) -> np.ndarray:
         """A uniformly random legal action in each game of ``rows`` (default all), drawn with
         ``rng`` (default: the deal generator); -1 in a finished game."""
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator (numpy.random.default_rng(seed)) or None, got {rng!r}")
         r = self._rows(rows)
         u = (self.rng if rng is None else rng).random(len(r))
         out = np.empty(len(r), dtype=np.int64)
@@ -245,20 +264,20 @@ class VectorGame:
         finished games over (flagged in ``dones``) until :meth:`redeal`; stepping a finished
         game is then an error.  ``observe=False`` skips the observation and mask arrays.
         """
-        a = _as_int_array(actions, self.num_games, "actions")
+        given = _as_int_array(actions, self.num_games, "actions", cast=False)
         w = np.ones(self.num_games, dtype=bool)
         if where is not None:
             w = np.asarray(where)
             if w.shape != (self.num_games,) or w.dtype != np.bool_:
                 raise ValueError(f"where must be a boolean array of shape ({self.num_games},), got {w.dtype} {w.shape}")
-        out_of_range = w & ((a < 0) | (a >= NUM_ACTIONS))
+        out_of_range = w & ((given < 0) | (given >= NUM_ACTIONS))  # in the given dtype: uint64 must not wrap
         if out_of_range.any():
             bad = int(np.flatnonzero(out_of_range)[0])
             raise ValueError(
-                f"game {bad}: {int(a[bad])} is not an action id (they run from 0 to {NUM_ACTIONS - 1}); "
+                f"game {bad}: {int(given[bad])} is not an action id (they run from 0 to {NUM_ACTIONS - 1}); "
                 "pass where= to leave games out"
             )
-        a = np.where(w, a, -1)  # -1: the kernels leave that game as it is
+        a = np.where(w, given.astype(np.int64), -1)  # -1: the kernels leave that game as it is
         over = self.state[:, K.PHASE] == K.GAME_OVER
         if (over & (a != -1)).any():
             bad = int(np.flatnonzero(over & (a != -1))[0])

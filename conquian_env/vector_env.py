@@ -53,7 +53,7 @@ from gymnasium.vector import AutoresetMode
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
-from .vector import VectorGame
+from .vector import VectorGame, check_seed
 
 
 class RawObservation:
@@ -121,8 +121,7 @@ class SeatGames:
             raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
-        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        seed = check_seed(seed)
         self._opponent_seed = _derived_seed(seed, 1)
         self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         self.encoder = _resolve_encoder(observation)
@@ -159,11 +158,13 @@ class SeatGames:
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[int, list[int]]]:
         """New deals in every game; with ``seed`` the deals, the seats and the opponent's own
         random numbers (its ``reseed(seed)``, when it has one) start afresh from it, so the
-        same seed and the same learner actions give the same games.
+        same seed and the same learner actions give the same games (an opponent whose spec
+        gave its own seed, ``random:seed=5``, restarts from that one).
 
         Returns the learner's observations and the results (+1 / -1 / 0 for the learner) of
         the deals that ended before the learner's first decision, by row (those rows were
         dealt anew)."""
+        seed = check_seed(seed)
         if seed is not None:
             self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
@@ -266,10 +267,10 @@ class SeatGames:
                 f"actions must be {self.num_envs} integer action ids (one per game, 0..{NUM_ACTIONS - 1}), "
                 f"got {a.dtype} {a.shape}"
             )
+        if ((a < 0) | (a >= NUM_ACTIONS)).any():  # in the given dtype: uint64 must not wrap
+            row = int(np.flatnonzero((a < 0) | (a >= NUM_ACTIONS))[0])
+            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {int(a[row])} in game {row}")
         a = a.astype(np.int64)
-        if ((a < 0) | (a >= NUM_ACTIONS)).any():
-            bad = int(a[(a < 0) | (a >= NUM_ACTIONS)][0])
-            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {bad}")
         if self.illegal_action == "raise":
             bad = K.check_actions(self.games.state, a)
             if bad >= 0:

@@ -332,3 +332,18 @@ def test_a_failed_reset_changes_nothing():
     vg.reset()
     twin.reset()  # the deal generator went on as if the failed call had not happened
     assert np.array_equal(vg.state, twin.state)
+
+
+def test_messages_name_the_value_given():
+    vg = VectorGame(2, seed=0)
+    with pytest.raises(ValueError, match="18446744073709551615 is not an action id"):  # not wrapped to -1
+        vg.step(np.array([2**64 - 1, 81], dtype=np.uint64))
+    vg.step(np.array([2**64 - 1, 81], dtype=np.uint64), where=np.array([False, True]))  # left out: fine
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        vg.random_actions(rng=5)
+    assert VectorGame(2, seed=0, first=np.int64(1)).players.tolist() == [1, 1]  # as new_game(first=np.int64(1))
+    for bad in (True, -1, 1.5, "7"):
+        with pytest.raises(ValueError, match=f"seed must be an integer >= 0.*got {bad!r}"):
+            vg.reset(seed=bad)
+        with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+            VectorGame(2, seed=bad)

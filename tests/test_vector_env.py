@@ -392,3 +392,38 @@ def test_the_reported_long_run_no_longer_hands_a_finished_game_to_the_opponent()
             unplayed += sum(len(r) for r in info["unplayed_results"])
     assert unplayed >= 1 and unplayed == env.core.unplayed_deals
     assert episodes > 5000
+
+
+def test_seeds_and_actions_are_checked_with_messages_that_name_them():
+    env = ConquianVectorEnv(2, seed=0)
+    env.reset()
+    for bad in (True, -1, 2.0):
+        with pytest.raises(ValueError, match=f"seed must be an integer >= 0 or None, got {bad!r}"):
+            env.reset(seed=bad)
+        with pytest.raises(ValueError, match="seed must be an integer >= 0 or None"):
+            ConquianVectorEnv(2, seed=bad)
+    with pytest.raises(ValueError, match="got 18446744073709551615 in game 0"):
+        env.step(np.array([2**64 - 1, 81], dtype=np.uint64))
+
+
+def test_sb3_vec_env_names_the_shape_of_bad_actions():
+    pytest.importorskip("stable_baselines3")
+    from conquian_env.sb3 import ConquianVecEnv
+
+    venv = ConquianVecEnv(2, seed=0)
+    venv.reset()
+    with pytest.raises(ValueError, match=r"shape \(2,\) or \(2, 1\).*got shape \(3,\)"):
+        venv.step(np.array([81, 81, 81]))
+    venv.step(np.array([[81], [81]]))  # SB3's own (n, 1) shape is fine
+
+
+def test_an_opponent_seed_in_the_spec_is_kept_over_the_environments():
+    def first_moves(spec, seed):
+        env = ConquianVectorEnv(32, opponent=spec, seat=1, seed=0)
+        obs, _ = env.reset(seed=seed)
+        return obs.copy()
+
+    # the opponent (player 0) moved before the learner's first decision: its moves show in obs
+    assert np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=5", 11))
+    assert not np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=6", 11))
+    assert not np.array_equal(first_moves("random", 11), first_moves("random:seed=5", 11))
