@@ -38,15 +38,20 @@ from .features import FEATURE_SIZE
 
 
 class BatchRandom:
-    """Uniform over the legal actions, from its own seeded generator."""
+    """Uniform over the legal actions, from its own seeded generator.
+
+    ``fixed_seed=True`` (a seed given in the spec, ``random:seed=5``): :meth:`reseed`
+    restarts from that seed instead of the one it is handed (the environment's)."""
 
     name = "random"
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, *, fixed_seed: bool = False):
+        self.seed = seed
+        self.fixed_seed = bool(fixed_seed)
         self.rng = np.random.default_rng(seed)
 
     def reseed(self, seed: int | None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         return games.random_actions(self.rng, rows)
@@ -99,18 +104,21 @@ class BatchPolicy:
     """A :class:`~agents.ppo.NumpyPolicy` deciding for all waiting games with one forward pass.
 
     ``deterministic``: the best legal action (default); otherwise sampled from the masked
-    softmax with a seeded generator.
+    softmax with a seeded generator (``fixed_seed``: :meth:`reseed` restarts from ``seed``,
+    as :class:`BatchRandom`'s).
     """
 
     name = "policy"
 
-    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None):
+    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None, *, fixed_seed: bool = False):
         self.policy = policy
         self.deterministic = bool(deterministic)
+        self.seed = seed
+        self.fixed_seed = bool(fixed_seed)
         self.rng = np.random.default_rng(seed)
 
     def reseed(self, seed: int | None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         obs, masks = policy_inputs(games, rows, self.policy.features)
@@ -311,12 +319,18 @@ def play_batch(
 
 
 def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
-    """A batched bot from a spec: ``random``, ``greedy``, ``ppo``/``ppo:PATH`` batched; others per game."""
+    """A batched bot from a spec: ``random``, ``greedy``, ``ppo``/``ppo:PATH`` batched; others per game.
+
+    ``seed`` (the environment's) seeds the bot unless the spec gives its own (``random:seed=5``,
+    ``ppo:deterministic=false,seed=5``), which is kept: the environment's ``reset(seed=...)``
+    then restarts the bot's random numbers from the spec's seed.  Per-game bots get the spec
+    (and so its seed) and a per-game seed in ``reset``, as in the arena's game loop.
+    """
     from .registry import parse_spec
 
     kind, positional, params = parse_spec(spec)
     if kind == "random" and set(params) <= {"seed"}:
-        return BatchRandom(params.get("seed", seed))
+        return BatchRandom(params.get("seed", seed), fixed_seed="seed" in params)
     if kind == "greedy" and not params:
         return BatchGreedy()
     if kind == "ppo":
@@ -326,7 +340,9 @@ def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
         if unknown:
             raise ValueError(f"ppo takes the parameters deterministic and seed, got {sorted(unknown)} in {spec!r}")
         path = DEFAULT_MODEL if positional is None else Path(positional)
-        return BatchPolicy(load_policy(path), params.get("deterministic", True), params.get("seed", seed))
+        return BatchPolicy(
+            load_policy(path), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params
+        )
     return PerGameOpponent(spec, seed)
 
 

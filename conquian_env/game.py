@@ -358,6 +358,93 @@ class GameState:
     def action_to_str(self, action: int) -> str:
         return action_to_str(action)
 
+    # ------------------------------------------------------------------ checks
+    def validate(self, *, legal_move: bool = True) -> None:
+        """Check that this is a position the rules can reach; ``ValueError`` naming the field if not.
+
+        For states built or loaded from outside the engine (``VectorGame.set_game``, saved
+        positions): every field has its type and range, the 40 cards are each in exactly
+        one place (a hand, a meld, the dead pile, face up, or the stock not yet turned),
+        and phase, player, face-up card, winner and the cards being melded agree with each
+        other; a game not over has a legal action (``legal_move=False`` leaves that one
+        check, the only costly one, to the caller: ``VectorGame.set_game`` asks its compiled
+        twin of the mask).  The discard and refusal records are only range-checked (they
+        are history).
+        """
+        missing = [name for name in self.__slots__ if name != "_mask" and not hasattr(self, name)]
+        if missing:
+            raise ValueError(f"GameState has no {', '.join(missing)}")
+        hands, melds = _mask_pair("hands", self.hands), _mask_pair("melds", self.melds)
+        _mask_pair("discards", self.discards)
+        _mask_pair("refusals", self.refusals)
+        for name in ("passed", "forced", "forcing"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"GameState.{name} must be True or False, got {getattr(self, name)!r}")
+        stock = self.stock
+        if not isinstance(stock, (list, tuple)) or len(stock) != STOCK_SIZE:
+            raise ValueError(f"GameState.stock must be a tuple of the {STOCK_SIZE} stock cards, got {stock!r}")
+        if not all(type(c) is int and 0 <= c < NUM_CARDS for c in stock):  # the slow path names the card
+            stock = [_integer(f"stock[{k}]", c, 0, NUM_CARDS - 1, "a card index 0..39") for k, c in enumerate(stock)]
+        if len(set(stock)) != STOCK_SIZE:
+            twice = [CARD_NAMES[c] for c in set(stock) if stock.count(c) > 1]
+            raise ValueError(f"GameState.stock must hold 20 different cards, has {' '.join(twice)} more than once")
+        stock_pos = _integer("stock_pos", self.stock_pos, 0, STOCK_SIZE, "0..20 (cards turned)")
+        dead, chosen = (
+            _integer("dead", self.dead, 0, FULL_MASK, _MASK),
+            _integer("chosen", self.chosen, 0, FULL_MASK, _MASK),
+        )
+        face_up = _integer("face_up", self.face_up, -1, NUM_CARDS - 1, "a card index 0..39, or -1 for none")
+        source = _integer("source", self.source, 0, 1, "0 (turned) or 1 (discarded)")
+        owner = _integer("owner", self.owner, 0, 1, "0 or 1")
+        player = _integer("player", self.player, 0, 1, "0 or 1")
+        phase = _integer("phase", self.phase, 0, GAME_OVER, "0..4 (offer, meld, discard, force, over)")
+        winner = _integer("winner", self.winner, -1, 1, "0, 1, or -1 for none / a draw")
+        _integer("move_count", self.move_count, 0, 2**62, "a count of decisions >= 0")
+
+        places = [("hands[0]", hands[0]), ("hands[1]", hands[1]), ("melds[0]", melds[0]), ("melds[1]", melds[1])]
+        places += [("dead", dead), ("face_up", 1 << face_up if face_up >= 0 else 0)]
+        in_stock = 0
+        for c in stock[stock_pos:]:
+            in_stock |= 1 << c
+        places.append(("the stock not yet turned", in_stock))
+        seen = 0
+        for k, (name, cards) in enumerate(places):
+            if cards & seen:
+                other = next(n for n, c in places[:k] if c & cards)
+                raise ValueError(f"GameState: {cards_str(cards & seen)} in both {other} and {name}")
+            seen |= cards
+        if seen != FULL_MASK:
+            raise ValueError(f"GameState: {cards_str(FULL_MASK & ~seen)} in no place (each of the 40 cards is in one)")
+        turned = 0
+        for c in stock[:stock_pos]:
+            turned |= 1 << c
+        if turned & (hands[0] | hands[1]):
+            raise ValueError(f"GameState: turned stock card(s) {cards_str(turned & (hands[0] | hands[1]))} in a hand")
+
+        name = PHASE_NAMES[phase]
+        if (face_up < 0) != (phase == DISCARD) and phase != GAME_OVER:
+            need = "no face-up card (-1)" if phase == DISCARD else "a face-up card"
+            raise ValueError(f"GameState.face_up: phase {name} needs {need}, got {face_up}")
+        if face_up >= 0 and source == TURNED and (stock_pos == 0 or stock[stock_pos - 1] != face_up):
+            raise ValueError("GameState.face_up: a turned face-up card is the last stock card turned")
+        if face_up >= 0 and source == DISCARDED and not (self.discards[owner] >> face_up & 1 and not self.passed):
+            raise ValueError("GameState.face_up: a discarded face-up card is in its owner's discards, never passed")
+        if phase == OFFER:
+            offered_to = owner if source == TURNED and not self.passed else 1 - owner
+            if player != offered_to:
+                raise ValueError(f"GameState.player: this face-up card is offered to player {offered_to}, not {player}")
+        if chosen & ~hands[player] or (chosen and phase != MELD):
+            raise ValueError("GameState.chosen: the cards being melded are in the mover's hand, in phase meld only")
+        if phase == FORCE_DECISION and not self.forcing:
+            raise ValueError("GameState.phase: the force phase exists only in the forcing variant")
+        if phase == GAME_OVER:
+            if winner < 0 and (stock_pos < STOCK_SIZE or face_up >= 0):
+                raise ValueError("GameState.winner: a draw (-1) ends a game only on an empty stock, no card face up")
+        elif winner >= 0:
+            raise ValueError(f"GameState.winner: a game in phase {name} has no winner yet (-1), got {winner}")
+        elif legal_move and not self._compute_mask():
+            raise ValueError(f"GameState: player {player} has no legal action in phase {name}")
+
     # ------------------------------------------------------------------ copies
     def clone(self) -> GameState:
         c = _new_blank()
@@ -448,6 +535,29 @@ class GameState:
 
     def __repr__(self) -> str:
         return f"GameState({self.to_dict()!r})"
+
+
+_MASK = "a card mask, 0 <= mask < 2**40"
+
+
+def _integer(name: str, value: Any, low: int, high: int, allowed: str) -> int:
+    """``value`` as an int in ``low..high``, or a ValueError naming the GameState field."""
+    if type(value) is not int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, np.integer):
+            raise ValueError(f"GameState.{name} must be an integer ({allowed}), got {value!r}")
+        value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"GameState.{name} must be {allowed}, got {value!r}")
+    return value
+
+
+def _mask_pair(name: str, value: Any) -> list[int]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ValueError(f"GameState.{name} must be a list of two card masks (one per player), got {value!r}")
+    return [
+        _integer(f"{name}[0]", value[0], 0, FULL_MASK, _MASK),
+        _integer(f"{name}[1]", value[1], 0, FULL_MASK, _MASK),
+    ]
 
 
 def _completing_deal(pool: list[int], n_hand: int, base: int, rng: ShuffleRng) -> list[int]:

@@ -10,11 +10,14 @@
 The games, the opponents and the observations are those of
 :class:`conquian_env.vector_env.ConquianVectorEnv` (same arguments); this class speaks
 SB3's ``VecEnv`` protocol instead of Gymnasium's: ``reset()`` returns only observations,
-``step`` returns a list of info dicts (with ``terminal_observation``, ``result`` +1/-1/0
-and ``illegal_action`` where they apply), and ``env_method("action_masks")`` gives the
-per-game masks MaskablePPO asks for.  One opponent object serves all the games, so
-``env_method`` on one of its methods (e.g. ``add_snapshot`` of a
-:class:`agents.batched.BatchPool`) calls it once and returns a one-element list.
+``step`` returns a list of info dicts (with ``terminal_observation``, ``result`` +1/-1/0,
+``illegal_action`` and ``unplayed_results`` where they apply; ``reset_infos`` has
+``unplayed_results`` too: the results of deals that ended before the learner's first
+decision, dealt anew and no episodes, so ``VecMonitor`` does not count them), and
+``env_method("action_masks")`` gives the per-game masks MaskablePPO asks for.
+One opponent object serves all the games, so ``env_method`` on one of its methods (e.g.
+``add_snapshot`` of a :class:`agents.batched.BatchPool`) calls it once and returns a
+one-element list.
 Wrap it in ``VecMonitor`` for episode statistics.
 
 Self-play with both seats played by the learner: pass ``callback=SelfPlay()`` to
@@ -62,20 +65,28 @@ class ConquianVecEnv(VecEnv):
     # ---------------------------------------------------------------- VecEnv protocol
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]
-        obs = self.core.reset(seed)
+        obs, unplayed = self.core.reset(seed)
         self._reset_seeds()
         self._reset_options()
         self._masks = None
         self.reset_infos = [{"seat": int(s)} for s in self.core.seats]
+        for row, results in unplayed.items():
+            self.reset_infos[row]["unplayed_results"] = results
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        a = np.asarray(actions)
+        if a.shape not in ((self.num_envs,), (self.num_envs, 1)):
+            raise ValueError(
+                f"actions must be {self.num_envs} action ids, shape ({self.num_envs},) or ({self.num_envs}, 1) "
+                f"(one per game), got shape {a.shape}"
+            )
+        self._actions = a.reshape(self.num_envs)
 
     def step_wait(self):
         if self._actions is None:
             raise RuntimeError("step_async() must come before step_wait()")
-        obs, rewards, dones, illegal, final = self.core.step(self._actions)
+        obs, rewards, dones, illegal, final, unplayed = self.core.step(self._actions)
         self._actions = None
         self._masks = None
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -83,6 +94,8 @@ class ConquianVecEnv(VecEnv):
             infos[row] = {"terminal_observation": last, "result": int(rewards[row]), "TimeLimit.truncated": False}
         for row in np.flatnonzero(illegal):
             infos[int(row)]["illegal_action"] = True
+        for row, results in unplayed.items():
+            infos[row]["unplayed_results"] = results
         return obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:

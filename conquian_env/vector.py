@@ -35,7 +35,7 @@ import numpy as np
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
-from .game import GameState, IllegalActionError, _new_blank, validate_deal
+from .game import PHASE_NAMES, GameState, IllegalActionError, _new_blank, validate_deal
 from .observation import OBS_SIZE
 
 #: at and above this many games the kernels run on all cores (numba prange)
@@ -68,13 +68,26 @@ class StepResult:
     illegal: np.ndarray
 
 
-def _as_int_array(values: Any, n: int, what: str) -> np.ndarray:
+def _as_int_array(values: Any, n: int, what: str, cast: bool = True) -> np.ndarray:
     arr = np.asarray(values)
     if arr.shape != (n,):
         raise ValueError(f"{what} must have shape ({n},) (one per game), got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
         raise ValueError(f"{what} must be integers, got dtype {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
+    return arr.astype(np.int64, copy=False) if cast else arr
+
+
+def check_seed(seed: Any, what: str = "seed", generator: bool = False) -> Any:
+    """``seed`` if it is None or an integer >= 0 (or, with ``generator``, a numpy Generator),
+    as a plain int; otherwise a ValueError naming ``what`` and what it may be."""
+    if generator and isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        return None
+    allowed = "an integer >= 0, a numpy Generator or None" if generator else "an integer >= 0 or None"
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{what} must be {allowed}, got {seed!r}")
+    return int(seed)
 
 
 def _check_deals(deals: Any, n: int) -> np.ndarray:
@@ -121,7 +134,9 @@ class VectorGame:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         if not isinstance(forcing, (bool, np.bool_)):
             raise ValueError(f"forcing must be True or False, got {forcing!r}")
-        if not (first == "alternate" or (type(first) is int and first in (0, 1))):
+        if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)) and first in (0, 1):
+            first = int(first)  # a numpy integer too, as new_game takes it
+        elif not (isinstance(first, str) and first == "alternate"):
             raise ValueError(f"first must be 0, 1 or 'alternate', got {first!r}")
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
@@ -148,17 +163,19 @@ class VectorGame:
         A new ``seed`` (or Generator) replaces the deal generator; without one the current
         generator goes on.  Returns ``(observations, masks)`` of the players to move.
         """
+        seed = check_seed(seed, generator=True)
+        perms = None if deals is None else _check_deals(deals, self.num_games)  # before anything changes
         if seed is not None or not hasattr(self, "rng"):
             self.reseed(seed)
         rows = np.arange(self.num_games)
-        perms = self._draw(self.num_games) if deals is None else _check_deals(deals, self.num_games)
-        self._start(rows, perms)
+        self._start(rows, self._draw(self.num_games) if perms is None else perms)
         return self.observe()
 
     def reseed(self, seed: int | np.random.Generator | None) -> None:
         """Replace the deal generator (and restart the count of deals, which decides who plays
         first with ``first="alternate"``), so that the same seed gives the same games; the
         games in play are not touched."""
+        seed = check_seed(seed, generator=True)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.deals_made = 0
 
@@ -230,6 +247,8 @@ class VectorGame:
     def random_actions(self, rng: np.random.Generator | None = None, rows: Any = None) -> np.ndarray:
         """A uniformly random legal action in each game of ``rows`` (default all), drawn with
         ``rng`` (default: the deal generator); -1 in a finished game."""
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator (numpy.random.default_rng(seed)) or None, got {rng!r}")
         r = self._rows(rows)
         u = (self.rng if rng is None else rng).random(len(r))
         out = np.empty(len(r), dtype=np.int64)
@@ -245,20 +264,20 @@ class VectorGame:
         finished games over (flagged in ``dones``) until :meth:`redeal`; stepping a finished
         game is then an error.  ``observe=False`` skips the observation and mask arrays.
         """
-        a = _as_int_array(actions, self.num_games, "actions")
+        given = _as_int_array(actions, self.num_games, "actions", cast=False)
         w = np.ones(self.num_games, dtype=bool)
         if where is not None:
             w = np.asarray(where)
             if w.shape != (self.num_games,) or w.dtype != np.bool_:
                 raise ValueError(f"where must be a boolean array of shape ({self.num_games},), got {w.dtype} {w.shape}")
-        out_of_range = w & ((a < 0) | (a >= NUM_ACTIONS))
+        out_of_range = w & ((given < 0) | (given >= NUM_ACTIONS))  # in the given dtype: uint64 must not wrap
         if out_of_range.any():
             bad = int(np.flatnonzero(out_of_range)[0])
             raise ValueError(
-                f"game {bad}: {int(a[bad])} is not an action id (they run from 0 to {NUM_ACTIONS - 1}); "
+                f"game {bad}: {int(given[bad])} is not an action id (they run from 0 to {NUM_ACTIONS - 1}); "
                 "pass where= to leave games out"
             )
-        a = np.where(w, a, -1)  # -1: the kernels leave that game as it is
+        a = np.where(w, given.astype(np.int64), -1)  # -1: the kernels leave that game as it is
         over = self.state[:, K.PHASE] == K.GAME_OVER
         if (over & (a != -1)).any():
             bad = int(np.flatnonzero(over & (a != -1))[0])
@@ -340,12 +359,16 @@ class VectorGame:
         return s
 
     def set_game(self, i: int, game: GameState) -> None:
-        """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``."""
+        """Put a scalar game (any position, e.g. a stacked deal or a search state) in row ``i``.
+
+        The state is checked first (:meth:`GameState.validate`: a ``ValueError`` naming the
+        field); on any error the row is left as it was."""
         if not isinstance(game, GameState):
             raise ValueError(f"set_game needs a GameState, got {type(game).__name__}")
         i = self._index(i)
-        r = self.state[i]
-        r[:] = 0
+        game.validate(legal_move=False)  # the legal move is checked below, by the compiled mask
+        row = np.zeros((1, K.NUM_COLUMNS), dtype=np.int64)  # built aside, then copied in whole
+        r = row[0]
         r[K.H0], r[K.H1] = game.hands
         r[K.M0], r[K.M1] = game.melds
         r[K.DI0], r[K.DI1] = game.discards
@@ -364,9 +387,13 @@ class VectorGame:
         r[K.MOVES] = game.move_count
         r[K.SPOS] = game.stock_pos
         r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE] = game.stock
-        K.compute_legal(self.state, int(i))
+        K.compute_legal(row, 0)
         if game.phase == K.GAME_OVER:
             r[K.LCARDS] = r[K.LMISC] = 0
+        elif not (r[K.LCARDS] or r[K.LMISC]):
+            name = PHASE_NAMES[game.phase]
+            raise ValueError(f"GameState: player {game.player} has no legal action in phase {name}")
+        self.state[i] = r
 
 
 def deal_permutation(hands: Any, stock: Any) -> np.ndarray:

@@ -18,8 +18,14 @@ decisions, batched across the games where it is the opponent's turn, so the lear
 ever sees its own decisions.  When a game ends its reward (+1 / -1 / 0 for the learner)
 comes with ``terminated=True`` and the returned observation is already that of a new deal
 (Gymnasium's same-step autoreset: the last observation of the old game is in
-``infos["final_obs"]``).  Illegal learner actions end that game with reward -1 and
-``infos["illegal_action"]`` (``illegal_action="penalize"``, the default), or raise.
+``infos["final_obs"]``).  A new deal can end before the learner's first decision (the
+opponent, first to play, goes out with the first card it is offered): the learner has
+nothing to decide in it, so that deal is not an episode: it is dealt anew at once (until
+the learner has a move) and its result for the learner (+1 / -1 / 0, in practice -1) is
+reported in ``infos["unplayed_results"]`` (a list per game, with
+``infos["_unplayed_results"]``) of the ``reset`` or ``step`` that dealt it;
+:attr:`SeatGames.unplayed_deals` counts them.  Illegal learner actions end that game with
+reward -1 and ``infos["illegal_action"]`` (``illegal_action="penalize"``, the default), or raise.
 
 **Opponents** are batched bots: any object with ``act_batch(games, rows) -> actions``
 (``games`` the :class:`~conquian_env.vector.VectorGame`, ``rows`` the games where the
@@ -47,7 +53,7 @@ from gymnasium.vector import AutoresetMode
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
-from .vector import VectorGame
+from .vector import VectorGame, check_seed
 
 
 class RawObservation:
@@ -115,8 +121,7 @@ class SeatGames:
             raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
-        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        seed = check_seed(seed)
         self._opponent_seed = _derived_seed(seed, 1)
         self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         self.encoder = _resolve_encoder(observation)
@@ -129,6 +134,10 @@ class SeatGames:
         self.seats = np.zeros(self.num_envs, dtype=np.int64)
         self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
         self.opponent_decisions = 0
+        #: deals that ended before the learner's first decision (dealt anew, never handed over)
+        self.unplayed_deals = 0
+        # the learner made a decision in the current deal of each row
+        self._learner_moved = np.zeros(self.num_envs, dtype=bool)
 
     def set_opponent(self, opponent: Any) -> None:
         self.opponent = _resolve_opponent(opponent, self._opponent_seed)
@@ -137,6 +146,7 @@ class SeatGames:
             reset_rows(np.arange(self.num_envs))
 
     def _new_deals(self, rows: np.ndarray) -> None:
+        self._learner_moved[rows] = False
         if self.fixed_seat is None:
             self.seats[rows] = self._seat_rng.integers(2, size=len(rows))
         else:
@@ -145,10 +155,16 @@ class SeatGames:
         if reset_rows is not None:
             reset_rows(rows)
 
-    def reset(self, seed: int | None = None) -> np.ndarray:
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[int, list[int]]]:
         """New deals in every game; with ``seed`` the deals, the seats and the opponent's own
         random numbers (its ``reseed(seed)``, when it has one) start afresh from it, so the
-        same seed and the same learner actions give the same games."""
+        same seed and the same learner actions give the same games (an opponent whose spec
+        gave its own seed, ``random:seed=5``, restarts from that one).
+
+        Returns the learner's observations and the results (+1 / -1 / 0 for the learner) of
+        the deals that ended before the learner's first decision, by row (those rows were
+        dealt anew)."""
+        seed = check_seed(seed)
         if seed is not None:
             self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
@@ -160,8 +176,9 @@ class SeatGames:
         self._new_deals(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
-        self._play_opponents(rewards, dones, None)
-        return self.observations()
+        unplayed: dict[int, list[int]] = {}
+        self._play_opponents(rewards, dones, None, unplayed)
+        return self.observations(), unplayed
 
     def observations(self) -> np.ndarray:
         return self.encoder(self.games, np.arange(self.num_envs, dtype=np.int64), self.seats)
@@ -170,27 +187,49 @@ class SeatGames:
         _, masks = self.games.observe_rows(None, self.seats, masks_only=True)
         return masks.astype(bool)
 
-    def _finish(self, rewards: np.ndarray, dones: np.ndarray, final: dict[int, np.ndarray] | None) -> None:
-        """Record the result of the games that just ended and deal them anew."""
+    def _finish(
+        self,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        final: dict[int, np.ndarray] | None,
+        unplayed: dict[int, list[int]],
+    ) -> None:
+        """Record the result of the games that just ended and deal them anew.
+
+        A game the learner made a decision in is the step's episode (``rewards``, ``dones``,
+        ``final``); one that ended before the learner's first decision is no episode of the
+        learner's: its result goes to ``unplayed``."""
         state = self.games.state
-        over = np.flatnonzero((state[:, K.PHASE] == K.GAME_OVER) & ~dones)
+        over = np.flatnonzero(state[:, K.PHASE] == K.GAME_OVER)
         if not len(over):
             return
-        winners = state[over, K.WINNER]
-        seats = self.seats[over]
-        rewards[over] = np.where(winners < 0, 0.0, np.where(winners == seats, 1.0, -1.0))
-        dones[over] = True
-        if final is not None:
-            obs = self.encoder(self.games, over, seats)
-            for k, row in enumerate(over):
+        results = np.where(state[over, K.WINNER] < 0, 0, np.where(state[over, K.WINNER] == self.seats[over], 1, -1))
+        played = self._learner_moved[over]
+        rows = over[played]
+        # the learner decides once per step, so a row ends at most one of its episodes per step
+        assert not dones[rows].any(), "a learner episode ended twice in one step"
+        rewards[rows] = results[played]
+        dones[rows] = True
+        if final is not None and len(rows):
+            obs = self.encoder(self.games, rows, self.seats[rows])
+            for k, row in enumerate(rows):
                 final[int(row)] = obs[k]
+        for row, result in zip(over[~played].tolist(), results[~played].tolist(), strict=True):
+            unplayed.setdefault(row, []).append(result)
+            self.unplayed_deals += 1
         self.games.redeal(over)
         self._new_deals(over)
 
-    def _play_opponents(self, rewards: np.ndarray, dones: np.ndarray, final: dict[int, np.ndarray] | None) -> None:
+    def _play_opponents(
+        self,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        final: dict[int, np.ndarray] | None,
+        unplayed: dict[int, list[int]],
+    ) -> None:
         state = self.games.state
         while True:
-            self._finish(rewards, dones, final)
+            self._finish(rewards, dones, final, unplayed)
             theirs = state[:, K.PLAYER] != self.seats
             if not theirs.any():
                 return
@@ -217,28 +256,33 @@ class SeatGames:
             self.opponent_decisions += len(rows)
             self.games.step(acts, theirs, autoreset=False, observe=False)
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
-        """Learner actions for every game -> (observations, rewards, dones, illegal, final observations)."""
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray], dict[int, list[int]]]:
+        """Learner actions for every game -> (observations, rewards, dones, illegal, final
+        observations, unplayed results: see :meth:`reset`)."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
             raise ValueError(
                 f"actions must be {self.num_envs} integer action ids (one per game, 0..{NUM_ACTIONS - 1}), "
                 f"got {a.dtype} {a.shape}"
             )
+        if ((a < 0) | (a >= NUM_ACTIONS)).any():  # in the given dtype: uint64 must not wrap
+            row = int(np.flatnonzero((a < 0) | (a >= NUM_ACTIONS))[0])
+            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {int(a[row])} in game {row}")
         a = a.astype(np.int64)
-        if ((a < 0) | (a >= NUM_ACTIONS)).any():
-            bad = int(a[(a < 0) | (a >= NUM_ACTIONS)][0])
-            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {bad}")
         if self.illegal_action == "raise":
             bad = K.check_actions(self.games.state, a)
             if bad >= 0:
                 raise self.games.illegal_error(bad, int(a[bad]))
         result = self.games.step(a, autoreset=False, observe=False)
+        self._learner_moved[:] = True
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         final: dict[int, np.ndarray] = {}
-        self._play_opponents(rewards, dones, final)
-        return self.observations(), rewards, dones, result.illegal, final
+        unplayed: dict[int, list[int]] = {}
+        self._play_opponents(rewards, dones, final, unplayed)
+        return self.observations(), rewards, dones, result.illegal, final, unplayed
 
 
 class ConquianVectorEnv(gymnasium.vector.VectorEnv):
@@ -272,15 +316,26 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"ConquianVectorEnv.reset takes no options, got {options!r}")
-        obs = self.core.reset(seed)
+        obs, unplayed = self.core.reset(seed)
         self._started = True
-        return obs, {"seat": self.core.seats.copy()}
+        infos: dict[str, Any] = {"seat": self.core.seats.copy()}
+        self._add_unplayed(infos, unplayed)
+        return obs, infos
+
+    def _add_unplayed(self, infos: dict[str, Any], unplayed: dict[int, list[int]]) -> None:
+        if unplayed:
+            lists = np.empty(self.num_envs, dtype=object)
+            for row in range(self.num_envs):
+                lists[row] = unplayed.get(row, [])
+            infos["unplayed_results"] = lists
+            infos["_unplayed_results"] = np.array([row in unplayed for row in range(self.num_envs)])
 
     def step(self, actions: Any):
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        obs, rewards, dones, illegal, final = self.core.step(actions)
+        obs, rewards, dones, illegal, final, unplayed = self.core.step(actions)
         infos: dict[str, Any] = {"seat": self.core.seats.copy()}
+        self._add_unplayed(infos, unplayed)
         if dones.any():
             final_obs = np.empty(self.num_envs, dtype=object)
             for row, o in final.items():

@@ -17,6 +17,13 @@ both::
   ``"raise"``: ``IllegalActionError``.
 * reward: +1 win, -1 loss, 0 draw, at the end of the game only.
 * ``seat``: 0 (plays first), 1, or ``None`` (default: drawn at random each episode).
+* ``reset(seed=..., options={"hands": [[10 cards], [10 cards]], "stock": [20 cards]})``:
+  a stacked deal (as in the AEC environment; player 0 plays first).
+* a deal can end before the learner's first decision (seat 1: the opponent goes out with
+  the first card it is offered).  ``reset`` never returns such a game: it deals anew (a
+  shuffle from the env's generator, drawing the seat again) until the learner has a move,
+  and lists the results of the deals it skipped for the learner (``"loss"`` in practice)
+  in ``info["unplayed_results"]``; they are not episodes (the learner decided nothing).
 * ``opponent``: an object with ``act(observation, action_mask, view)`` (and optionally
   ``reset(player, seed)``), e.g. any :class:`agents.base.Agent`; a callable with the same
   arguments; or a bot spec string such as ``"greedy"``, built by the resolver the installed
@@ -26,6 +33,8 @@ both::
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -38,6 +47,8 @@ from .observation import OBS_SIZE, action_mask, encode
 from .plugins import make_opponent
 from .render import render_text
 from .view import PlayerView
+
+_RESET_OPTIONS = ("hands", "stock")
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -107,15 +118,35 @@ class SingleAgentEnv(gymnasium.Env):
         return encode(game, self.seat), reward, done, info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if options is None:
+            options = {}
+        elif not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict (keys {list(_RESET_OPTIONS)}) or None, got {options!r}")
+        unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        if unknown:  # a warning, not an error, as in the AEC env: generic tools pass their own options
+            warnings.warn(f"reset() ignores unknown option(s) {unknown}; known: {list(_RESET_OPTIONS)}", stacklevel=2)
+        hands, stock = options.get("hands"), options.get("stock")
+        stacked = None
+        if hands is not None or stock is not None:
+            stacked = new_game(hands=hands, stock=stock, forcing=self.forcing)  # checked before anything changes
         super().reset(seed=seed)
         rng = self.np_random
-        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
-        self.game = new_game(rng, forcing=self.forcing)
-        reset_opponent = getattr(self.opponent, "reset", None)
-        if reset_opponent is not None:
-            reset_opponent(1 - self.seat, int(rng.integers(2**31)))
-        self._opponent_act()
+        unplayed: list[str] = []
+        while True:
+            self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
+            self.game = stacked if stacked is not None else new_game(rng, forcing=self.forcing)
+            stacked = None
+            reset_opponent = getattr(self.opponent, "reset", None)
+            if reset_opponent is not None:
+                reset_opponent(1 - self.seat, int(rng.integers(2**31)))
+            self._opponent_act()
+            if not self.game.is_terminal():
+                break
+            # the opponent went out before the learner's first decision: no episode, deal anew
+            unplayed.append(self._result()[3]["result"])
         obs, _, _, info = self._result()
+        if unplayed:
+            info["unplayed_results"] = unplayed
         return obs, info
 
     def step(self, action: Any):

@@ -981,3 +981,38 @@ def test_every_declared_render_mode_needs_only_the_plain_install(mode):
     }
     missing = sorted(third_party - _core_closure())
     assert not missing, f"render_mode={mode!r} imports {missing}, which a plain install does not bring"
+
+
+# player 0 goes out on the first offer: KH (top of the stock) melds with all ten of their cards
+_GOING_OUT_HANDS = [
+    ["AD", "AH", "AS", "JH", "QH", "5S", "6S", "7S", "JS", "QS"],
+    ["2C", "3C", "KC", "2D", "5D", "QD", "KD", "2H", "3S", "KS"],
+]
+_GOING_OUT_STOCK = "KH AC 4C 5C 6C 7C JC QC 3D 4D 6D 7D JD 3H 4H 5H 6H 7H 2S 4S".split()
+
+
+def test_single_agent_reset_never_returns_a_game_the_opponent_already_won():
+    from conquian_env.wrappers import SingleAgentEnv
+
+    env = SingleAgentEnv(opponent="greedy", seat=1)
+    # issue 15: seed 54437 dealt a game greedy won on its first offer, handed back as live
+    obs, info = env.reset(seed=54437)
+    assert info["unplayed_results"] == ["loss"] and "result" not in info
+    assert not env.game.is_terminal() and env.game.player == 1 and env.action_masks().any()
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # a real episode goes on
+    # a stacked deal that goes out at once is dealt anew too, with its result reported
+    obs, info = env.reset(seed=3, options={"hands": _GOING_OUT_HANDS, "stock": _GOING_OUT_STOCK})
+    assert info["unplayed_results"] == ["loss"] and env.action_masks().any()
+    obs, info = env.reset(seed=3)
+    assert "unplayed_results" not in info
+    # learner first (seat 0): the stacked deal is played as given
+    first = SingleAgentEnv(opponent="greedy", seat=0)
+    obs, info = first.reset(options={"hands": _GOING_OUT_HANDS, "stock": _GOING_OUT_STOCK})
+    assert (
+        "unplayed_results" not in info
+        and first.game.hands[0] == conquian_env.new_game(hands=_GOING_OUT_HANDS, stock=_GOING_OUT_STOCK).hands[0]
+    )
+    with pytest.raises(ValueError, match="dealt twice"):
+        first.reset(options={"hands": [_GOING_OUT_HANDS[0]] * 2, "stock": _GOING_OUT_STOCK})
+    with pytest.warns(UserWarning, match="ignores unknown option"):
+        first.reset(options={"first": 1})

@@ -264,3 +264,86 @@ def test_popcount_is_right_inside_compiled_comparisons():
         assert K.popcount(mask) == len(cards)
         assert at_most_seven(mask) == (len(cards) <= 7)
     assert at_most_seven(sum(1 << c for c in range(32, 38)))
+
+
+def _mutated(base, **fields):
+    s = base.clone()
+    for name, value in fields.items():
+        setattr(s, name, value)
+    return s
+
+
+def test_set_game_checks_every_field_first_and_leaves_the_engine_as_it_was_on_error():
+    vg = VectorGame(3, seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(7):
+        vg.step(vg.random_actions(rng))
+    base = vg.get_game(1)
+    other = 1 - base.player
+    shared = base.hands[0] & -base.hands[0]  # a card of hand 0, also put in hand 1
+    bad = {
+        "player": _mutated(base, player=44),  # wrote into another game's row
+        "player ": _mutated(base, player=10**9),  # crashed the process
+        "phase": _mutated(base, phase=9),
+        "face_up": _mutated(base, face_up=45),
+        "both hands": _mutated(base, hands=[base.hands[0], base.hands[1] | shared]),
+        "stock": _mutated(base, stock=base.stock[:-1]),  # left a half-written row
+        "stock_pos": _mutated(base, stock_pos=21),
+        "winner": _mutated(base, winner=other),
+        "hands": _mutated(base, hands=[base.hands[0]]),
+        "melds": _mutated(base, melds=[-1, 0]),
+        "passed": _mutated(base, passed=2),
+        "move_count": _mutated(base, move_count=-1),
+        "chosen": _mutated(base, chosen=base.hands[other]),
+        "in no place": _mutated(base, dead=0, hands=[base.hands[0] & ~shared, base.hands[1]]),
+    }
+    before = vg.state.copy()
+    for what, state in bad.items():
+        with pytest.raises(ValueError, match=what.strip()):
+            vg.set_game(1, state)
+        assert np.array_equal(vg.state, before), what  # nothing written, in any row
+    assert vg.observe()[1][1].any()  # the game in row 1 still has its legal moves
+    vg.set_game(2, base)  # the untouched state goes in
+    assert vg.get_game(2).to_dict() == base.to_dict()
+
+
+def test_game_state_validate_accepts_every_reachable_position():
+    rng = np.random.default_rng(3)
+    for g in range(60):
+        s = new_game(seed=g, forcing=bool(g % 2), first=g % 2)
+        while True:
+            s.validate()
+            if s.is_terminal():
+                break
+            if rng.random() < 0.01:
+                s.forfeit(s.player)
+                continue
+            if rng.random() < 0.05:
+                s.determinize(int(rng.integers(2)), rng).validate()
+            s.apply(int(rng.choice(s.legal_actions())))
+
+
+def test_a_failed_reset_changes_nothing():
+    vg, twin = VectorGame(2, seed=3), VectorGame(2, seed=3)
+    before = vg.state.copy()
+    with pytest.raises(ValueError, match="not a permutation"):
+        vg.reset(seed=7, deals=np.zeros((2, 40), dtype=np.int64))
+    assert np.array_equal(vg.state, before)
+    vg.reset()
+    twin.reset()  # the deal generator went on as if the failed call had not happened
+    assert np.array_equal(vg.state, twin.state)
+
+
+def test_messages_name_the_value_given():
+    vg = VectorGame(2, seed=0)
+    with pytest.raises(ValueError, match="18446744073709551615 is not an action id"):  # not wrapped to -1
+        vg.step(np.array([2**64 - 1, 81], dtype=np.uint64))
+    vg.step(np.array([2**64 - 1, 81], dtype=np.uint64), where=np.array([False, True]))  # left out: fine
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        vg.random_actions(rng=5)
+    assert VectorGame(2, seed=0, first=np.int64(1)).players.tolist() == [1, 1]  # as new_game(first=np.int64(1))
+    for bad in (True, -1, 1.5, "7"):
+        with pytest.raises(ValueError, match=f"seed must be an integer >= 0.*got {bad!r}"):
+            vg.reset(seed=bad)
+        with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+            VectorGame(2, seed=bad)

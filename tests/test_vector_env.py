@@ -291,3 +291,139 @@ def test_vector_game_rejects_bad_indexes_and_draws_score_zero():
             draws += 1
             assert np.signbit(r.rewards[i]).sum() == 0  # +0.0 for both, not -0.0
     assert draws > 0
+
+
+# A deal player 0 goes out on at once: with the top stock card (KH) their ten cards make
+# AD AH AS, JH QH KH and 5S 6S 7S JS QS, eleven melded cards on the first offer.
+GOING_OUT = (
+    [
+        ["AD", "AH", "AS", "JH", "QH", "5S", "6S", "7S", "JS", "QS"],
+        ["2C", "3C", "KC", "2D", "5D", "QD", "KD", "2H", "3S", "KS"],
+    ],
+    "KH AC 4C 5C 6C 7C JC QC 3D 4D 6D 7D JD 3H 4H 5H 6H 7H 2S 4S".split(),
+)
+
+
+class StackedDeals(np.random.Generator):
+    """A deal generator whose next permutations are the given ones (then shuffles as usual)."""
+
+    def __init__(self, perms, seed=0):
+        super().__init__(np.random.PCG64(seed))
+        self.queue = [np.asarray(p, dtype=np.int64) for p in perms]
+
+    def permuted(self, x, axis=None, out=None):
+        shuffled = super().permuted(x, axis=axis, out=out)
+        for k in range(min(len(self.queue), len(shuffled))):
+            shuffled[k] = self.queue.pop(0)
+        return shuffled
+
+
+def _going_out_perm():
+    from conquian_env.vector import deal_permutation
+
+    return deal_permutation(*GOING_OUT)
+
+
+def _learner_can_move_everywhere(env):
+    state = env.games.state
+    assert (state[:, K.PHASE] != K.GAME_OVER).all()
+    assert (state[:, K.PLAYER] == env.core.seats).all()
+    assert env.action_masks().any(axis=1).all()
+
+
+def test_a_deal_that_ends_before_the_learners_first_move_is_dealt_anew_and_reported_after_a_step():
+    env = ConquianVectorEnv(3, opponent="greedy", seat=1, seed=0)
+    env.reset(seed=0)
+    _learner_can_move_everywhere(env)
+    # row 0's next two deals: the opponent (player 0, first to play) goes out at once
+    env.games.rng = StackedDeals([_going_out_perm(), _going_out_perm()], seed=1)
+    actions = np.argmax(env.action_masks(), axis=1)
+    actions[0] = 82  # finish: illegal in an offer, so row 0's game ends (penalized) in this step
+    obs, rewards, terminated, _, info = env.step(actions)
+    assert terminated.tolist() == [True, False, False] and rewards[0] == -1 and info["illegal_action"][0]
+    assert info["result"][0] == -1  # the learner's episode: its own result, not the unplayed deals'
+    assert info["final_obs"][0][PHASE + 5] == 1
+    assert info["_unplayed_results"].tolist() == [True, False, False]
+    assert info["unplayed_results"][0] == [-1, -1] and info["unplayed_results"][1] == []
+    assert env.core.unplayed_deals == 2
+    _learner_can_move_everywhere(env)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        env.step(_random_legal(env.action_masks(), rng))
+        _learner_can_move_everywhere(env)
+
+
+def test_a_first_deal_that_ends_before_the_learner_moves_is_reported_by_reset():
+    env = ConquianVectorEnv(2, opponent="greedy", seat=1, seed=0)
+    env.games.rng = StackedDeals([np.arange(40), _going_out_perm()])  # row 1's first deal goes out at once
+    obs, info = env.reset()
+    assert info["_unplayed_results"].tolist() == [False, True] and info["unplayed_results"][1] == [-1]
+    _learner_can_move_everywhere(env)
+
+
+def test_sb3_vec_env_reports_deals_that_end_before_the_learner_moves():
+    pytest.importorskip("stable_baselines3")
+    from conquian_env.sb3 import ConquianVecEnv
+
+    venv = ConquianVecEnv(2, opponent="greedy", seat=1, seed=0)
+    # reset deals rows 0 and 1, then row 0 again (its first deal went out); the step row 0 again
+    venv.core.games.rng = StackedDeals([_going_out_perm(), np.arange(40), np.arange(40), _going_out_perm()])
+    venv.reset()
+    assert venv.reset_infos[0]["unplayed_results"] == [-1] and "unplayed_results" not in venv.reset_infos[1]
+    actions = np.argmax(venv.action_masks(), axis=1)
+    actions[0] = 82
+    obs, rewards, dones, infos = venv.step(actions)
+    assert dones.tolist() == [True, False] and infos[0]["result"] == -1 and infos[0]["illegal_action"]
+    assert infos[0]["unplayed_results"] == [-1] and "unplayed_results" not in infos[1]
+    assert venv.action_masks().any(axis=1).all()
+
+
+@pytest.mark.slow
+def test_the_reported_long_run_no_longer_hands_a_finished_game_to_the_opponent():
+    # issue 15: this run died after 514,048 learner steps (a finished game handed to greedy)
+    env = ConquianVectorEnv(256, opponent="greedy", seed=1)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    episodes = unplayed = 0
+    for _ in range(2100):
+        _, _, terminated, _, info = env.step(_random_legal(env.action_masks(), rng))
+        episodes += int(terminated.sum())
+        if "unplayed_results" in info:
+            unplayed += sum(len(r) for r in info["unplayed_results"])
+    assert unplayed >= 1 and unplayed == env.core.unplayed_deals
+    assert episodes > 5000
+
+
+def test_seeds_and_actions_are_checked_with_messages_that_name_them():
+    env = ConquianVectorEnv(2, seed=0)
+    env.reset()
+    for bad in (True, -1, 2.0):
+        with pytest.raises(ValueError, match=f"seed must be an integer >= 0 or None, got {bad!r}"):
+            env.reset(seed=bad)
+        with pytest.raises(ValueError, match="seed must be an integer >= 0 or None"):
+            ConquianVectorEnv(2, seed=bad)
+    with pytest.raises(ValueError, match="got 18446744073709551615 in game 0"):
+        env.step(np.array([2**64 - 1, 81], dtype=np.uint64))
+
+
+def test_sb3_vec_env_names_the_shape_of_bad_actions():
+    pytest.importorskip("stable_baselines3")
+    from conquian_env.sb3 import ConquianVecEnv
+
+    venv = ConquianVecEnv(2, seed=0)
+    venv.reset()
+    with pytest.raises(ValueError, match=r"shape \(2,\) or \(2, 1\).*got shape \(3,\)"):
+        venv.step(np.array([81, 81, 81]))
+    venv.step(np.array([[81], [81]]))  # SB3's own (n, 1) shape is fine
+
+
+def test_an_opponent_seed_in_the_spec_is_kept_over_the_environments():
+    def first_moves(spec, seed):
+        env = ConquianVectorEnv(32, opponent=spec, seat=1, seed=0)
+        obs, _ = env.reset(seed=seed)
+        return obs.copy()
+
+    # the opponent (player 0) moved before the learner's first decision: its moves show in obs
+    assert np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=5", 11))
+    assert not np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=6", 11))
+    assert not np.array_equal(first_moves("random", 11), first_moves("random:seed=5", 11))
