@@ -13,7 +13,7 @@ import pytest
 
 from agents import make_agent
 from agents.base import Agent, Resign
-from conquian_arena import play, replay
+from conquian_arena import human_game, play, replay
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import RecordedGame, replay_states
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
@@ -410,7 +410,7 @@ def test_a_bot_that_gives_up_loses_by_quit_in_the_front_end(tmp_path, monkeypatc
         def act(self, observation, action_mask, view):
             raise Resign("no thanks")
 
-    monkeypatch.setattr(play, "make_agent", lambda spec, seed=None: Quitter())
+    monkeypatch.setattr(human_game, "make_agent", lambda spec, seed=None: Quitter())
     out = Output()
     rc = play.main(["--opponent", "x", "--seed", "1", "--first", "bot"], input_fn=Script(), output=out)
     assert rc == play.EXIT_OK and "the bot gave up (no thanks): you win" in out.text
