@@ -222,7 +222,7 @@ class WebGame(HumanGame):
             status="over",
             **_table(view, self.names),
             result="; ".join(lines) or "game over",
-            seed=self.seed,
+            seed=str(self.seed),  # as text: a 63-bit seed is not exact as a JavaScript number
             winner=record.winner,
             saved=saved,
             replay_index=replay_index,
