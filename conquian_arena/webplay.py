@@ -88,7 +88,7 @@ SECURITY_HEADERS = {
 class WebHumanAgent(DraftingPlayer):
     """A person at the browser, played like any bot.
 
-    ``act`` computes what the player may do (a :class:`~conquian_arena.play.MeldDraft`
+    ``act`` computes what the player may do (a :class:`~conquian_arena.human.MeldDraft`
     holds a meld until it is finished), publishes the player's view to ``game`` and waits
     on :attr:`inbox` for the page's answer: a move text (``"take"``, ``"meld 7H"`` ...),
     ``"back"``, ``"resign"`` (raises :class:`agents.base.Resign`) or the server's stop.
