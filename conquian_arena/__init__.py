@@ -9,13 +9,20 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
 * :mod:`~conquian_arena.record`: the game record format (:class:`GameRecord`) and its
   validating replay.
 * :mod:`~conquian_arena.tournament`: tournaments (``conquian-evaluate``), with
-  :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`.
+  :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`; both runners, the local
+  one and :mod:`~conquian_arena.ray_runner`, play their games in :mod:`~conquian_arena.worker`.
+* :mod:`~conquian_arena.narration`: a game in words
+  (:func:`~conquian_arena.narration.describe_move`), for every front end and replay.
+* :mod:`~conquian_arena.human`: a person as a player (the meld held until finished), and
+  :mod:`~conquian_arena.human_game`: one game of a person against a bot (seed, bot, names,
+  result, saving), both shared by the two front ends:
 * :mod:`~conquian_arena.play`: a person against a bot in the terminal (``conquian-play``);
   the person is an :class:`agents.base.Agent` like any bot.
-* :mod:`~conquian_arena.replay`: the replay viewer (``conquian-replay``), in the terminal,
-  as a GIF or as a self-contained HTML page (:mod:`~conquian_arena.pages`).
 * :mod:`~conquian_arena.webplay`: a person against a bot in the browser
   (``conquian-play --web``, the ``web`` extra), the person again an Agent.
+* :mod:`~conquian_arena.replay`: the replay viewer (``conquian-replay``), in the terminal,
+  as a GIF or as a self-contained HTML page (:mod:`~conquian_arena.pages`, which makes the
+  pages of the package's page assets, ``conquian_arena/assets/``).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ plays the scheduled games of :mod:`conquian_arena.tournament` as Ray tasks.  Eve
 else is the local runner's: the same schedule and seeds (so the same games, whichever
 runner and however many workers), each game appended to ``games.jsonl`` as its task ends
 (a Ctrl-C or a lost node keeps every finished game; run the command again to resume), the
-same statistics.  Each Ray worker process builds a bot once per label and keeps it, as a
-local worker process does.
+same statistics.  Each Ray worker process plays its games as a local worker process does
+(:mod:`conquian_arena.worker`): it builds a bot once per label and keeps it.
 
 The cluster's nodes need this package installed (``pip install conquian-env[...]`` in the
 same environment), like any Ray program's code.  Ray is the optional ``ray`` extra.
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+
+from . import worker
 
 #: tasks kept in flight per CPU of the cluster (more hides scheduling latency)
 IN_FLIGHT_PER_CPU = 2
@@ -44,19 +46,16 @@ def connect(address: str, num_cpus: int | None) -> tuple[Any, bool]:
     return ray, True
 
 
-def _play_remote(task: Any, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> dict[str, Any]:
+def _play_remote(
+    task: worker.Task, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool
+) -> dict[str, Any]:
     """The body of a Ray task: one game, with the worker's bots built once per tournament."""
-    from . import tournament
-
-    setup = (spec_of, bot_seed_of, forcing)
-    if tournament._WORKER.get("setup") != setup:
-        tournament._init_worker(spec_of, bot_seed_of, forcing)
-        tournament._WORKER["setup"] = setup
-    return tournament.play_task(task)
+    worker.ensure_setup(spec_of, bot_seed_of, forcing)
+    return worker.play_task(task)
 
 
 def play_on_ray(
-    todo: list[Any],
+    todo: list[worker.Task],
     spec_of: dict[str, str],
     bot_seed_of: dict[str, int],
     forcing: bool,

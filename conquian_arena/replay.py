@@ -44,7 +44,8 @@ from conquian_env.cards import CARD_NAMES
 from conquian_env.game import GameState
 from conquian_env.render import render_text
 
-from .play import describe_move, hand_text, run_console
+from .console import run_console
+from .narration import describe_move, hand_text
 from .record import RecordedGame, ReplayError, load_records, printable, replay_states, result_problem
 
 InputFn = Callable[[str], str]

@@ -168,23 +168,6 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
 #: games per replay file: a pair with more is split into parts (each game is about 15 KB)
 REPLAY_GAMES_PER_FILE = 250
 
-_REPORT_CSS = """
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 1200px;
-  padding: 12px 20px 40px; color: #1b1b1b; background: #fafaf6; }
-h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 22px 0 8px; }
-table { border-collapse: collapse; font-size: 14px; }
-th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
-th { background: #eceee4; } td.name, th.name { text-align: left; }
-img.plot { max-width: 100%; border: 1px solid #ddd; background: #fff; }
-.games { display: flex; flex-wrap: wrap; gap: 3px; margin: 6px 0 12px; }
-.games a { display: inline-block; min-width: 34px; padding: 1px 4px; text-align: center; border-radius: 4px;
-  font-size: 12px; text-decoration: none; color: #111; }
-.games a.win { background: #b8e0b8; } .games a.loss { background: #f0b8b0; } .games a.draw { background: #ddd; }
-.games a.failed { outline: 2px solid #c00; }
-.legend span { padding: 1px 6px; border-radius: 4px; margin-right: 6px; font-size: 12px; }
-.muted { color: #666; } code { background: #eee; padding: 0 3px; border-radius: 3px; }
-"""
-
 
 def write_html_report(summary: dict[str, Any], out_dir: Path, games_per_file: int = REPLAY_GAMES_PER_FILE) -> Path:
     """Write ``report.html`` (the summary table, the ratings, ``summary.png`` embedded as a
@@ -248,7 +231,7 @@ def _report_html(
     import base64
     import html
 
-    from .pages import game_label
+    from .pages import asset, game_label
 
     e = html.escape
     cfg = summary["config"]
@@ -320,7 +303,7 @@ def _report_html(
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>Conquian tournament: {e(', '.join(cfg['labels']))}</title>",
             '<link rel="icon" href="data:,">',
-            f"<style>{_REPORT_CSS}</style></head><body>",
+            f"<style>\n{asset('report.css')}\n</style></head><body>",
             f"<h1>Conquian tournament: {e(', '.join(cfg['labels']))}</h1>",
             f'<p class="muted">{e(head)}</p>',
             f"<h2>Pairs ({kind})</h2>",

@@ -69,20 +69,20 @@ import math
 import multiprocessing
 import os
 import re
-import signal
 import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
 from conquian_env.seeding import derive_seed
 
-from .match import deal_for_seed, play_game
+from . import worker
+from .match import deal_for_seed
 from .record import (
     FAILURE_KINDS,
     GameRecord,
@@ -94,10 +94,9 @@ from .record import (
 )
 from .report import format_summary, plot_summary, write_html_report, write_summary
 from .stats import summarize
+from .worker import SCHEDULE_KEYS, Task, play_task, schedule_fields
 
 FORMAT_VERSION = 1
-#: the schedule's fields of a games.jsonl line; the rest are GameRecord's (and winner_label)
-SCHEDULE_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "game_seed")
 #: every field of a games.jsonl line
 LINE_KEYS = SCHEDULE_KEYS + tuple(f.name for f in dataclasses.fields(GameRecord)) + ("winner_label",)
 
@@ -204,23 +203,6 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- schedule and seeds
 
 
-class Task(NamedTuple):
-    """One game of the schedule.  ``key`` identifies it in games.jsonl (for resuming)."""
-
-    index: int
-    pair: tuple[str, str]  # labels (A, B) as the pair is listed
-    deal: int
-    swap: int  # 0: A in seat 0 (plays first); 1: B in seat 0
-    seats: tuple[str, str]  # labels per seat
-    specs: tuple[str, str]  # specs per seat
-    deal_seed: int
-    game_seed: int
-
-    @property
-    def key(self) -> tuple[str, str, int, int]:
-        return (self.pair[0], self.pair[1], self.deal, self.swap)
-
-
 #: a 63-bit seed from a tuple of non-negative ints: the project's one derivation
 derived_seed = derive_seed
 
@@ -292,40 +274,6 @@ def make_schedule(config: dict[str, Any]) -> list[Task]:
     return tasks
 
 
-# --------------------------------------------------------------------------- workers
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
-    """Per-process setup: bots are built lazily, one instance per label, from their specs."""
-    _WORKER.clear()
-    _WORKER.update(spec_of=spec_of, bot_seed_of=bot_seed_of, forcing=forcing, bots={})
-
-
-def _init_pool_worker(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the main process
-    _init_worker(spec_of, bot_seed_of, forcing)
-
-
-def _bot(label: str) -> Any:
-    bots = _WORKER["bots"]
-    if label not in bots:
-        bots[label] = make_agent(_WORKER["spec_of"][label], _WORKER["bot_seed_of"][label])
-    return bots[label]
-
-
-def play_task(task: Task) -> dict[str, Any]:
-    """Play one scheduled game (in a worker) and return its games.jsonl object."""
-    hands, stock = deal_for_seed(task.deal_seed)
-    agents = [_bot(task.seats[0]), _bot(task.seats[1])]
-    record = play_game(agents, hands=hands, stock=stock, first=0, forcing=_WORKER["forcing"], seed=task.game_seed)
-    line = schedule_fields(task)
-    line.update(record.to_dict())
-    line["winner_label"] = None if record.winner is None else task.seats[record.winner]
-    return line
-
-
 # --------------------------------------------------------------------------- games.jsonl
 
 
@@ -338,20 +286,6 @@ class ResumeWarning(UserWarning):
 MAX_THINK_SECONDS = 86400.0
 #: the fields a resume cannot check against the replay, only for their range
 TIMING_KEYS = ("think_time", "max_think")
-
-
-def schedule_fields(task: Task) -> dict[str, Any]:
-    """The schedule's part of a games.jsonl line (:data:`SCHEDULE_KEYS`), as JSON values."""
-    return {
-        "index": task.index,
-        "pair": list(task.pair),
-        "deal": task.deal,
-        "swap": task.swap,
-        "seats": list(task.seats),
-        "specs": list(task.specs),
-        "deal_seed": task.deal_seed,
-        "game_seed": task.game_seed,
-    }
 
 
 def bot_seeds(config: dict[str, Any]) -> dict[str, int]:
@@ -490,10 +424,8 @@ def _strict_json(chunk: bytes) -> Any:
 def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any]) -> str | None:
     """Re-play ``task``'s game with the bots (a forfeit is a bot's doing, which the rules cannot
     confirm) and say how ``obj`` differs from it, or None when it is that game."""
-    setup = (dict(zip(config["labels"], config["bot_specs"], strict=True)), bot_seeds(config), config["forcing"])
-    if _WORKER.get("setup") != setup:  # the bots are built once, as in a worker process
-        _init_worker(*setup)
-        _WORKER["setup"] = setup
+    spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
+    worker.ensure_setup(spec_of, bot_seeds(config), config["forcing"])  # the bots are built once, as in a worker
     fresh = play_task(task)
     differ = [k for k in LINE_KEYS if k not in TIMING_KEYS and not _same(obj[k], fresh[k])]
     if differ:
@@ -738,13 +670,13 @@ def _play(
                 for line in play_on_ray(todo, spec_of, bot_seed_of, options.forcing, options.ray, options.jobs):
                     save(line)
             elif jobs == 1:
-                _init_worker(spec_of, bot_seed_of, options.forcing)
+                worker.setup(spec_of, bot_seed_of, options.forcing)
                 for task in todo:
                     save(play_task(task))
             elif todo:
                 context = multiprocessing.get_context("spawn")
                 initargs = (spec_of, bot_seed_of, options.forcing)
-                with context.Pool(jobs, initializer=_init_pool_worker, initargs=initargs) as pool:
+                with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=initargs) as pool:
                     # chunksize 1: each game comes back, and is written, as soon as it ends
                     for line in pool.imap_unordered(play_task, todo, chunksize=1):
                         save(line)

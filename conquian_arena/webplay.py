@@ -10,17 +10,19 @@ serves a page at ``http://127.0.0.1:8000/`` (only this machine can reach it unle
 ``ismcts:iterations=200``, ``ppo:model.zip`` ...) with the mouse: click a hand card to lay
 it with the taken card or to discard it, and the buttons take, refuse, finish, back,
 force, no force; only the legal moves can be clicked.  A meld is collected before it is
-played (:class:`~conquian_arena.play.MeldDraft`): *back* takes the last card, or the
-take, back.  The bot's moves are narrated (:func:`~conquian_arena.play.describe_move`).
+played (:class:`~conquian_arena.human.MeldDraft`): *back* takes the last card, or the
+take, back.  The bot's moves are narrated (:func:`~conquian_arena.narration.describe_move`).
 Each finished game is appended to ``--save`` (default ``results/play/games.jsonl``) in
 the tournament record format, so ``conquian-replay FILE`` shows it, and the page links
 to its replay (:mod:`conquian_arena.pages`).  *New game* deals again.
 
 The person is a player like any bot: :class:`WebHumanAgent` is an
-:class:`agents.base.Agent` whose ``act`` publishes what the player sees (from the
-:class:`~conquian_env.view.PlayerView` alone) and waits for the page's answer on a
-queue, while the game is played by the one game loop,
-:func:`conquian_arena.match.play_game`, in a thread.
+:class:`agents.base.Agent` (a :class:`~conquian_arena.human.DraftingPlayer`) whose ``act``
+publishes what the player sees (from the :class:`~conquian_env.view.PlayerView` alone)
+and waits for the page's answer on a queue, while the game, a :class:`WebGame` (a
+:class:`~conquian_arena.human_game.HumanGame`, as in the terminal), is played by the one
+game loop, :func:`conquian_arena.match.play_game`, in a thread.  The page is made of the
+package's page assets (:func:`conquian_arena.pages.page`).
 
 Flask (the ``web`` extra, ``pip install 'conquian-env[web]'``) serves it: the game loop
 blocks a thread per decision, and Flask's plain synchronous handlers hand moves across
@@ -40,11 +42,8 @@ the current state), so polls cannot pile up threads; every response forbids fram
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
-import json
 import queue
-import random
 import secrets
 import threading
 from collections.abc import Callable, Sequence
@@ -52,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Resign
-from agents.registry import make_agent
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
@@ -60,14 +58,16 @@ from conquian_env.render import meld_groups
 from conquian_env.seeding import derive_seed
 from conquian_env.view import PlayerView
 
-from .match import deal_for_seed, play_game
-from .pages import CARD_CSS, CARD_JS, SUIT_SYMBOLS, json_for_script, replay_page
-from .play import DraftingPlayer, MeldDraft, _source_text, _tell_forfeit, back_text, describe_move, question_text
+from .human import DraftingPlayer, MeldDraft, back_text, question_text
+from .human_game import HumanGame, check_seed, save_record
+from .narration import describe_move, source_text
+from .pages import json_for_script, page, replay_page
 from .record import GameRecord, RecordedGame, load_records
 
 #: where ``--web`` saves the games when ``--save`` is not given
 DEFAULT_SAVE = Path("results") / "play" / "games.jsonl"
 _STOP = object()  # put on a player's queue to end the game when the server stops
+_STOPPED = "the server stopped"  # the forfeit's message then (such a game is not saved)
 _RESIGN = "resign"
 _LOOPBACK_NAMES = ("localhost",)
 #: the longest move text the API takes (the longest move, "discard 10H", has 11 characters)
@@ -88,7 +88,7 @@ SECURITY_HEADERS = {
 class WebHumanAgent(DraftingPlayer):
     """A person at the browser, played like any bot.
 
-    ``act`` computes what the player may do (a :class:`~conquian_arena.play.MeldDraft`
+    ``act`` computes what the player may do (a :class:`~conquian_arena.human.MeldDraft`
     holds a meld until it is finished), publishes the player's view to ``game`` and waits
     on :attr:`inbox` for the page's answer: a move text (``"take"``, ``"meld 7H"`` ...),
     ``"back"``, ``"resign"`` (raises :class:`agents.base.Resign`) or the server's stop.
@@ -97,23 +97,22 @@ class WebHumanAgent(DraftingPlayer):
     name = "you"
 
     def __init__(self, game: WebGame, auto_pass: bool = False):
+        super().__init__(auto_pass)
         self.game = game
-        self.auto_pass = auto_pass
         self.inbox: queue.Queue[Any] = queue.Queue()
-        self._plan = []
         self._error = ""  # shown with the next question (e.g. nothing to take back)
 
-    def _only_move(self, view: PlayerView, action: int) -> None:
+    def tell_only_move(self, view: PlayerView, action: int) -> None:
         self.game.say(f"(only one move: {action_to_str(action)})", view.player)
 
-    def _choose(self, view: PlayerView, draft: MeldDraft, legal: list[int], first: bool) -> int | None:
+    def ask_move(self, view: PlayerView, draft: MeldDraft, legal: list[int], first: bool) -> int | None:
         error = self._error
         while True:
             self.game.publish_turn(view, draft, legal, error)
             answer = self.inbox.get()
             error = self._error = ""
             if answer is _STOP:
-                raise Resign("the server stopped")
+                raise Resign(_STOPPED)
             text = str(answer).strip().lower()
             if text == _RESIGN:
                 raise Resign("the person resigned")
@@ -133,33 +132,30 @@ class WebHumanAgent(DraftingPlayer):
             return action
 
 
-class WebGame:
+class WebGame(HumanGame):
     """One game between the person and a bot, played in a thread, and what the page shows of it.
 
     The game thread publishes snapshots (JSON-ready dicts, each with a new ``version``);
     the web handlers only read them (:meth:`wait`) and put answers on the person's queue.
+    Raises ``ValueError`` as :class:`~conquian_arena.human_game.HumanGame` does.
     """
 
     def __init__(
         self,
         opponent: str,
-        seed: int,
+        seed: int | None = None,
         seat: int = 0,
-        first: int = 0,
+        first: str = "you",
         forcing: bool = False,
         auto_pass: bool = False,
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
     ):
-        self.opponent, self.seed, self.me, self.first, self.forcing = opponent, seed, seat, first, forcing
+        super().__init__(opponent, seed=seed, seat=seat, first=first, forcing=forcing)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
-        self.bot = make_agent(opponent, seed=seed)  # raises ValueError / ImportError for a bad spec
-        bot_name = str(getattr(self.bot, "name", "bot") or "bot")
-        self.bot_name = "bot" if bot_name == "you" else bot_name
-        self.names = ("you", self.bot_name) if seat == 0 else (self.bot_name, "you")
         self.human = WebHumanAgent(self, auto_pass=auto_pass)
         self.record: GameRecord | None = None
         self.stopped = False
@@ -177,8 +173,7 @@ class WebGame:
             "forcing": forcing,
             "game": number,
         }
-        self.hands, self.stock = deal_for_seed(seed)
-        start = new_game(hands=self.hands, stock=self.stock, first=first, forcing=forcing)
+        start = new_game(hands=self.hands, stock=self.stock, first=self.first, forcing=self.forcing)
         self._snap.update(_table(PlayerView(start, seat), self.names), legal=[], back="", error="", question="", log=[])
         self._thread = threading.Thread(target=self._run, name="conquian-web-game", daemon=True)
 
@@ -188,9 +183,7 @@ class WebGame:
         return self
 
     def _run(self) -> None:
-        hands, stock = self.hands, self.stock
-        players = [self.human, self.bot] if self.me == 0 else [self.bot, self.human]
-        self.say(f"{self.names[self.first]} turned {stock[0]} from the stock to start", self.first)
+        self.say(self.opening, self.first)
 
         def on_move(before: GameState, action: int, after: GameState) -> None:
             for line in describe_move(before, action, after, self.names):
@@ -200,15 +193,7 @@ class WebGame:
                 self._publish(status="thinking", **table, legal=[], back="", error="")
 
         try:
-            record = play_game(
-                players,
-                hands=hands,
-                stock=stock,
-                first=self.first,
-                forcing=self.forcing,
-                seed=self.seed,
-                on_move=on_move,
-            )
+            record = self.play(self.human, on_move=on_move)
         except Exception as err:  # the loop itself failing is a bug; show it rather than hang the page
             self._publish(status="over", result=f"the game stopped: {err}", legal=[], back="")
             return
@@ -217,25 +202,14 @@ class WebGame:
 
     def _finish(self, record: GameRecord) -> None:
         final = record.replay()[-1]
-        lines: list[str] = []
-        if record.failure is not None:
-            if record.failure["seat"] == self.me and record.failure["message"] == "the server stopped":
-                self.stopped = True
-            else:
-                _tell_forfeit(record, self.me, lines.append)
-        if final.is_terminal():
-            if final.winner == self.me:
-                lines.append(f"you win in {final.move_count} moves")
-            elif final.winner >= 0:
-                lines.append(f"{self.bot_name} wins in {final.move_count} moves")
-            else:
-                lines.append(f"draw: the stock ran out after {final.move_count} moves")
+        failure = record.failure
+        self.stopped = failure is not None and failure["seat"] == self.me and failure["message"] == _STOPPED
+        forfeit = None if self.stopped else self.forfeit_text(record)
+        lines = [text for text in (forfeit, self.result_text(final)) if text is not None]
         saved, replay_index = "", None
         if self.save_path is not None and not self.stopped:
             try:
-                self.save_path.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.save_path, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(record.to_dict()) + "\n")
+                save_record(record, self.save_path)
                 games, _ = load_records(self.save_path)
                 replay_index = games[-1].index if games else None
                 saved = f"saved to {self.save_path}: conquian-replay {self.save_path} --game {replay_index}"
@@ -248,7 +222,7 @@ class WebGame:
             status="over",
             **_table(view, self.names),
             result="; ".join(lines) or "game over",
-            seed=self.seed,
+            seed=str(self.seed),  # as text: a 63-bit seed is not exact as a JavaScript number
             winner=record.winner,
             saved=saved,
             replay_index=replay_index,
@@ -338,7 +312,7 @@ def _table(view: PlayerView, names: Sequence[str], draft: MeldDraft | None = Non
         "face": face,
         "face_text": ""
         if face < 0 or melding
-        else _source_text(view.face_up_source, view.face_up_owner, view.passed, names),
+        else source_text(view.face_up_source, view.face_up_owner, view.passed, names),
         "laying": [face, *cards_of(chosen)] if melding and face >= 0 else [],
         "laying_mine": bool(melding and mine),
         "stock": view.stock_left,
@@ -362,11 +336,8 @@ class PlayServer:
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
     ):
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise ValueError(f"the seed must be a non-negative integer, got {seed!r}")
-        self.opponent, self.base_seed, self.seat = opponent, seed, seat
-        self.forcing, self.auto_pass = forcing, auto_pass
-        self.first = seat if first == "you" else 1 - seat
+        self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
+        self.forcing, self.auto_pass, self.first = forcing, auto_pass, first
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -379,7 +350,7 @@ class PlayServer:
         n = self.started
         self.started += 1
         # hashed, not base + n: the seed told after a game must not give the next game's deal away
-        seed = random.randrange(2**31) if self.base_seed is None else derive_seed(self.base_seed, n)
+        seed = None if self.base_seed is None else derive_seed(self.base_seed, n)  # None: a random one
         return WebGame(
             self.opponent,
             seed,
@@ -532,8 +503,23 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def main(args: argparse.Namespace, output: Callable[[str], Any] = print) -> int:
-    """``conquian-play --web``: serve until Ctrl-C.  ``args`` are :mod:`conquian_arena.play`'s."""
+def serve(
+    opponent: str,
+    *,
+    seed: int | None = None,
+    seat: int = 0,
+    first: str = "you",
+    forcing: bool = False,
+    auto_pass: bool = False,
+    save: str | Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    open_browser: bool = False,
+    output: Callable[[str], Any] = print,
+) -> int:
+    """``conquian-play --web``: serve the play page until Ctrl-C; returns the exit status (2: a
+    bad option, a bot that cannot be built, no Flask, a port that cannot be listened on).
+    The options are ``conquian-play``'s (``save`` defaults to :data:`DEFAULT_SAVE`)."""
     try:
         import flask  # noqa: F401
     except ImportError:
@@ -541,30 +527,24 @@ def main(args: argparse.Namespace, output: Callable[[str], Any] = print) -> int:
         return 2
     try:
         server = PlayServer(
-            args.opponent,
-            seed=args.seed,
-            seat=args.seat,
-            first=args.first,
-            forcing=args.forcing,
-            auto_pass=args.auto_pass,
-            save=args.save or DEFAULT_SAVE,
+            opponent, seed=seed, seat=seat, first=first, forcing=forcing, auto_pass=auto_pass, save=save or DEFAULT_SAVE
         )
-    except (ValueError, ImportError) as err:
-        output(f"cannot build the bot {args.opponent!r}: {err}")
+    except ValueError as err:  # a bad seed, or a bot that cannot be built
+        output(str(err))
         return 2
     try:
-        http = make_http_server(server, args.host, args.port)
+        http = make_http_server(server, host, port)
     except OSError as err:
         server.stop()
-        output(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
+        output(f"cannot listen on {host}:{port}: {err.strerror or err}")
         return 2
-    shown = f"[{args.host}]" if ":" in args.host else args.host
+    shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{http.server_port}/"
-    output(f"Conquian: you (seat {args.seat}) against {args.opponent}, in the browser at {url}")
+    output(f"Conquian: you (seat {seat}) against {opponent}, in the browser at {url}")
     output(f"finished games are saved to {server.save}; Ctrl-C stops the server")
-    if not _is_loopback(args.host):
-        output(f"warning: listening on {args.host}: other machines can reach this page")
-    if args.open:
+    if not _is_loopback(host):
+        output(f"warning: listening on {host}: other machines can reach this page")
+    if open_browser:
         import webbrowser
 
         webbrowser.open(url)
@@ -580,189 +560,19 @@ def main(args: argparse.Namespace, output: Callable[[str], Any] = print) -> int:
 
 
 # --------------------------------------------------------------------------- the page
-_PLAY_CSS = """
-main { display: grid; grid-template-columns: minmax(640px, 1fr) 380px; gap: 12px; padding: 12px; align-items: start; }
-aside { display: flex; flex-direction: column; gap: 10px; min-width: 0; }
-#status { background: #f6f3e4; color: #111; border-radius: 8px; padding: 8px 10px; min-height: 70px; }
-#status[data-status="your-move"] { box-shadow: 0 0 0 3px var(--gold); }
-#status .error { color: #b0201a; font-weight: 600; }
-#status .result { font-weight: 700; font-size: 17px; }
-.buttons { display: flex; flex-wrap: wrap; gap: 6px; }
-.buttons button[data-move="take"], .buttons button[data-move="finish"] { font-weight: 700; }
-#log { margin: 0; padding: 6px 8px 6px 26px; max-height: 380px; overflow: auto; background: #0b1f13;
-  border-radius: 8px; font-size: 13px; }
-#log li.bot { color: #ffd98a; } #log li.note { opacity: 0.7; font-style: italic; }
-svg.card[data-move] { cursor: pointer; transition: transform 0.08s; }
-svg.card[data-move]:hover { transform: translateY(-8px); }
-svg.card.playable .face { stroke: var(--gold); stroke-width: 3; }
-.hand-hint { font-size: 12px; opacity: 0.85; min-height: 18px; }
-.laying-zone { min-width: 60px; }
-a { color: #ffd98a; }
-@media (max-width: 1000px) { main { grid-template-columns: 1fr; } }
-"""
-
-_PLAY_JS = r"""
-const TOKEN = JSON.parse(document.getElementById("token").textContent);
-const HEAD = {"X-Conquian-Token": TOKEN, "Content-Type": "application/json"};
-let snap = null, busy = false;
-async function api(path, body) {
-  const r = await fetch(path, body === undefined ? {headers: HEAD} : {method: "POST", headers: HEAD,
-    body: JSON.stringify(body)});
-  if (!r.ok && r.status !== 409) throw new Error(`${path}: ${r.status}`);  // 409: a snapshot, with its error
-  return r.json();
-}
-function groupsHtml(groups) { return meldHtml(groups, ""); }
-function render(s) {
-  if (snap && (s.game < snap.game || (s.game === snap.game && s.version < snap.version))) return;
-  snap = s;
-  const me = s.me, opp = 1 - me, legal = new Set(s.legal || []), mine = s.status === "your-move" && !busy;
-  const over = s.status === "over";
-  document.getElementById("title").textContent =
-    `you against ${s.opponent}${s.forcing ? " (forcing variant)" : ""}` +
-    (s.seed == null ? "" : `, deal seed ${s.seed}`);
-  // the opponent
-  const oppHand = over && s.reveal ? s.reveal.hands[opp].map(c => cardSvg(c)).join("")
-    : Array.from({length: s.opp_hand || 0}, () => backSvg()).join("");
-  document.getElementById("opp-name").textContent =
-    `${s.bot}${s.to_move === opp && !over ? " (to move)" : ""}: ${s.opp_hand} cards in hand`;
-  document.getElementById("opp-hand").innerHTML = oppHand || EMPTY;
-  document.getElementById("opp-hand").dataset.count = s.opp_hand;
-  document.getElementById("opp-meld").innerHTML = groupsHtml(s.opp_meld || []);
-  // the middle
-  document.getElementById("stock").innerHTML = s.stock ? backSvg() : EMPTY;
-  document.getElementById("stock-count").textContent = `stock: ${s.stock}`;
-  const face = document.getElementById("face");
-  const laying = s.laying || [];
-  face.dataset.card = s.face >= 0 ? cardName(s.face) : "";
-  face.innerHTML = laying.length ? laying.map((c, k) => cardSvg(c, "laying")).join("")
-    : s.face >= 0 ? cardSvg(s.face) : '<span class="empty">none</span>';
-  face.className = laying.length ? "group" : "";
-  document.getElementById("face-text").textContent = laying.length
-    ? (s.laying_mine ? "your meld, not played yet" : "being melded by the bot") : s.face_text || "";
-  const dead = s.dead || [];
-  document.getElementById("dead").innerHTML = dead.map(c => cardSvg(c, "small")).join("") || EMPTY;
-  document.getElementById("dead").dataset.cards = namesOf(dead);
-  document.getElementById("dead-count").textContent = `dead pile (${dead.length})`;
-  // you
-  document.getElementById("my-meld").innerHTML = groupsHtml(s.meld || []);
-  const hand = document.getElementById("hand");
-  hand.dataset.cards = namesOf(s.hand || []);
-  let hint = "";
-  hand.innerHTML = (s.hand || []).map(c => {
-    const name = cardName(c);
-    let move = "";
-    if (mine && legal.has("meld " + name)) { move = "meld " + name; hint = "click a card to lay it with the others"; }
-    else if (mine && legal.has("discard " + name)) { move = "discard " + name; hint = "click a card to discard it"; }
-    return move ? cardSvg(c, "playable", `data-move="${move}" role="button" aria-label="${move}"`) : cardSvg(c);
-  }).join("") || EMPTY;
-  document.getElementById("hand-hint").textContent = hint;
-  document.getElementById("my-name").textContent = `you${s.to_move === me && !over ? " (to move)" : ""}`;
-  // buttons: only the legal moves are enabled
-  for (const b of document.querySelectorAll(".buttons button[data-move]")) {
-    const ok = mine && (b.dataset.move === "back" ? !!s.back : legal.has(b.dataset.move));
-    b.disabled = !ok;
-    b.hidden = (b.dataset.move === "force" || b.dataset.move === "no force") && !legal.has(b.dataset.move);
-    if (b.dataset.move === "back") b.title = s.back || "nothing to take back";
-  }
-  document.getElementById("resign").disabled = over;
-  document.getElementById("new").hidden = !over;
-  // what happens
-  const status = document.getElementById("status");
-  status.dataset.status = s.status;
-  status.dataset.version = s.version;
-  let text = "";
-  if (over) {
-    text = `<div class="result" id="result">${esc(s.result || "game over")}</div>`;
-    if (s.saved) text += `<div>${esc(s.saved)}</div>`;
-    if (s.played) text += `<div><a href="replay#game=${s.played - 1}" target="_blank">watch the replay</a></div>`;
-  } else if (s.status === "your-move") {
-    text = `<div><b>your move</b> (move ${s.move + 1})</div><div>${esc(s.question || "")}</div>`;
-  } else {
-    text = `<div>${esc(s.bot)} is thinking...</div>`;
-  }
-  if (s.error) text += `<div class="error">${esc(s.error)}</div>`;
-  status.innerHTML = text;
-  const log = document.getElementById("log");
-  const lines = s.log || [];
-  log.innerHTML = lines.map(l => {
-    const cls = (l.seat === me ? "you" : "bot") + (l.text.startsWith("(") ? " note" : "");
-    return `<li class="${cls}">${esc(l.text)}</li>`;
-  }).join("");
-  log.scrollTop = log.scrollHeight;
-}
-async function send(move) {
-  if (busy || !snap || snap.status !== "your-move") return;
-  busy = true;
-  render(snap);  // everything disabled while the move travels
-  try { const s = await api("api/move", {move, version: snap.version}); busy = false; render(s); }
-  catch (e) { busy = false; render(snap); }
-}
-document.addEventListener("click", e => {
-  const el = e.target.closest("[data-move]");
-  if (el && !el.disabled) send(el.dataset.move);
-});
-document.getElementById("resign").onclick = async () => {
-  if (confirm("Resign this game?")) render(await api("api/resign", {}));
-};
-document.getElementById("new").onclick = async () => { snap = null; render(await api("api/new", {})); };
-async function poll() {
-  for (;;) {
-    try { render(await api(`api/state?game=${snap ? snap.game : -1}&after=${snap ? snap.version : 0}`)); }
-    catch (e) { await new Promise(r => setTimeout(r, 1000)); }
-  }
-}
-api("api/state").then(render).then(poll);
-"""
-
-
 def play_page(token: str) -> str:
-    """The play page (self-contained: inline styles, script and SVG cards)."""
-    buttons = "".join(
-        f'<button data-move="{m}" disabled>{label}</button>'
-        for m, label in (
-            ("take", "take"),
-            ("refuse", "refuse"),
-            ("finish", "finish meld"),
-            ("back", "&#x21B6; back"),
-            ("force", "force"),
-            ("no force", "no force"),
-        )
-    )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            "<title>Conquian: play</title>",
-            '<link rel="icon" href="data:,">',
-            f"<style>{CARD_CSS}{_PLAY_CSS}</style></head><body>",
-            SUIT_SYMBOLS,
-            '<header><h1>Conquian</h1><span id="title"></span>',
-            '<button id="resign" title="give the game up">resign</button>',
-            '<button id="new" hidden>new game</button></header>',
-            '<main><section class="felt">',
-            '<div class="seat"><div class="who" id="opp-name"></div><div class="row">',
-            '<div class="hand small" id="opp-hand"></div><div class="meld" id="opp-meld"></div></div></div>',
-            '<div class="middle">',
-            '<div class="spot"><div id="stock"></div><div class="label" id="stock-count"></div></div>',
-            '<div class="spot laying-zone"><div id="face"></div><div class="label">face-up card</div></div>',
-            '<div class="caption" id="face-text"></div>',
-            '<div class="spot"><div id="dead" class="pile small"></div><div class="label" id="dead-count"></div></div>',
-            "</div>",
-            '<div class="seat"><div class="who" id="my-name">you</div>',
-            '<div class="label">your meld</div><div class="meld" id="my-meld"></div>',
-            '<div class="label">your hand</div><div class="hand" id="hand"></div>',
-            '<div class="hand-hint" id="hand-hint"></div></div>',
-            "</section><aside>",
-            '<div id="status" aria-live="polite"></div>',
-            f'<div class="buttons">{buttons}</div>',
-            '<ol id="log"></ol>',
-            "</aside></main>",
-            f'<script type="application/json" id="token">{json_for_script(token)}</script>',
-            f"<script>{CARD_JS}{_PLAY_JS}</script>",
-            "</body></html>",
-        ]
-    )
+    """The play page (self-contained: the assets ``play.html``, ``play.css``, ``play.js`` and
+    the cards, inline), with the page's ``token``."""
+    return page("play.html", token=json_for_script(token))
 
 
-__all__ = ["DEFAULT_SAVE", "PlayServer", "WebGame", "WebHumanAgent", "create_app", "main", "make_http_server"]
+__all__ = [
+    "DEFAULT_SAVE",
+    "PlayServer",
+    "WebGame",
+    "WebHumanAgent",
+    "create_app",
+    "make_http_server",
+    "play_page",
+    "serve",
+]

@@ -739,3 +739,19 @@ def test_one_seed_derivation_checks_its_words():
     for bad, error in [(-1, ValueError), (True, TypeError), (1.0, TypeError), ("3", TypeError)]:
         with pytest.raises(error, match="derive_seed words"):
             derive_seed(0, bad)
+
+
+def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
+    # the local runner and the Ray task's body (called here without Ray) play the same games
+    from conquian_arena import ray_runner, worker
+
+    specs = ["greedy", "random"]
+    run_tournament(specs, games=4, seed=9, out=tmp_path, jobs=1, **QUICK)
+    config = tournament.make_config(TournamentConfig(specs=specs, games=4, seed=9))
+    spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
+    tasks = tournament.make_schedule(config)
+    assert tournament.Task is worker.Task and tournament.play_task is worker.play_task
+    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), config["forcing"]) for t in tasks]
+    worker.setup(spec_of, tournament.bot_seeds(config), config["forcing"])
+    local = [worker.play_task(t) for t in tasks]
+    assert without_timing(local) == without_timing(on_ray) == without_timing(read_games(tmp_path))

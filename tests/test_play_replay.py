@@ -13,7 +13,7 @@ import pytest
 
 from agents import make_agent
 from agents.base import Agent, Resign
-from conquian_arena import play, replay
+from conquian_arena import human_game, play, replay
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import RecordedGame, replay_states
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
@@ -410,7 +410,7 @@ def test_a_bot_that_gives_up_loses_by_quit_in_the_front_end(tmp_path, monkeypatc
         def act(self, observation, action_mask, view):
             raise Resign("no thanks")
 
-    monkeypatch.setattr(play, "make_agent", lambda spec, seed=None: Quitter())
+    monkeypatch.setattr(human_game, "make_agent", lambda spec, seed=None: Quitter())
     out = Output()
     rc = play.main(["--opponent", "x", "--seed", "1", "--first", "bot"], input_fn=Script(), output=out)
     assert rc == play.EXIT_OK and "the bot gave up (no thanks): you win" in out.text
@@ -492,3 +492,124 @@ def test_a_deeply_nested_line_is_skipped_by_the_viewer(tmp_path, records):
     rc, out, err = _run_replay([str(path), "--list"])
     assert rc == 0 and "line 1: corrupt, skipped (nested too deeply)" in err
     assert len(out.splitlines()) == 2
+
+
+# --------------------------------------------------------------------------- the arena's own shape
+ARENA = Path(play.__file__).resolve().parent
+
+
+def _arena_imports() -> dict[str, list[tuple[str, str]]]:
+    """Each conquian_arena module's imports of conquian_arena modules, lazy ones included:
+    ``{module: [(imported module, name taken or "")]}``, from the source (nothing is run)."""
+    import ast
+
+    modules = {path.stem for path in ARENA.glob("*.py")}
+    found: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted(ARENA.glob("*.py")):
+        edges = found.setdefault(path.stem, [])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level == 1 or base == "conquian_arena" or base.startswith("conquian_arena."):
+                    base = base.removeprefix("conquian_arena").lstrip(".") if node.level == 0 else base
+                    for alias in node.names:
+                        if not base and alias.name in modules:  # from . import worker
+                            edges.append((alias.name, ""))
+                        elif base:  # from .worker import play_task
+                            edges.append((base.split(".")[0], alias.name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("conquian_arena."):
+                        edges.append((alias.name.split(".")[1], ""))
+    return found
+
+
+def test_the_arena_modules_import_each_other_without_a_circle():
+    # before: pages -> play -> webplay -> pages, and ray_runner <-> tournament
+    graph = {m: sorted({target for target, _ in edges} - {"__init__"}) for m, edges in _arena_imports().items()}
+    graph.pop("__init__")
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("an import circle: " + " -> ".join([*path[path.index(module) :], module]))
+        if module in done:
+            return
+        for target in graph.get(module, []):
+            visit(target, [*path, module])
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
+    # the layers: the person's pieces below the front ends, one worker below both tournament runners
+    assert "play" not in graph["pages"] and "play" not in graph["replay"] and "play" not in graph["webplay"]
+    assert {"narration", "human", "human_game"} <= set(graph["webplay"]) & set(graph["play"])
+    assert "worker" in graph["tournament"] and "worker" in graph["ray_runner"]
+    assert "tournament" not in graph["ray_runner"]
+
+
+def test_no_arena_module_takes_a_private_name_of_another():
+    # before: webplay imported play's _source_text and _tell_forfeit; ray_runner used
+    # tournament._WORKER and tournament._init_worker
+    import ast
+
+    private = [
+        f"{module} imports {target}.{name}"
+        for module, edges in _arena_imports().items()
+        for target, name in edges
+        if name.startswith("_") and not name.startswith("__")
+    ]
+    for path in sorted(ARENA.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module
+            for alias in node.names
+        }
+        private += [
+            f"{path.stem} uses {node.value.id}.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ]
+    assert private == []
+
+
+def test_the_page_assets_are_package_data_and_every_page_finds_its_own():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    from conquian_arena import pages
+
+    patterns = tomllib.loads((ARENA.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    files = sorted(p.name for p in (ARENA / "assets").iterdir())
+    assert files and all(any(Path(f"assets/{f}").match(p) for p in patterns["conquian_arena"]) for f in files)
+    for template in ("replay.html", "play.html"):
+        for name in re.findall(r"\{\{> ([^}]+)\}\}", pages.asset(template)):
+            assert name in files, (template, name)
+    with pytest.raises(ValueError, match="plain file name"):
+        pages.asset("../pages.py")
+    with pytest.raises(ValueError, match="missing \\['token'\\]"):
+        pages.page("play.html")
+    # a value is put in as it is, and not read again for fields
+    assert '<script type="application/json" id="token">{{title}}</script>' in pages.page("play.html", token="{{title}}")
+
+
+def test_a_bad_seed_is_a_clear_error_not_a_traceback():
+    # before: --seed -1 escaped as numpy's ValueError from deep in the deal (with greedy), or
+    # was blamed on the bot ("cannot build the bot 'random'")
+    for bot in ("greedy", "random"):
+        out = Output()
+        assert play.main(["--opponent", bot, "--seed", "-1"], input_fn=Script(), output=out) == play.EXIT_USAGE
+        assert out.text.strip() == "the seed must be a non-negative integer, got -1"
+
+
+def test_play_save_makes_the_folder_of_its_file(tmp_path):
+    # as --web always did: a --save path in a folder not made yet is made, not refused
+    saved = tmp_path / "new" / "folder" / "games.jsonl"
+    rc = play.main(
+        ["--opponent", "random", "--seed", "2", "--save", str(saved)], input_fn=Script(["quit"]), output=Output()
+    )
+    assert rc == play.EXIT_OK and json.loads(saved.read_text())["failure"]["kind"] == "quit"

@@ -22,7 +22,7 @@ import pytest
 from agents import make_agent
 from conquian_arena import replay
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_arena.play import describe_move
+from conquian_arena.narration import describe_move
 from conquian_arena.record import RecordedGame, load_records, replay_states, result_problem
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.seeding import derive_seed

@@ -1,0 +1,108 @@
+"""A tournament's worker: the bots of one process and the one game a scheduled task plays.
+
+Both tournament runners play their games here: the local one (:mod:`conquian_arena.tournament`,
+in this process or in a pool of worker processes) and the Ray one
+(:mod:`conquian_arena.ray_runner`, in Ray's worker processes).  A process is set up once
+per tournament (:func:`setup`, or :func:`setup_pool_process` as a pool's initializer, or
+:func:`ensure_setup`, which keeps bots already built for the same tournament); after that
+:func:`play_task` plays one :class:`Task` and returns its ``games.jsonl`` line.  Each bot
+is built once per process, the first time its label plays, and re-seeded by the game loop
+before every game, so a game depends only on its task, whichever process plays it.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any, NamedTuple
+
+from agents.base import Agent
+from agents.registry import make_agent
+
+from .match import deal_for_seed, play_game
+
+#: the schedule's fields of a games.jsonl line; the rest are GameRecord's (and winner_label)
+SCHEDULE_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "game_seed")
+
+
+class Task(NamedTuple):
+    """One game of the schedule.  ``key`` identifies it in games.jsonl (for resuming)."""
+
+    index: int
+    pair: tuple[str, str]  # labels (A, B) as the pair is listed
+    deal: int
+    swap: int  # 0: A in seat 0 (plays first); 1: B in seat 0
+    seats: tuple[str, str]  # labels per seat
+    specs: tuple[str, str]  # specs per seat
+    deal_seed: int
+    game_seed: int
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.pair[0], self.pair[1], self.deal, self.swap)
+
+
+def schedule_fields(task: Task) -> dict[str, Any]:
+    """The schedule's part of a games.jsonl line (:data:`SCHEDULE_KEYS`), as JSON values."""
+    return {
+        "index": task.index,
+        "pair": list(task.pair),
+        "deal": task.deal,
+        "swap": task.swap,
+        "seats": list(task.seats),
+        "specs": list(task.specs),
+        "deal_seed": task.deal_seed,
+        "game_seed": task.game_seed,
+    }
+
+
+class _Process:
+    """What this process knows of the tournament it plays: the bots' specs and seeds by
+    label, the variant, and the bots built so far."""
+
+    def __init__(self, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool):
+        self.setup = (spec_of, bot_seed_of, forcing)
+        self.spec_of, self.bot_seed_of, self.forcing = spec_of, bot_seed_of, forcing
+        self.bots: dict[str, Agent] = {}
+
+    def bot(self, label: str) -> Agent:
+        if label not in self.bots:
+            self.bots[label] = make_agent(self.spec_of[label], self.bot_seed_of[label])
+        return self.bots[label]
+
+
+_process: _Process | None = None
+
+
+def setup(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+    """Set this process up for a tournament: bots by label (``spec_of``), built lazily with
+    the seeds ``bot_seed_of``, playing the forcing variant or not.  Bots built before are dropped."""
+    global _process
+    _process = _Process(spec_of, bot_seed_of, forcing)
+
+
+def setup_pool_process(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+    """:func:`setup` as a process pool's initializer: Ctrl-C is left to the main process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    setup(spec_of, bot_seed_of, forcing)
+
+
+def ensure_setup(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+    """:func:`setup`, unless this process is set up for that same tournament already (its bots are kept)."""
+    if _process is None or _process.setup != (spec_of, bot_seed_of, forcing):
+        setup(spec_of, bot_seed_of, forcing)
+
+
+def play_task(task: Task) -> dict[str, Any]:
+    """Play one scheduled game in this process (set up first) and return its games.jsonl object."""
+    if _process is None:
+        raise RuntimeError("this process is not set up for a tournament: call conquian_arena.worker.setup first")
+    hands, stock = deal_for_seed(task.deal_seed)
+    agents = [_process.bot(task.seats[0]), _process.bot(task.seats[1])]
+    record = play_game(agents, hands=hands, stock=stock, first=0, forcing=_process.forcing, seed=task.game_seed)
+    line = schedule_fields(task)
+    line.update(record.to_dict())
+    line["winner_label"] = None if record.winner is None else task.seats[record.winner]
+    return line
+
+
+__all__ = ["SCHEDULE_KEYS", "Task", "ensure_setup", "play_task", "schedule_fields", "setup", "setup_pool_process"]
