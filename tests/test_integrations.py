@@ -459,7 +459,80 @@ def test_example_tianshou_dqn_script():
 # ---------------------------------------------------------------- AgileRL
 
 
+def _agilerl_games(games: int, assign) -> tuple[dict, dict]:
+    """Random legal self-play games; ``assign(memory)`` returns (observe, act) callbacks that
+    fill an AgileRL ReplayBuffer.  Returns (rewards credited per seat, real results per seat)."""
+    from agilerl.components.replay_buffer import ReplayBuffer
+
+    import conquian_env
+
+    env = conquian_env.env()
+    memory = ReplayBuffer(max_size=100_000)
+    observe, act, owner = assign(memory)
+    real = {"player_0": 0.0, "player_1": 0.0}
+    rng = np.random.default_rng(0)
+    for g in range(games):
+        env.reset(seed=g, options={"first": g % 2})
+        for seat in env.agent_iter():
+            obs, reward, termination, truncation, _ = env.last()
+            observe(seat, obs, reward, termination or truncation)
+            if termination or truncation:
+                real[seat] += float(reward)
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            act(seat, obs, action)
+            env.step(action)
+    return owner(memory), real
+
+
+def test_agilerl_seat_transitions_credit_each_seat_its_results():
+    pytest.importorskip("agilerl")
+    from conquian_env.integrations.agilerl import SeatTransitions
+
+    holder = {}
+
+    def assign(memory):
+        seats = holder["seats"] = SeatTransitions(memory)
+        return seats.observe, seats.act, lambda mem: dict(seats.per_seat)
+
+    credited, real = _agilerl_games(12, assign)
+    assert credited == real and any(real.values())
+    seats = holder["seats"]
+    assert len(seats.memory) == seats.transitions > 12 * 20
+    batch = seats.memory.sample(8)
+    assert batch["obs"].shape == (8, 456) and batch["obs"].dtype == torch_float32()
+    assert batch["action"].shape == (8, 1) and batch["done"].shape == (8, 1)
+    with pytest.raises(TypeError, match="add"):
+        SeatTransitions(object())
+
+
+def torch_float32():
+    import torch
+
+    return torch.float32
+
+
+def test_agilerl_masked_action_is_legal():
+    pytest.importorskip("agilerl")
+    import conquian_env
+    from conquian_env.integrations.agilerl import masked_action
+
+    class Greedy:  # any object with AgileRL's get_action(obs, epsilon, action_mask=...) contract
+        def get_action(self, obs, epsilon, action_mask):
+            assert obs.shape == (1, 456) and action_mask.shape == (1, 85)
+            return np.array([int(np.flatnonzero(action_mask[0])[-1])])
+
+    env = conquian_env.env()
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][masked_action(Greedy(), obs)]
+    with pytest.raises(ValueError, match="no legal action"):
+        masked_action(Greedy(), {"observation": obs["observation"], "action_mask": np.zeros(85, np.int8)})
+
+
 def test_example_agilerl_dqn():
     pytest.importorskip("agilerl")
     stats = _example("agilerl_dqn").main(steps=300, verbose=False)
     assert stats["decisions"] >= 300 and stats["illegal"] == 0 and stats["learn_calls"] > 0
+    assert stats["transitions"] > 0
