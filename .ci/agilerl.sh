@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AgileRL's example (examples/agilerl_dqn.py) in a venv of its own: agilerl pins
+# AgileRL: conquian_env.integrations.agilerl and its example (examples/agilerl_dqn.py) in a venv of its own: agilerl pins
 # pettingzoo<1.27, which the main venv must not get.  The venv sees the main .venv's
 # packages (torch, numpy, this project) through a .pth file, so pip adds only agilerl, its
 # own dependencies and the older pettingzoo.  An install that fails (no network, a

@@ -3,6 +3,7 @@
 >>> import conquian_env
 >>> env = conquian_env.env()
 >>> env.reset(seed=0)
+>>> par = conquian_env.parallel_env()     # the same game as a PettingZoo ParallelEnv
 
 The single-agent (Gymnasium) view, one seat against a bot, for SB3 / MaskablePPO::
 
@@ -19,14 +20,15 @@ single-agent view), :mod:`~conquian_env.transitions` (per-seat transitions).  Im
 only when used: :mod:`~conquian_env.vector` (the batched engine, numba),
 :mod:`~conquian_env.vector_env` (Gymnasium vector env over it), :mod:`~conquian_env.sb3`
 (its SB3 ``VecEnv`` and self-play), :mod:`~conquian_env.image` (rgb_array, Pillow),
-:mod:`~conquian_env.integrations.rllib` (RLlib).  Bots are in the ``agents`` package, games
+:mod:`~conquian_env.integrations.rllib` (RLlib), :mod:`~conquian_env.integrations.tianshou`
+(Tianshou), :mod:`~conquian_env.integrations.agilerl` (AgileRL).  Bots are in the ``agents`` package, games
 between them and people in ``conquian_arena``; both build on this one.
 """
 
 from __future__ import annotations
 
 from . import actions, cards, game, melds, observation
-from .env import env, raw_env
+from .env import env, parallel_env, raw_env
 from .game import GameState, IllegalActionError, new_game
 
 __version__ = "0.1.0"
@@ -41,6 +43,7 @@ __all__ = [
     "melds",
     "new_game",
     "observation",
+    "parallel_env",
     "raw_env",
 ]
 

@@ -1,7 +1,8 @@
 """Conquian as a two-agent PettingZoo AEC environment.
 
 =====================  ==========================================================
-Creation               ``conquian_env.env()`` or ``pettingzoo.make("aec", "Conquian-v0")``
+Creation               ``conquian_env.env()`` or ``pettingzoo.make("aec", "Conquian-v0")``;
+                       ``conquian_env.parallel_env()``: the same game as a ``ParallelEnv``
 Agents                 ``["player_0", "player_1"]``; ``player_0`` plays first unless
                        ``reset(options={"first": 1})``
 Actions                ``Discrete(85)`` (table in :mod:`conquian_env.actions`)
@@ -46,8 +47,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
@@ -57,11 +59,27 @@ from .render import render_text
 AGENTS = ("player_0", "player_1")
 _ILLEGAL_MODES = ("penalize", "raise")
 _RESET_OPTIONS = ("hands", "stock", "first")
+#: the option PettingZoo's ``api_test`` and ``parallel_api_test`` pass to check that reset takes
+#: options: accepted without a warning (any other unknown option still warns)
+_PETTINGZOO_TEST_OPTION = ("options", 1)
 
 
 def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped PettingZoo-classic style (order enforcing)."""
     return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> ParallelEnv:
+    """The same game as a PettingZoo ``ParallelEnv`` (PettingZoo's turn-based conversion).
+
+    Every step takes an action for each live agent, but only the action of the agent to move
+    is played (the other's is not used: pass anything in its action space, e.g. 0); every
+    step observes both agents, and the one not to move has an all-zero mask.  A Conquian
+    turn is several decisions, so the same agent is often to move several steps in a row:
+    read ``observations[agent]["action_mask"]`` to see who is.  Takes the options of
+    :func:`env`.
+    """
+    return turn_based_aec_to_parallel(env(**kwargs))
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
@@ -136,6 +154,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         elif not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict (keys {list(_RESET_OPTIONS)}) or None, got {options!r}")
         unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        key, value = _PETTINGZOO_TEST_OPTION
+        if key in unknown and type(options[key]) is int and options[key] == value:
+            unknown.remove(key)
         if unknown:
             # a warning, not an error: generic tools (pettingzoo's api_test) pass their own options
             warnings.warn(f"reset() ignores unknown option(s) {unknown}; known: {list(_RESET_OPTIONS)}", stacklevel=2)

@@ -3,14 +3,10 @@
 Run: ``python examples/agilerl_dqn.py --steps 20000`` (needs ``pip install agilerl``; AgileRL
 pins ``pettingzoo<1.27``, which conquian-env admits down to 1.25).
 
-AgileRL's own two-player tutorial (Connect Four) assumes strictly alternating turns: it
-pairs an observation with the other player's next one and gives the final reward to the
-last mover.  A Conquian turn is several decisions and the result reaches both players at
-once, so this loop takes its transitions from
-:class:`conquian_env.transitions.TransitionRecorder`: each seat's transition runs from one
-of its decisions to its own next observation, and the last one of each seat carries that
-seat's result.  AgileRL's ``DQN.get_action`` takes the legal-action mask; its learning
-target does not mask the next state (an AgileRL limitation, as in its tutorial).
+AgileRL's two-player tutorial loop, with its transition bookkeeping (which assumes
+alternating turns) replaced by :class:`conquian_env.integrations.agilerl.SeatTransitions`:
+each seat's transition runs from one of its decisions to its own next observation, and the
+last one of each seat carries that seat's result.
 """
 
 from __future__ import annotations
@@ -27,12 +23,11 @@ def main(steps: int = 300, seed: int = 0, batch_size: int = 64, learn_every: int
     from agilerl.algorithms.dqn import DQN
     from agilerl.components.replay_buffer import ReplayBuffer
     from gymnasium import spaces
-    from tensordict import TensorDict
 
     import conquian_env
     from conquian_env.actions import NUM_ACTIONS
+    from conquian_env.integrations.agilerl import SeatTransitions, masked_action
     from conquian_env.observation import OBS_SIZE
-    from conquian_env.transitions import TransitionRecorder
 
     torch.set_num_threads(1)  # one thread per process: many times faster on small machines
     torch.manual_seed(seed)
@@ -51,50 +46,33 @@ def main(steps: int = 300, seed: int = 0, batch_size: int = 64, learn_every: int
     rng = np.random.default_rng(seed)
     epsilon = 0.2
 
-    decisions = transitions = games = illegal = learn_calls = 0
+    seats = SeatTransitions(memory)
+    decisions = games = illegal = learn_calls = 0
     results: list[float] = []
     start = time.perf_counter()
     while decisions < steps:
         env.reset(seed=int(rng.integers(2**31)))
-        recorder = TransitionRecorder()
         for seat in env.agent_iter():
             obs, reward, termination, truncation, info = env.last()
-            for t in recorder.observe(seat, obs, reward, termination or truncation):
-                memory.add(
-                    TensorDict(
-                        {
-                            "obs": torch.as_tensor(t.obs[None], dtype=torch.float32),
-                            "action": torch.tensor([[t.action]]),
-                            "reward": torch.tensor([[t.reward]], dtype=torch.float32),
-                            "next_obs": torch.as_tensor(t.next_obs[None], dtype=torch.float32),
-                            "done": torch.tensor([[float(t.done)]]),
-                        },
-                        batch_size=[1],
-                    )
-                )
-                transitions += 1
+            seats.observe(seat, obs, reward, termination or truncation)
             if termination or truncation:
                 if seat == "player_0":
                     results.append(float(reward))
                 action = None
             else:
-                mask = obs["action_mask"]
-                act = agent.get_action(
-                    obs["observation"][None].astype(np.float32), epsilon=epsilon, action_mask=mask[None]
-                )
-                action = int(np.asarray(act).reshape(-1)[0])
-                illegal += int(not mask[action])
+                action = masked_action(agent, obs, epsilon)
+                illegal += int(not obs["action_mask"][action])
                 decisions += 1
                 if decisions % learn_every == 0 and len(memory) >= batch_size:
                     agent.learn(memory.sample(batch_size))
                     learn_calls += 1
-            recorder.act(seat, obs, action)
+            seats.act(seat, obs, action)
             env.step(action)
         games += 1
     elapsed = time.perf_counter() - start
     stats = {
         "decisions": decisions,
-        "transitions": transitions,
+        "transitions": seats.transitions,
         "games": games,
         "learn_calls": learn_calls,
         "illegal": illegal,

@@ -1,8 +1,10 @@
 """The PettingZoo AEC environment: PettingZoo's own checks and the adapter's promises.
 
 PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` run on ``conquian_env.env``
-with and without the forcing variant.  (``max_cycles_test`` does not apply: Conquian has
-no ``max_cycles`` option and no parallel version; every game ends by the rules.)
+with and without the forcing variant, ``parallel_api_test`` on ``conquian_env.parallel_env``
+(PettingZoo's turn-based conversion), without the unknown-option warning for PettingZoo's own
+test option.  (``max_cycles_test`` does not apply: Conquian has no ``max_cycles`` option;
+every game ends by the rules.)
 
 Also checked: the ``Conquian-v0`` registry entry; the spaces; ``observe`` for both agents
 at any time, including the real final observation after the end; zero masks for the
@@ -29,7 +31,7 @@ import numpy as np
 import pettingzoo
 import pytest
 from gymnasium import spaces
-from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 from pettingzoo.utils.env_logger import EnvLogger
 
 import conquian_env
@@ -416,6 +418,58 @@ def test_unknown_reset_option_warns():
     env = conquian_env.env()
     with pytest.warns(UserWarning, match="unknown option"):
         env.reset(seed=0, options={"colour": "red"})
+    # the key PettingZoo's tests use, with any other value (a nested options dict is a mistake)
+    for value in (2, True, "1", {"first": 1}):
+        with pytest.warns(UserWarning, match=r"unknown option\(s\) \['options'\]"):
+            env.reset(seed=0, options={"options": value})
+
+
+def _unknown_option_warnings(run) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if "unknown option" in str(w.message)]
+
+
+def test_pettingzoo_test_option_does_not_warn():
+    """api_test and parallel_api_test pass reset(options={"options": 1}): no warning for it."""
+    assert _unknown_option_warnings(lambda: conquian_env.env().reset(seed=0, options={"options": 1})) == []
+    assert _unknown_option_warnings(lambda: api_test(conquian_env.env(), num_cycles=50)) == []
+    assert _unknown_option_warnings(lambda: parallel_api_test(conquian_env.parallel_env(), num_cycles=50)) == []
+    # together with a real option, the real one is used
+    env = conquian_env.env()
+    assert _unknown_option_warnings(lambda: env.reset(seed=0, options={"options": 1, "first": 1})) == []
+    assert env.agent_selection == "player_1"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("forcing", [False, True])
+def test_parallel_env_passes_parallel_api_test(forcing):
+    par = conquian_env.parallel_env(forcing=forcing)
+    assert isinstance(par, pettingzoo.ParallelEnv)
+    parallel_api_test(par, num_cycles=1000)
+
+
+def test_parallel_env_plays_the_same_games_as_the_aec_env():
+    """Only the mover's action is played; the other agent's mask is all zero; at the end both
+    agents get their result and are terminated, as in the AEC env with the same seed."""
+    for seed in range(4):
+        par = conquian_env.parallel_env(illegal_action="raise")
+        aec = conquian_env.env(illegal_action="raise")
+        obs, _ = par.reset(seed=seed)
+        aec.reset(seed=seed)
+        rng = random.Random(seed)
+        while par.agents:
+            movers = [a for a in par.agents if obs[a]["action_mask"].any()]
+            assert movers == [aec.agent_selection]
+            for a in par.agents:
+                np.testing.assert_array_equal(obs[a]["observation"], aec.observe(a)["observation"])
+            action = _pick(obs[movers[0]]["action_mask"], rng)
+            aec.step(action)
+            obs, rewards, terms, truncs, _ = par.step({a: action if a == movers[0] else 0 for a in par.agents})
+            assert not any(truncs.values())
+        assert rewards == aec.rewards and sorted(rewards.values()) in ([-1, 1], [0, 0])
+        assert all(terms.values())
 
 
 @pytest.mark.parametrize(

@@ -342,11 +342,110 @@ def test_example_rllib_selfplay_script(tmp_path):
 # ---------------------------------------------------------------- Tianshou
 
 
-def test_example_tianshou_dqn():
+def _tianshou_credit(make_env, episodes: int, seed: int = 0) -> dict:
+    """Tianshou's PettingZoo recipe (Collector, MultiAgentOffPolicyAlgorithm, random masked
+    players) on make_env: per seat, the rewards its rows got (as the dispatcher credits them)
+    and its real results (from the winner in the numeric infos of the episodes' last rows)."""
+    from tianshou.algorithm.multiagent.marl import MultiAgentOffPolicyAlgorithm
+    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+
+    env = make_env()
+    algo = MultiAgentOffPolicyAlgorithm(
+        algorithms=[MARLRandomDiscreteMaskedOffPolicyAlgorithm(env.action_space) for _ in range(2)], env=env
+    )
+    envs = DummyVectorEnv([make_env, make_env])
+    envs.seed([seed, seed + 1])
+    buffer = VectorReplayBuffer(100_000, 2)
+    collector = Collector(algo, envs, buffer)
+    collector.reset()
+    np.random.seed(seed)  # the random players draw from numpy's global generator
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Tianshou's note on 2-d returns
+        collector.collect(n_episode=episodes)
+    rows = buffer[np.sort(buffer.sample_indices(0))]
+    ids = rows.obs.agent_id
+    winners = rows.info.winner[rows.terminated]
+    out = {"terminated": int(rows.terminated.sum()), "rows": rows}
+    for i, seat in enumerate(("player_0", "player_1")):
+        out[seat] = {
+            "credited": float(rows.rew[ids == seat][:, i].sum()),
+            "real": float(sum(0 if w < 0 else (1 if w == i else -1) for w in winners)),
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def tianshou():
     pytest.importorskip("tianshou")
+    from conquian_env.integrations import tianshou
+
+    return tianshou
+
+
+@pytest.mark.slow  # ~30 s: Tianshou's wrapper hands its masks over as lists
+def test_tianshou_plain_wrapper_credits_the_wrong_seat(tianshou):
+    """The check below is able to fail: Tianshou's own PettingZooEnv credits the last mover only."""
+    from tianshou.env import PettingZooEnv
+
+    import conquian_env
+
+    got = _tianshou_credit(lambda: PettingZooEnv(conquian_env.env(numeric_infos=True)), episodes=10)
+    assert any(got[s]["credited"] != got[s]["real"] for s in ("player_0", "player_1"))
+
+
+def test_tianshou_env_credits_each_seat_its_results(tianshou):
+    got = _tianshou_credit(tianshou.ConquianTianshouEnv, episodes=10)
+    assert got["terminated"] >= 10
+    for seat in ("player_0", "player_1"):
+        assert got[seat]["credited"] == got[seat]["real"], (seat, got[seat])
+    rows = got["rows"]
+    # a row's reward is its own seat's, and only the last row of each seat in a game has one
+    ids = rows.obs.agent_id
+    own = rows.rew[np.arange(len(ids)), (ids == "player_1").astype(int)]
+    np.testing.assert_array_equal(rows.rew.sum(axis=1), own)
+    assert np.count_nonzero(own) <= 2 * got["terminated"]
+    # the closing rows (no legal action) are the terminated ones; infos are numeric everywhere
+    np.testing.assert_array_equal(~rows.obs.mask.any(axis=1), rows.terminated)
+    assert set(rows.info.keys()) >= {"game_over", "result", "winner", "moves", "illegal_action"}
+    assert rows.info.illegal_action.sum() == 0 and len(set(ids)) == 2
+
+
+def test_tianshou_env_game_and_errors(tianshou):
+    import conquian_env
+
+    env = tianshou.ConquianTianshouEnv(first=1, illegal_action="raise")
+    obs, info = env.reset(seed=3)
+    assert obs["agent_id"] == "player_1" and obs["mask"].dtype == bool and info["game_over"] == 0
+    aec = conquian_env.env()
+    aec.reset(seed=3, options={"first": 1})
+    rng = np.random.default_rng(0)
+    credited = {"player_0": 0.0, "player_1": 0.0}
+    terminated = False
+    while not terminated:
+        seat = obs["agent_id"]
+        if obs["mask"].any():
+            assert seat == aec.agent_selection
+            np.testing.assert_array_equal(obs["obs"], aec.observe(seat)["observation"])
+            action = int(rng.choice(np.flatnonzero(obs["mask"])))
+            aec.step(action)
+        else:  # the closing step of the seat that did not end the game
+            action = 0
+        obs, rew, terminated, truncated, info = env.step(action)
+        credited[seat] += rew[0 if seat == "player_0" else 1]
+        assert not truncated and set(info) == {"game_over", "result", "winner", "moves", "illegal_action"}
+    assert credited == {a: float(aec.rewards[a]) for a in aec.possible_agents}
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+    with pytest.raises(ValueError, match="first"):
+        tianshou.ConquianTianshouEnv(first=2)
+    assert {tianshou.ConquianTianshouEnv().reset(seed=s)[0]["agent_id"] for s in range(12)} == {"player_0", "player_1"}
+
+
+def test_example_tianshou_dqn(tianshou):
     stats = _example("tianshou_dqn").main(steps=300, verbose=False)
-    assert stats["decisions"] >= 300 and stats["illegal"] == 0
-    assert stats["transitions"] == stats["decisions"] and stats["updates"] > 0
+    assert stats["env_steps"] >= 300 and stats["illegal"] == 0 and stats["updates"] > 0
 
 
 @pytest.mark.slow
@@ -360,7 +459,80 @@ def test_example_tianshou_dqn_script():
 # ---------------------------------------------------------------- AgileRL
 
 
+def _agilerl_games(games: int, assign) -> tuple[dict, dict]:
+    """Random legal self-play games; ``assign(memory)`` returns (observe, act) callbacks that
+    fill an AgileRL ReplayBuffer.  Returns (rewards credited per seat, real results per seat)."""
+    from agilerl.components.replay_buffer import ReplayBuffer
+
+    import conquian_env
+
+    env = conquian_env.env()
+    memory = ReplayBuffer(max_size=100_000)
+    observe, act, owner = assign(memory)
+    real = {"player_0": 0.0, "player_1": 0.0}
+    rng = np.random.default_rng(0)
+    for g in range(games):
+        env.reset(seed=g, options={"first": g % 2})
+        for seat in env.agent_iter():
+            obs, reward, termination, truncation, _ = env.last()
+            observe(seat, obs, reward, termination or truncation)
+            if termination or truncation:
+                real[seat] += float(reward)
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            act(seat, obs, action)
+            env.step(action)
+    return owner(memory), real
+
+
+def test_agilerl_seat_transitions_credit_each_seat_its_results():
+    pytest.importorskip("agilerl")
+    from conquian_env.integrations.agilerl import SeatTransitions
+
+    holder = {}
+
+    def assign(memory):
+        seats = holder["seats"] = SeatTransitions(memory)
+        return seats.observe, seats.act, lambda mem: dict(seats.per_seat)
+
+    credited, real = _agilerl_games(12, assign)
+    assert credited == real and any(real.values())
+    seats = holder["seats"]
+    assert len(seats.memory) == seats.transitions > 12 * 20
+    batch = seats.memory.sample(8)
+    assert batch["obs"].shape == (8, 456) and batch["obs"].dtype == torch_float32()
+    assert batch["action"].shape == (8, 1) and batch["done"].shape == (8, 1)
+    with pytest.raises(TypeError, match="add"):
+        SeatTransitions(object())
+
+
+def torch_float32():
+    import torch
+
+    return torch.float32
+
+
+def test_agilerl_masked_action_is_legal():
+    pytest.importorskip("agilerl")
+    import conquian_env
+    from conquian_env.integrations.agilerl import masked_action
+
+    class Greedy:  # any object with AgileRL's get_action(obs, epsilon, action_mask=...) contract
+        def get_action(self, obs, epsilon, action_mask):
+            assert obs.shape == (1, 456) and action_mask.shape == (1, 85)
+            return np.array([int(np.flatnonzero(action_mask[0])[-1])])
+
+    env = conquian_env.env()
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][masked_action(Greedy(), obs)]
+    with pytest.raises(ValueError, match="no legal action"):
+        masked_action(Greedy(), {"observation": obs["observation"], "action_mask": np.zeros(85, np.int8)})
+
+
 def test_example_agilerl_dqn():
     pytest.importorskip("agilerl")
     stats = _example("agilerl_dqn").main(steps=300, verbose=False)
     assert stats["decisions"] >= 300 and stats["illegal"] == 0 and stats["learn_calls"] > 0
+    assert stats["transitions"] > 0

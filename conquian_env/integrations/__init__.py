@@ -5,9 +5,11 @@
   config and checkpoint loading (needs ``ray[rllib]``).
 * :mod:`conquian_env.integrations.openspiel`: OpenSpiel: registers the Python game
   ``python_conquian`` for ``pyspiel.load_game`` (needs ``open_spiel``).
+* :mod:`conquian_env.integrations.tianshou`: Tianshou 2.x: a ``PettingZooEnv`` for its
+  multi-agent recipe that credits each seat with its own result, numeric infos built in.
+* :mod:`conquian_env.integrations.agilerl`: AgileRL: each seat's transitions of a
+  self-play AEC loop, as the TensorDicts AgileRL's replay buffers take.
 
 Nothing here is imported by ``import conquian_env``: importing this package costs nothing,
-and a library is imported only with the module that adapts it.  Tianshou and AgileRL need
-no adapter: see ``conquian_env.env(numeric_infos=True)`` and
-:mod:`conquian_env.transitions`, and the examples in ``examples/``.
+and a library is imported only with the module that adapts it.  Examples: ``examples/``.
 """
