@@ -15,10 +15,22 @@ in the package (:data:`DEFAULT_MODEL`, made by the recipe in the README).
 Inference does not go through torch: the policy's layers are copied into numpy arrays
 once (:class:`NumpyPolicy`), which is several times faster than ``model.predict`` for
 one observation and lets worker processes play snapshots of a policy without torch.
+
+Loading runs no code from the file (:func:`read_model`): a MaskablePPO ``.zip`` holds
+pickles (its ``data`` JSON has cloudpickled ``":serialized:"`` entries, which SB3's
+``MaskablePPO.load`` unpickles and so runs whatever they hold).  The bot reads only the
+policy's tensors, with ``torch.load(weights_only=True)``, and the plain JSON of the
+metadata; the layer sizes come from the tensors and are checked against the observation
+the bot gives the policy.  Use ``MaskablePPO.load`` only on a file you trust.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +67,13 @@ class NumpyPolicy:
         for _, _, act in self.layers:
             if act not in _ACTIVATIONS:
                 raise ValueError(f"unsupported activation {act!r}; supported: {sorted(_ACTIVATIONS)}")
+        for k, (w, b, _) in enumerate(self.layers):
+            if w.ndim != 2 or b.shape != (w.shape[0],):
+                raise ValueError(f"layer {k}: weight {w.shape} and bias {b.shape} are not (out, in) and (out,)")
+            if k and w.shape[1] != self.layers[k - 1][0].shape[0]:
+                raise ValueError(
+                    f"layer {k} reads {w.shape[1]} inputs; the layer before gives {self.layers[k - 1][0].shape[0]}"
+                )
         if self.layers[-1][0].shape[0] != NUM_ACTIONS:
             raise ValueError(f"the last layer must give {NUM_ACTIONS} action logits, got {self.layers[-1][0].shape[0]}")
 
@@ -138,32 +157,232 @@ class PolicyAgent(Agent):
         return self.policy.act(obs, action_mask, None if self.deterministic else self.rng)
 
 
-def load_policy(path: str | Path) -> NumpyPolicy:
-    """Load a MaskablePPO ``.zip`` and return its actor as a :class:`NumpyPolicy` (clear errors)."""
+#: the activation classes SB3 names in a model's ``policy_kwargs`` (its readable text), by our name
+_SB3_ACTIVATIONS = {
+    "<class 'torch.nn.modules.activation.Tanh'>": "Tanh",
+    "<class 'torch.nn.modules.activation.ReLU'>": "ReLU",
+}
+#: ``policy_kwargs`` that do not change what an MLP actor computes from a flat observation
+_INERT_POLICY_KWARGS = {
+    "net_arch",
+    "activation_fn",
+    "ortho_init",
+    "share_features_extractor",
+    "normalize_images",
+    "optimizer_class",
+    "optimizer_kwargs",
+}
+_FLATTEN = "<class 'stable_baselines3.common.torch_layers.FlattenExtractor'>"
+_HIDDEN = re.compile(r"mlp_extractor\.(policy|value)_net\.(\d+)\.(weight|bias)")
+_HEADS = {"action_net.weight", "action_net.bias", "value_net.weight", "value_net.bias"}
+
+
+@dataclass
+class ModelFile:
+    """The parts of a MaskablePPO ``.zip`` read without unpickling anything.
+
+    ``policy_state``: the policy's tensors (``policy.pth``, through ``torch.load(weights_only=True)``);
+    ``metadata``: the ``data`` JSON as plain JSON (the pickled ``":serialized:"`` entries are
+    never decoded: only the readable text SB3 writes next to them is used); ``activation``:
+    the hidden layers' activation; ``features``: the observation the policy reads;
+    ``layers``: the actor's checked ``(weight, bias, activation)``.
+    """
+
+    path: Path
+    policy_state: dict[str, Any]
+    metadata: dict[str, Any]
+    activation: str
+    features: str
+    layers: list[tuple[np.ndarray, np.ndarray, str]]
+
+    @property
+    def net_arch(self) -> tuple[int, ...]:
+        """The actor's hidden layer sizes."""
+        return tuple(w.shape[0] for w, _, _ in self.layers[:-1])
+
+    def policy(self) -> NumpyPolicy:
+        """The actor as a :class:`NumpyPolicy`."""
+        return NumpyPolicy(self.layers, features=self.features)
+
+    def optimizer_state(self) -> dict[str, Any] | None:
+        """The Adam state (``policy.optimizer.pth``, weights only), or None when the file has none."""
+        with _open_zip(self.path) as zf:
+            if "policy.optimizer.pth" not in zf.namelist():
+                return None
+            return _torch_load(zf, "policy.optimizer.pth", self.path)
+
+
+def _open_zip(file: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, OSError) as err:
+        raise ValueError(f"cannot load {str(file)!r}: not a model .zip ({err})") from err
+
+
+def _torch_load(zf: zipfile.ZipFile, name: str, file: Path) -> Any:
+    try:
+        import torch
+    except ImportError as err:  # torch is part of the 'train' extra
+        raise ValueError("the ppo bot needs torch to read a model file: pip install 'conquian-env[train]'") from err
+    try:
+        return torch.load(io.BytesIO(zf.read(name)), map_location="cpu", weights_only=True)
+    except Exception as err:  # weights_only refuses anything but tensors and plain containers
+        raise ValueError(f"cannot load {str(file)!r}: {name} is not a weights-only state dict ({err})") from err
+
+
+def _readable(entry: Any) -> dict[str, Any] | None:
+    """A ``data`` entry as the plain JSON SB3 writes (for a pickled one: the text beside the pickle)."""
+    return entry if isinstance(entry, dict) else None
+
+
+def _activation(file: Path, metadata: dict[str, Any]) -> str:
+    """The hidden layers' activation named by ``policy_kwargs`` (SB3's default for MLPs: Tanh)."""
+    kwargs = _readable(metadata.get("policy_kwargs", {}))
+    if kwargs is None:
+        raise ValueError(f"model {str(file)!r}: policy_kwargs in its metadata is not a table")
+    unknown = sorted(
+        k
+        for k, v in kwargs.items()
+        if not k.startswith(":")
+        and k not in _INERT_POLICY_KWARGS
+        and not (k == "features_extractor_class" and v == _FLATTEN)
+    )
+    if unknown:
+        raise ValueError(
+            f"model {str(file)!r}: policy_kwargs {unknown} may change what the policy computes; "
+            f"this loader reads MLP policies with the keys {sorted(_INERT_POLICY_KWARGS)} only"
+        )
+    if "activation_fn" not in kwargs:
+        return "Tanh"
+    name = _SB3_ACTIVATIONS.get(str(kwargs["activation_fn"]))
+    if name is None:
+        raise ValueError(
+            f"model {str(file)!r}: activation_fn {kwargs['activation_fn']!r} is not supported; "
+            f"supported: {sorted(_SB3_ACTIVATIONS)}"
+        )
+    return name
+
+
+def _check_spaces(file: Path, metadata: dict[str, Any], inputs: int) -> None:
+    """The metadata's observation and action spaces against the tensors and the game."""
+    obs, act = _readable(metadata.get("observation_space")), _readable(metadata.get("action_space"))
+    if obs is None or act is None:
+        raise ValueError(f"model {str(file)!r}: its metadata has no observation_space / action_space")
+    if "Box" not in str(obs.get(":type:")) or obs.get("_shape") != [inputs]:
+        raise ValueError(
+            f"model {str(file)!r}: its metadata says the observation is {obs.get(':type:')} of shape "
+            f"{obs.get('_shape')}, but its first layer reads {inputs} inputs (a flat Box of that size)"
+        )
+    if (
+        "Discrete" not in str(act.get(":type:"))
+        or str(act.get("n")) != str(NUM_ACTIONS)
+        or str(act.get("start", 0)) != "0"
+    ):
+        raise ValueError(
+            f"model {str(file)!r}: its metadata says the actions are {act.get(':type:')} n={act.get('n')}; "
+            f"a Conquian model has Discrete({NUM_ACTIONS}) actions"
+        )
+
+
+def _actor_layers(file: Path, state: dict[str, Any], activation: str) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """The actor's (weight, bias, activation) from the policy tensors, checked for shape and values."""
+    hidden: dict[tuple[str, int], dict[str, Any]] = {}
+    unexpected = []
+    for key, value in state.items():
+        m = _HIDDEN.fullmatch(str(key))
+        if m:
+            hidden.setdefault((m.group(1), int(m.group(2))), {})[m.group(3)] = value
+        elif key not in _HEADS:
+            unexpected.append(key)
+    if unexpected:
+        raise ValueError(
+            f"model {str(file)!r}: unexpected tensors {sorted(map(str, unexpected))[:5]}; "
+            "only an MLP policy (flattened observation, Linear layers) can be loaded"
+        )
+    missing = sorted({"action_net.weight", "action_net.bias"} - set(state))
+    for (net, i), parts in hidden.items():
+        missing += [f"mlp_extractor.{net}_net.{i}.{p}" for p in ("weight", "bias") if p not in parts]
+    if missing:
+        raise ValueError(f"model {str(file)!r}: missing tensors {missing} in policy.pth")
+    pairs = [
+        (f"mlp_extractor.policy_net.{i}", hidden[("policy", i)])
+        for _, i in sorted(k for k in hidden if k[0] == "policy")
+    ]
+    pairs.append(("action_net", {"weight": state["action_net.weight"], "bias": state["action_net.bias"]}))
+    layers = []
+    for k, (name, parts) in enumerate(pairs):
+        w, b = (_as_array(file, f"{name}.{p}", parts[p]) for p in ("weight", "bias"))
+        if w.ndim != 2 or b.shape != (w.shape[0],):
+            raise ValueError(
+                f"model {str(file)!r}: {name} has weight {w.shape} and bias {b.shape}, not (out, in) and (out,)"
+            )
+        if layers and w.shape[1] != layers[-1][0].shape[0]:
+            raise ValueError(
+                f"model {str(file)!r}: {name} reads {w.shape[1]} inputs "
+                f"but the layer before gives {layers[-1][0].shape[0]}"
+            )
+        layers.append((w, b, "Identity" if k == len(pairs) - 1 else activation))
+    return layers
+
+
+def _as_array(file: Path, name: str, value: Any) -> np.ndarray:
+    import torch
+
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        raise ValueError(f"model {str(file)!r}: {name} is not a float tensor")
+    out = value.detach().cpu().numpy()
+    if not np.isfinite(out).all():
+        raise ValueError(f"model {str(file)!r}: {name} holds NaN or infinite values")
+    return out
+
+
+def read_model(path: str | Path) -> ModelFile:
+    """Read a MaskablePPO ``.zip`` without running any code from it (clear errors for bad files).
+
+    Only the policy's tensors (``torch.load(weights_only=True)``) and the plain JSON of
+    its metadata are read; the layer sizes come from the tensors and are checked against
+    the observation the bot will give (:data:`~conquian_env.observation.OBS_SIZE` raw, or
+    the ``"meld"`` features) and the metadata.  SB3's own ``MaskablePPO.load`` unpickles
+    the metadata, which can run any code: use it only on files you trust.
+    """
     file = Path(path)
     if not file.is_file() and file.suffix != ".zip" and file.with_suffix(".zip").is_file():
         file = file.with_suffix(".zip")
     if not file.is_file():
         raise ValueError(f"no model file at {str(path)!r}: give the .zip written by MaskablePPO.save()")
-    try:
-        from sb3_contrib import MaskablePPO
-    except ImportError as err:  # torch and sb3-contrib are the 'train' extra
-        raise ValueError("the ppo bot needs sb3-contrib and torch: pip install 'conquian-env[train]'") from err
-    try:
-        model = MaskablePPO.load(str(file), device="cpu")
-    except Exception as err:
-        raise ValueError(f"cannot load {str(file)!r} as a MaskablePPO model: {type(err).__name__}: {err}") from err
-    obs_shape = getattr(model.observation_space, "shape", None)
-    n_actions = getattr(model.action_space, "n", None)
-    if n_actions != NUM_ACTIONS or obs_shape is None or len(obs_shape) != 1:
+    with _open_zip(file) as zf:
+        names = set(zf.namelist())
+        missing = sorted({"data", "policy.pth"} - names)
+        if missing:
+            raise ValueError(f"cannot load {str(file)!r}: the zip lacks {missing} (not a MaskablePPO model)")
+        try:
+            metadata = json.loads(zf.read("data"))
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ValueError(f"cannot load {str(file)!r}: its metadata (data) is not JSON ({err})") from err
+        if not isinstance(metadata, dict):
+            raise ValueError(f"cannot load {str(file)!r}: its metadata (data) is not a JSON object")
+        state = _torch_load(zf, "policy.pth", file)
+    if not isinstance(state, dict):
+        raise ValueError(f"cannot load {str(file)!r}: policy.pth holds {type(state).__name__}, not a state dict")
+    activation = _activation(file, metadata)
+    layers = _actor_layers(file, state, activation)
+    inputs = layers[0][0].shape[1]
+    if layers[-1][0].shape[0] != NUM_ACTIONS:
         raise ValueError(
-            f"model {str(file)!r} has observation shape {obs_shape} and {n_actions} actions; "
-            f"a Conquian model needs {NUM_ACTIONS} actions and a flat observation"
+            f"model {str(file)!r} gives {layers[-1][0].shape[0]} action logits; "
+            f"a Conquian model needs {NUM_ACTIONS} actions"
         )
+    _check_spaces(file, metadata, inputs)
     try:
-        return NumpyPolicy.from_sb3(model.policy)
+        features = features_for_size(inputs)
     except ValueError as err:
         raise ValueError(f"model {str(file)!r}: {err}") from err
+    return ModelFile(file, dict(state), metadata, activation, features, layers)
+
+
+def load_policy(path: str | Path) -> NumpyPolicy:
+    """The actor of a MaskablePPO ``.zip`` as a :class:`NumpyPolicy`, read weights-only (:func:`read_model`)."""
+    return read_model(path).policy()
 
 
 class PPOAgent(PolicyAgent):

@@ -11,6 +11,11 @@ The module must read RLlib's action-masking observations (``{"observations": flo
 the bot masks the logits again itself, so it never chooses an illegal action.
 ``deterministic`` (default true) plays the most likely action; false samples from the
 policy with the bot's generator, re-seeded each game.  Needs ``ray[rllib]`` and torch.
+
+A checkpoint path is read weights only (:func:`~conquian_env.integrations.rllib.load_module`):
+no pickle in it runs, so it must hold the :class:`~conquian_env.integrations.rllib.MaskedPPOTorchRLModule`
+that ``ppo_config`` trains; give any other RLModule as ``module``, loaded yourself from a
+checkpoint you trust.
 """
 
 from __future__ import annotations

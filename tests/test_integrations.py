@@ -300,6 +300,119 @@ def test_rllib_load_module_from_every_checkpoint_level(trained, rllib):
         RLlibAgent()
 
 
+class _CreatesFile:
+    """Unpickled, it opens ``marker`` for writing: the file appears (a stand-in for any code)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _evil_checkpoint(path, tmp_path, where):
+    """A copy of the checkpoint ``path`` with a payload in the shared module's ``where`` file."""
+    import shutil
+
+    copy = tmp_path / f"evil_{where}"
+    shutil.copytree(path, copy)
+    marker = tmp_path / f"marker_{where}"
+    folder = copy / "learner_group" / "learner" / "rl_module" / "shared"
+    file = folder / ("class_and_ctor_args.pkl" if where == "ctor" else "module_state.pkl")
+    with open(file, "rb") as f:
+        content = pickle.load(f)  # our own checkpoint, just written: trusted
+    content["payload"] = _CreatesFile(marker)
+    with open(file, "wb") as f:
+        pickle.dump(content, f)
+    return copy, folder, marker
+
+
+def _rllib_logits(module):
+    from agents.rllib_bot import RLlibAgent
+
+    return RLlibAgent(module=module).logits(np.zeros(456), np.ones(85))
+
+
+@pytest.mark.parametrize("where", ["ctor", "state"])
+def test_rllib_checkpoints_load_without_running_their_pickles(trained, rllib, tmp_path, where):
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from agents import make_agent
+
+    _, path, _ = trained
+    copy, folder, marker = _evil_checkpoint(path, tmp_path, where)
+    try:
+        RLModule.from_checkpoint(folder)
+    except Exception:  # whatever RLlib makes of a file object in its state
+        pass
+    assert marker.exists(), "the payload is live: RLlib's own load ran it"
+    marker.unlink()
+    if where == "ctor":  # an extra entry in the constructor file is data we never look at
+        module = rllib.load_module(copy)
+        bot = make_agent(f"rllib:{copy}")
+        ref = RLModule.from_checkpoint(path / "learner_group" / "learner" / "rl_module")[rllib.MODULE_ID]
+        ref = ref.state_dict()  # the clean checkpoint, read by RLlib
+        assert list(module.state_dict()) == list(ref)
+        assert all(np.array_equal(v.numpy(), ref[k].numpy()) for k, v in module.state_dict().items())
+        assert np.array_equal(bot.logits(np.zeros(456), np.ones(85)), _rllib_logits(module))
+    else:  # anything but arrays in the weights file is refused, unrun
+        with pytest.raises(ValueError, match=r"(io|builtins)\.open is not a numpy array: refused"):
+            rllib.load_module(copy)
+    assert not marker.exists()
+
+
+def test_rllib_weights_only_loader_matches_rllibs_own(trained, rllib):
+    """Our rebuilt module computes exactly what RLlib's full load of the same (trusted) checkpoint does."""
+    import torch
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    _, path, _ = trained
+    theirs = RLModule.from_checkpoint(path / "learner_group" / "learner" / "rl_module")[rllib.MODULE_ID]
+    ours = rllib.load_module(path)
+    assert type(ours) is type(theirs) and ours.inference_only == theirs.inference_only
+    rng = np.random.default_rng(0)
+    batch = {
+        "obs": {
+            "observations": torch.from_numpy(rng.integers(0, 2, (300, 456)).astype(np.float32)),
+            "action_mask": torch.from_numpy((rng.random((300, 85)) < 0.2).astype(np.float32)),
+        }
+    }
+    ours.eval()
+    theirs.eval()
+    with torch.no_grad():
+        a = ours.forward_inference(batch)["action_dist_inputs"]
+        b = theirs.forward_inference(batch)["action_dist_inputs"]
+    assert torch.equal(a, b)
+
+
+def test_rllib_bad_checkpoints_get_errors_naming_the_fault(trained, rllib, tmp_path):
+    import shutil
+
+    _, path, _ = trained
+    copy = tmp_path / "bad"
+    shutil.copytree(path / "learner_group" / "learner" / "rl_module" / rllib.MODULE_ID, copy)
+    with open(copy / "module_state.pkl", "rb") as f:
+        state = pickle.load(f)
+    with pytest.raises(ValueError, match="has no module 'other'"):
+        rllib.load_module(path, "other")
+    key = next(iter(state))
+    for edit, message in (
+        (lambda s: s.pop(key), "Missing key"),
+        (lambda s: s.update({key: np.zeros((3, 3), np.float32)}), "size mismatch"),
+        (lambda s: s.update({key: np.full(s[key].shape, np.nan, np.float32)}), "NaN"),
+        (lambda s: s.update({key: "text"}), "not a float array"),
+    ):
+        bad = dict(state)
+        edit(bad)
+        with open(copy / "module_state.pkl", "wb") as f:
+            pickle.dump(bad, f)
+        with pytest.raises(ValueError, match=message):
+            rllib.load_module(copy)
+    (copy / "module_state.pkl").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="not a file of weights"):
+        rllib.load_module(copy)
+
+
 def test_example_rllib_selfplay(ray_local):
     stats = _example("rllib_selfplay").main(iterations=1, train_batch_size=300, minibatch_size=100, games=2)
     assert stats["env_steps"] >= 300 and stats["failures"] == 0

@@ -449,3 +449,36 @@ def test_a_total_not_a_whole_number_of_rollouts_is_said(tmp_path):
     assert train.main(_tiny_args(out, total=700)) == 0
     log = (out / "train.log").read_text()
     assert "PPO collects whole rollouts of 512 steps" in log and "ends at step 1,024, not 700" in log
+
+
+def _policy_tensors(path):
+    import io
+    import zipfile
+
+    import torch
+
+    with zipfile.ZipFile(path) as z:
+        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+
+
+def test_the_same_seed_trains_the_same_weights(tmp_path):
+    """Two runs of one config on one machine give identical weights (256 games: the compiled
+    kernels run in parallel, learner snapshots play in the pool) and warm-start data."""
+    import torch
+
+    def run(name, workers):
+        out = tmp_path / name
+        args = [
+            "--out", str(out), "--total-steps", "512", "--bc-games", "12", "--bc-epochs", "1", "--n-envs", "256",
+            "--n-steps", "2", "--batch-size", "256", "--n-epochs", "1", "--eval-every", "0", "--eval-games", "2",
+            "--checkpoint-every", "0", "--snapshot-every", "256", "--net-arch", "32", "--workers", str(workers),
+            "--no-progress",
+        ]  # fmt: skip
+        assert train.main(args) == 0
+        return _policy_tensors(out / "final.zip"), np.load(out / "bc_data.npz")
+
+    (a, data_a), (b, data_b) = run("a", 1), run("b", 1)
+    assert list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["action_net.bias"], torch.zeros_like(a["action_net.bias"]))
+    for key in ("obs", "masks", "actions", "returns", "game"):
+        assert np.array_equal(data_a[key], data_b[key]), key
