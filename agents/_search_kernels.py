@@ -320,17 +320,39 @@ def playout_by_decision(S, i):
 
 
 # ---------------------------------------------------------------- the search
+#: a root option "take, lay greedy's plan, then discard card d" is TAKE_THEN + d
+TAKE_THEN = 100
+
+
 @njit(cache=True)
-def root_actions(view, actions):
-    """The legal actions of the player to move in ``view`` into ``actions``, the greedy
-    choice first, the rest ascending; returns how many."""
+def root_actions(view, actions, take_options):
+    """The root options of the player to move in ``view`` into ``actions``, the greedy
+    choice first, the rest ascending; returns how many.
+
+    Each legal action is an option; with ``take_options`` a take that does not go out is
+    split into one option per discard that can follow it (TAKE_THEN + card: the meld laid
+    by greedy's plan, then that card discarded), so the take is valued with its best
+    discard rather than greedy's (nothing is revealed between the two decisions).
+    """
     row = view.reshape(1, NUM_COLUMNS).copy()
     compute_legal(row, 0)
     first = greedy_action(row, 0)
-    actions[0] = first
-    n = 1
     phase = row[0, PHASE]
     cards, misc = row[0, LCARDS], row[0, LMISC]
+    after_take = 0  # the hand left for the discard after greedy's lay (0: no options)
+    if take_options and phase == OFFER and misc & 1:
+        p = row[0, PLAYER]
+        lay, discard, _ = plan_take(
+            row[0, H0 + p], row[0, M0 + p], row[0, FACE], 0, live_cards(row, 0, p), row[0, M0 + 1 - p],
+            _popcount(row[0, H0 + 1 - p]),
+        )  # fmt: skip
+        if discard >= 0:
+            after_take = row[0, H0 + p] & ~lay
+            misc &= ~1
+            if first == TAKE:
+                first = TAKE_THEN + discard
+    actions[0] = first
+    n = 1
     while cards:
         low = cards & -cards
         cards ^= low
@@ -346,16 +368,37 @@ def root_actions(view, actions):
         if a != first:
             actions[n] = a
             n += 1
+    while after_take:
+        low = after_take & -after_take
+        after_take ^= low
+        a = TAKE_THEN + lowest_bit_index(low)
+        if a != first:
+            actions[n] = a
+            n += 1
     return n
 
 
 @njit(cache=True)
-def new_search(view, seed):
+def play_option(S, i, option, keys, plans, filled):
+    """Play the root option ``option`` (an action id, or TAKE_THEN + card) in game ``i``."""
+    if option < TAKE_THEN:
+        apply(S, i, option)
+        return
+    apply(S, i, TAKE)
+    lay, _, _, _ = _offer_plan(S, i, S[i, PLAYER], keys, plans, filled)
+    S[i, CHOSEN] = lay
+    S[i, MOVES] += _popcount(lay)
+    apply(S, i, FINISH)
+    apply(S, i, DISCARD_BASE + option - TAKE_THEN)
+
+
+@njit(cache=True)
+def new_search(view, seed, take_options):
     """The arrays of a search from ``view``: ``(info, actions, active, results, sums)``."""
     info = np.zeros(INFO_SIZE, dtype=np.int64)
     info[I_RNG] = seed if seed != 0 else 0x2545F4914F6CDD1D
     actions = np.full(NUM_ACTIONS, -1, dtype=np.int64)
-    info[I_ACTIONS] = root_actions(view, actions)
+    info[I_ACTIONS] = root_actions(view, actions, take_options)
     info[I_GREEDY] = actions[0]
     active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     active[: info[I_ACTIONS]] = True
@@ -408,7 +451,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
             for c in range(NUM_COLUMNS):
                 S[0, c] = det[c]
             compute_legal(S, 0)
-            apply(S, 0, actions[k])
+            play_option(S, 0, actions[k], keys, plans, filled)
             w = playout(S, 0, keys, plans, filled)
             half = 1 if w < 0 else (2 if w == me else 0)
             if d < results.shape[0]:
@@ -430,11 +473,11 @@ def best_action(info, actions, active, sums):
     for k in range(info[I_ACTIONS]):
         if active[k] and sums[1, k] > 0 and sums[0, k] / sums[1, k] > best_mean:
             best, best_mean = k, sums[0, k] / sums[1, k]
-    return actions[best]
+    return TAKE if actions[best] >= TAKE_THEN else actions[best]
 
 
 @njit(cache=True, parallel=True)
-def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, values, counts):
+def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_options, playouts, values, counts):
     """A search of ``playouts`` playouts from each of ``views`` (row b's pool is
     ``pools[b, :pool_sizes[b]]``), on all cores; ``values[b, a]`` the mean score of action
     ``a`` (win 1, draw 1/2, loss 0; NaN where not legal), ``counts[b, a]`` its playouts;
@@ -443,7 +486,7 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, v
     chosen = np.empty(B, dtype=np.int64)
     for b in prange(B):
         view = views[b]
-        info, actions, active, results, sums = new_search(view, seeds[b])
+        info, actions, active, results, sums = new_search(view, seeds[b], take_options)
         S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
         keys, plans, filled = _new_cache(CACHE_SIZE)
         pool = pools[b, : pool_sizes[b]].copy()
@@ -452,10 +495,12 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, v
             results = run_search(
                 view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled
             )
-        for k in range(n):
-            a = actions[k]
-            counts[b, a] = sums[1, k]
-            values[b, a] = 0.5 * sums[0, k] / sums[1, k] if sums[1, k] > 0 else np.nan
+        for k in range(n):  # a take's options add up to the take: its best mean, all their playouts
+            a = TAKE if actions[k] >= TAKE_THEN else actions[k]
+            if sums[1, k] > 0:
+                mean = 0.5 * sums[0, k] / sums[1, k]
+                values[b, a] = mean if np.isnan(values[b, a]) else max(values[b, a], mean)
+            counts[b, a] += sums[1, k]
         chosen[b] = best_action(info, actions, active, sums)
     return chosen
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conquian_env.actions import NUM_ACTIONS
+from conquian_env.actions import NUM_ACTIONS, TAKE
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD
 
@@ -115,7 +115,7 @@ def _warm_up() -> None:
 
     state = new_game(seed=0)
     row, pool, n_opp = view_row(PlayerView(state, state.player))
-    info, actions, active, results, sums = K.new_search(row, 1)
+    info, actions, active, results, sums = K.new_search(row, 1, True)
     K.run_search(
         row,
         pool,
@@ -159,9 +159,13 @@ class SearchAgent(Agent):
         iterations: int | None = None,
         z: float = DEFAULT_Z,
         tries: int = DEFAULT_TRIES,
+        take_options: bool = True,
         seed: int | None = None,
     ):
         _need_numba()
+        if not isinstance(take_options, (bool, np.bool_)):
+            raise ValueError(f"take_options must be true or false, got {take_options!r}")
+        self.take_options = bool(take_options)
         if iterations is not None:
             _check_number("iterations", iterations, 1, integer=True)
         if time is not None:
@@ -178,10 +182,12 @@ class SearchAgent(Agent):
         self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
         _warm_up()
-        #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
+        #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
+        #: search (``last_options``: the same by root option, a take split by its discard)
         self.last_iterations = 0
         self.last_deals = 0
         self.last_stats: dict[int, tuple[int, float]] = {}
+        self.last_options: dict[int, tuple[int, float]] = {}
 
     def reset(self, player: int, seed: int | None = None) -> None:
         if seed is not None:
@@ -193,7 +199,7 @@ class SearchAgent(Agent):
         if not legal:
             raise ValueError("SearchAgent asked to act when it has no legal action")
         self.last_iterations = self.last_deals = 0
-        self.last_stats = {}
+        self.last_stats, self.last_options = {}, {}
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
         if view.phase == MELD:
@@ -204,7 +210,7 @@ class SearchAgent(Agent):
         """Search the current decision of ``view``'s player; the action to play."""
         started = _time.perf_counter()
         row, pool, n_opp = view_row(view)
-        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
+        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1, self.take_options)
         n = int(info[K.I_ACTIONS])
 
         def run(deals: int) -> None:
@@ -231,15 +237,33 @@ class SearchAgent(Agent):
                     break
         self.last_iterations = int(info[K.I_PLAYOUTS])
         self.last_deals = int(info[K.I_DEALS])
-        self.last_stats = {
+        self.last_options = {
             int(actions[k]): (int(sums[1, k]), float(0.5 * sums[0, k] / sums[1, k]) if sums[1, k] else 0.0)
             for k in range(n)
         }
+        self.last_stats = _by_action(self.last_options)
         return int(K.best_action(info, actions, active, sums))
 
 
+def _by_action(options: dict[int, tuple[int, float]]) -> dict[int, tuple[int, float]]:
+    """Root statistics by action: a take's options (TAKE_THEN + discard) add up to the take,
+    its playouts summed and its best mean."""
+    stats: dict[int, tuple[int, float]] = {}
+    for option, (playouts, mean) in options.items():
+        action = TAKE if option >= K.TAKE_THEN else option
+        if action in stats:
+            playouts, mean = playouts + stats[action][0], max(mean, stats[action][1])
+        stats[action] = (playouts, mean)
+    return stats
+
+
 def analyze(
-    views: Sequence[PlayerView], iterations: int = 2000, z: float = 0.0, tries: int = DEFAULT_TRIES, seed: int = 0
+    views: Sequence[PlayerView],
+    iterations: int = 2000,
+    z: float = 0.0,
+    tries: int = DEFAULT_TRIES,
+    take_options: bool = True,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Search every position of ``views`` (each a decision of its player) with
     ``iterations`` playouts, on all cores.
@@ -267,5 +291,7 @@ def analyze(
     seeds = np.random.default_rng(seed).integers(1, 2**62, size=n_views, dtype=np.int64)
     values = np.full((n_views, NUM_ACTIONS), np.nan)
     counts = np.zeros((n_views, NUM_ACTIONS), dtype=np.int64)
-    chosen = K.analyze_batch(rows, pools, sizes, n_opps, seeds, int(tries), float(z), int(iterations), values, counts)
+    chosen = K.analyze_batch(
+        rows, pools, sizes, n_opps, seeds, int(tries), float(z), bool(take_options), int(iterations), values, counts
+    )
     return values, counts, chosen

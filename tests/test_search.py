@@ -318,7 +318,7 @@ def test_the_time_budget_is_kept():
 def test_analyze_values_every_legal_action():
     states = _positions(10, seed=60)
     views = [PlayerView(s, s.player) for s in states]
-    values, counts, chosen = analyze(views, iterations=400, seed=9)
+    values, counts, chosen = analyze(views, iterations=400, take_options=False, seed=9)
     assert values.shape == counts.shape == (len(views), NUM_ACTIONS)
     for b, view in enumerate(views):
         legal = set(view.legal_actions())
@@ -328,9 +328,35 @@ def test_analyze_values_every_legal_action():
         assert np.isnan(values[b, [a for a in range(NUM_ACTIONS) if a not in legal]]).all()
         assert ((values[b, list(legal)] >= 0) & (values[b, list(legal)] <= 1)).all()
         assert chosen[b] in legal
-    again = analyze(views, iterations=400, seed=9)
+    again = analyze(views, iterations=400, take_options=False, seed=9)
     np.testing.assert_array_equal(again[0], values)
     np.testing.assert_array_equal(again[2], chosen)
+
+
+def test_a_take_is_valued_with_its_best_discard():
+    """With take options, the option "take, then greedy's discard" plays the very games the
+    plain take plays on the same deals, and the take's value is the best option's."""
+    checked = 0
+    for state in _positions(40, seed=80):
+        if state.phase != OFFER or TAKE not in state.legal_actions():
+            continue
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        runs = []
+        for take_options in (False, True):
+            info, actions, active, results, sums = K.new_search(row, 77, take_options)
+            stage = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
+            K.run_search(row, pool, n_opp, 10, 0.0, 30, info, actions, active, results, sums, stage, *K.new_cache())
+            n = int(info[K.I_ACTIONS])
+            runs.append({int(actions[k]): sums[0, k] / sums[1, k] for k in range(n)})
+        plain, split = runs
+        if TAKE in split:  # the take goes out: no discard follows it
+            assert split == plain
+            continue
+        options = {a: v for a, v in split.items() if a >= K.TAKE_THEN}
+        assert options and E.REFUSE in split and split[E.REFUSE] == plain[E.REFUSE]
+        assert plain[TAKE] in options.values()  # greedy's own discard is one of the options
+        checked += 1
+    assert checked >= 3
 
 
 def test_analyze_rejects_a_view_without_a_decision():
