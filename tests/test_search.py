@@ -291,25 +291,38 @@ def test_single_choices_are_answered_without_search():
     assert bot.last_iterations == 0
 
 
-def test_the_time_budget_is_kept():
-    # Loose bounds (tests share the machine, and a descheduled process overshoots any
-    # budget): they catch a search that ignores its budget, not a few milliseconds;
-    # benchmarks/bench_search.py measures the overshoot.
+def test_the_time_budget_is_kept(monkeypatch):
+    """On a clock that moves only while playouts run (a deal takes 0.1-0.3 ms, drawn at
+    random: the pace varies), every decision ends within its budget and uses most of it.
+    (Wall-clock time on a shared machine depends on the scheduler: benchmarks/bench_search.py
+    measures it; the last check here is a loose one on the real clock.)"""
+    clock = [0.0]
+    pace = np.random.default_rng(0)
+    real_run = K.run_search
+
+    def timed_run(*args):
+        deals = args[5]
+        clock[0] += sum(pace.uniform(1e-4, 3e-4) for _ in range(deals))
+        return real_run(*args)
+
+    monkeypatch.setattr(search_module.K, "run_search", timed_run)
+    monkeypatch.setattr(search_module._time, "perf_counter", lambda: clock[0])
+    for budget in (0.005, 0.02, 0.05):
+        bot = SearchAgent(time=budget, z=0, seed=3)
+        bot.reset(0, seed=3)
+        for state in _positions(8, seed=40):
+            started = clock[0]
+            act(bot, state)
+            spent = clock[0] - started
+            assert bot.last_iterations > 0
+            assert spent <= budget, (budget, spent)
+            assert spent >= 0.5 * budget, (budget, spent)
+    monkeypatch.undo()
     bot = SearchAgent(time=0.02, z=0, seed=3)
     bot.reset(0, seed=3)
-    spent = []
-    for state in _positions(12, seed=40):
-        started = time.perf_counter()
-        act(bot, state)
-        spent.append(time.perf_counter() - started)
-        assert bot.last_iterations > 0
-    assert np.median(spent) < 0.02 + 0.015, spent
-    assert max(spent) < 0.02 + 0.25, spent
-    slow = SearchAgent(time=0.2, z=0, seed=3)  # ten times the budget: ten times the playouts, about
-    slow.reset(0, seed=3)
-    act(slow, _positions(1, seed=40)[0])
+    started = time.perf_counter()
     act(bot, _positions(1, seed=40)[0])
-    assert slow.last_iterations > 3 * bot.last_iterations
+    assert time.perf_counter() - started < 0.02 + 0.5
 
 
 # ------------------------------------------------------------------ the analysis call
