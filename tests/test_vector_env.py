@@ -45,7 +45,7 @@ def test_the_learner_sees_only_its_own_decisions_and_every_result():
             for i in np.flatnonzero(terminated):
                 final = info["final_obs"][i]
                 assert final[PHASE + 5] == 1  # the last observation shows the game over
-                assert info["result"][i] == rewards[i]
+                assert {"win": 1, "loss": -1, "draw": 0}[info["final_info"]["result"][i]] == rewards[i]
             results.extend(rewards[terminated].tolist())
     assert seats_seen == {0, 1}
     assert len(results) > 150 and set(results) <= {-1.0, 0.0, 1.0}
@@ -75,7 +75,8 @@ def test_illegal_learner_actions_lose_or_raise():
     acts = np.argmax(masks, axis=1)
     acts[1] = 82  # finish: never legal for the learner's first decision (an offer)
     obs, rewards, terminated, _, info = env.step(acts)
-    assert terminated[1] and rewards[1] == -1 and info["illegal_action"][1]
+    assert terminated[1] and rewards[1] == -1 and info["final_info"]["illegal_action"][1]
+    assert info["final_info"]["_illegal_action"].tolist() == [False, True, False, False]
     strict = ConquianVectorEnv(4, opponent="random", seed=2, illegal_action="raise")
     strict.reset()
     before = strict.games.state.copy()
@@ -340,11 +341,12 @@ def test_a_deal_that_ends_before_the_learners_first_move_is_dealt_anew_and_repor
     actions = np.argmax(env.action_masks(), axis=1)
     actions[0] = 82  # finish: illegal in an offer, so row 0's game ends (penalized) in this step
     obs, rewards, terminated, _, info = env.step(actions)
-    assert terminated.tolist() == [True, False, False] and rewards[0] == -1 and info["illegal_action"][0]
-    assert info["result"][0] == -1  # the learner's episode: its own result, not the unplayed deals'
+    final = info["final_info"]
+    assert terminated.tolist() == [True, False, False] and rewards[0] == -1 and final["illegal_action"][0]
+    assert final["result"][0] == "loss"  # the learner's episode: its own result, not the unplayed deals'
     assert info["final_obs"][0][PHASE + 5] == 1
     assert info["_unplayed_results"].tolist() == [True, False, False]
-    assert info["unplayed_results"][0] == [-1, -1] and info["unplayed_results"][1] == []
+    assert info["unplayed_results"][0] == ["loss", "loss"] and info["unplayed_results"][1] is None
     assert env.core.unplayed_deals == 2
     _learner_can_move_everywhere(env)
     rng = np.random.default_rng(0)
@@ -357,7 +359,7 @@ def test_a_first_deal_that_ends_before_the_learner_moves_is_reported_by_reset():
     env = ConquianVectorEnv(2, opponent="greedy", seat=1, seed=0)
     env.games.rng = StackedDeals([np.arange(40), _going_out_perm()])  # row 1's first deal goes out at once
     obs, info = env.reset()
-    assert info["_unplayed_results"].tolist() == [False, True] and info["unplayed_results"][1] == [-1]
+    assert info["_unplayed_results"].tolist() == [False, True] and info["unplayed_results"][1] == ["loss"]
     _learner_can_move_everywhere(env)
 
 
@@ -389,7 +391,7 @@ def test_the_reported_long_run_no_longer_hands_a_finished_game_to_the_opponent()
         _, _, terminated, _, info = env.step(_random_legal(env.action_masks(), rng))
         episodes += int(terminated.sum())
         if "unplayed_results" in info:
-            unplayed += sum(len(r) for r in info["unplayed_results"])
+            unplayed += sum(len(r) for r in info["unplayed_results"][info["_unplayed_results"]])
     assert unplayed >= 1 and unplayed == env.core.unplayed_deals
     assert episodes > 5000
 
