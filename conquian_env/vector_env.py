@@ -8,6 +8,7 @@ opponents that are evaluated in batch.
     obs, infos = envs.reset()
     obs, rewards, terminated, truncated, infos = envs.step(actions)   # actions: (1024,) ints
     envs.action_masks()                                             # (1024, 85) bool
+    envs = gymnasium.make_vec("conquian_env/Conquian-v0", 1024, opponent="greedy", seed=0)   # the same
 
 For Stable-Baselines3 (MaskablePPO): :class:`conquian_env.sb3.ConquianVecEnv` is the same
 thing as an SB3 ``VecEnv``.
@@ -17,15 +18,23 @@ for each new deal); all of the other seat's moves are played between two learner
 decisions, batched across the games where it is the opponent's turn, so the learner only
 ever sees its own decisions.  When a game ends its reward (+1 / -1 / 0 for the learner)
 comes with ``terminated=True`` and the returned observation is already that of a new deal
-(Gymnasium's same-step autoreset: the last observation of the old game is in
-``infos["final_obs"]``).  A new deal can end before the learner's first decision (the
+(Gymnasium's same-step autoreset: the last observation and info of the old game are in
+``infos["final_obs"]`` and ``infos["final_info"]``).  The infos follow Gymnasium's
+``SyncVectorEnv`` over the single-agent env (:class:`~conquian_env.wrappers.SingleAgentEnv`)
+in that mode key for key: ``action_mask`` (int8, ``(n, 85)``) and ``seat`` of every game;
+``final_info`` holds the finished games' ``action_mask`` (zeros), ``seat``, ``result``
+(``"win"`` / ``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
+mask ``_k``.  A new deal can end before the learner's first decision (the
 opponent, first to play, goes out with the first card it is offered): the learner has
 nothing to decide in it, so that deal is not an episode: it is dealt anew at once (until
-the learner has a move) and its result for the learner (+1 / -1 / 0, in practice -1) is
+the learner has a move) and its result for the learner (``"loss"`` in practice) is
 reported in ``infos["unplayed_results"]`` (a list per game, with
 ``infos["_unplayed_results"]``) of the ``reset`` or ``step`` that dealt it;
 :attr:`SeatGames.unplayed_deals` counts them.  Illegal learner actions end that game with
-reward -1 and ``infos["illegal_action"]`` (``illegal_action="penalize"``, the default), or raise.
+reward -1 and ``infos["final_info"]["illegal_action"]`` (``illegal_action="penalize"``, the
+default), or raise.  ``call`` / ``get_attr`` / ``set_attr`` answer per game as
+``SyncVectorEnv``'s do; Gymnasium's vector wrappers pass no methods on, so through a
+wrapper the masks are ``infos["action_mask"]`` or ``envs.unwrapped.call("action_masks")``.
 
 **Opponents** are batched bots: any object with ``act_batch(games, rows) -> actions``
 (``games`` the :class:`~conquian_env.vector.VectorGame`, ``rows`` the games where the
