@@ -27,6 +27,8 @@ between them and people in ``conquian_arena``; both build on this one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import actions, cards, game, melds, observation
 from .env import env, parallel_env, raw_env
 from .game import GameState, IllegalActionError, new_game
@@ -48,8 +50,26 @@ __all__ = [
 ]
 
 
-#: Gymnasium id of the single-agent view (one seat against a bot); ``opponent=`` picks the bot
+#: Gymnasium id of the single-agent view (one seat against a bot); ``opponent=`` picks the bot.
+#: ``gymnasium.make_vec`` on it gives the batched :class:`~conquian_env.vector_env.ConquianVectorEnv`
+#: (its vector entry point, gymnasium's default), or with ``vectorization_mode="sync"`` a
+#: ``SyncVectorEnv`` over the single-agent view.
 GYM_ENV_ID = "conquian_env/Conquian-v0"
+
+
+def _make_vector_env(num_envs: int = 1, **kwargs: Any) -> Any:
+    """The vector entry point of :data:`GYM_ENV_ID`: ``ConquianVectorEnv(num_envs, **kwargs)``."""
+    try:
+        from .vector_env import ConquianVectorEnv
+    except ModuleNotFoundError as err:  # the batched engine is the 'fast' extra
+        if err.name != "numba":
+            raise
+        raise ImportError(
+            f"gymnasium.make_vec({GYM_ENV_ID!r}) builds the batched ConquianVectorEnv, which needs numba "
+            "(pip install 'conquian-env[fast]'); without it pass vectorization_mode='sync' for gymnasium's "
+            "SyncVectorEnv over the single-agent env"
+        ) from err
+    return ConquianVectorEnv(num_envs, **kwargs)
 
 
 def _register() -> None:
@@ -59,7 +79,11 @@ def _register() -> None:
     import pettingzoo
 
     if GYM_ENV_ID not in gymnasium.registry:
-        gymnasium.register(GYM_ENV_ID, entry_point="conquian_env.wrappers:SingleAgentEnv")
+        gymnasium.register(
+            GYM_ENV_ID,
+            entry_point="conquian_env.wrappers:SingleAgentEnv",
+            vector_entry_point="conquian_env:_make_vector_env",
+        )
 
     # PettingZoo's registry (pettingzoo.make) exists from 1.27 on; older releases, which
     # pyproject admits for libraries that pin them, simply have no registration.

@@ -8,6 +8,7 @@ opponents that are evaluated in batch.
     obs, infos = envs.reset()
     obs, rewards, terminated, truncated, infos = envs.step(actions)   # actions: (1024,) ints
     envs.action_masks()                                             # (1024, 85) bool
+    envs = gymnasium.make_vec("conquian_env/Conquian-v0", 1024, opponent="greedy", seed=0)   # the same
 
 For Stable-Baselines3 (MaskablePPO): :class:`conquian_env.sb3.ConquianVecEnv` is the same
 thing as an SB3 ``VecEnv``.
@@ -17,15 +18,23 @@ for each new deal); all of the other seat's moves are played between two learner
 decisions, batched across the games where it is the opponent's turn, so the learner only
 ever sees its own decisions.  When a game ends its reward (+1 / -1 / 0 for the learner)
 comes with ``terminated=True`` and the returned observation is already that of a new deal
-(Gymnasium's same-step autoreset: the last observation of the old game is in
-``infos["final_obs"]``).  A new deal can end before the learner's first decision (the
+(Gymnasium's same-step autoreset: the last observation and info of the old game are in
+``infos["final_obs"]`` and ``infos["final_info"]``).  The infos follow Gymnasium's
+``SyncVectorEnv`` over the single-agent env (:class:`~conquian_env.wrappers.SingleAgentEnv`)
+in that mode key for key: ``action_mask`` (int8, ``(n, 85)``) and ``seat`` of every game;
+``final_info`` holds the finished games' ``action_mask`` (zeros), ``seat``, ``result``
+(``"win"`` / ``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
+mask ``_k``.  A new deal can end before the learner's first decision (the
 opponent, first to play, goes out with the first card it is offered): the learner has
 nothing to decide in it, so that deal is not an episode: it is dealt anew at once (until
-the learner has a move) and its result for the learner (+1 / -1 / 0, in practice -1) is
+the learner has a move) and its result for the learner (``"loss"`` in practice) is
 reported in ``infos["unplayed_results"]`` (a list per game, with
 ``infos["_unplayed_results"]``) of the ``reset`` or ``step`` that dealt it;
 :attr:`SeatGames.unplayed_deals` counts them.  Illegal learner actions end that game with
-reward -1 and ``infos["illegal_action"]`` (``illegal_action="penalize"``, the default), or raise.
+reward -1 and ``infos["final_info"]["illegal_action"]`` (``illegal_action="penalize"``, the
+default), or raise.  ``call`` / ``get_attr`` / ``set_attr`` answer per game as
+``SyncVectorEnv``'s do; Gymnasium's vector wrappers pass no methods on, so through a
+wrapper the masks are ``infos["action_mask"]`` or ``envs.unwrapped.call("action_masks")``.
 
 **Opponents** are batched bots: any object with ``act_batch(games, rows) -> actions``
 (``games`` the :class:`~conquian_env.vector.VectorGame`, ``rows`` the games where the
@@ -43,6 +52,7 @@ such as :data:`agents.batched.MELD_FEATURES` (the 865 ``"meld"`` features).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -53,7 +63,7 @@ from gymnasium.vector import AutoresetMode
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
-from .vector import VectorGame, check_seed
+from .vector import VectorGame, check_seed, deal_permutation
 
 
 class RawObservation:
@@ -155,16 +165,23 @@ class SeatGames:
         if reset_rows is not None:
             reset_rows(rows)
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[int, list[int]]]:
+    def reset(
+        self, seed: int | None = None, deal: tuple[Any, Any] | None = None
+    ) -> tuple[np.ndarray, dict[int, list[int]]]:
         """New deals in every game; with ``seed`` the deals, the seats and the opponent's own
         random numbers (its ``reseed(seed)``, when it has one) start afresh from it, so the
         same seed and the same learner actions give the same games (an opponent whose spec
-        gave its own seed, ``random:seed=5``, restarts from that one).
+        gave its own seed, ``random:seed=5``, restarts from that one).  ``deal``: a stacked
+        deal ``(hands, stock)``, as ``new_game(hands=..., stock=...)`` takes it, dealt in
+        every game instead of shuffles (the deals after it are shuffled as usual).
 
         Returns the learner's observations and the results (+1 / -1 / 0 for the learner) of
         the deals that ended before the learner's first decision, by row (those rows were
         dealt anew)."""
         seed = check_seed(seed)
+        perms = None
+        if deal is not None:  # checked before anything changes
+            perms = np.tile(deal_permutation(*deal), (self.num_envs, 1))
         if seed is not None:
             self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
@@ -172,7 +189,10 @@ class SeatGames:
             reseed = getattr(self.opponent, "reseed", None)
             if reseed is not None:
                 reseed(self._opponent_seed)
-        self.games.redeal(np.arange(self.num_envs))
+        if perms is None:
+            self.games.redeal(np.arange(self.num_envs))
+        else:
+            self.games.reset(deals=perms)
         self._new_deals(np.arange(self.num_envs))
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
@@ -285,19 +305,72 @@ class SeatGames:
         return self.observations(), rewards, dones, result.illegal, final, unplayed
 
 
+#: a learner's result as the single-agent env's ``info["result"]`` names it
+_RESULT_NAMES = {1: "win", -1: "loss", 0: "draw"}
+_RESET_OPTIONS = ("hands", "stock")
+#: what :meth:`ConquianVectorEnv.call` answers with one value per game, beside ``action_masks``
+#: and ``set_opponent``: the learner's seat and game, and the settings every game shares
+_PER_GAME = ("seat", "game")
+_SHARED = ("opponent", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+
+
 class ConquianVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` Conquian games, one learning seat each (see the module docstring).
 
     Arguments: ``opponent`` (bot spec or batched bot), ``seat`` (0, 1 or None = random per
     deal), ``forcing`` (RULES.md section 7), ``observation`` ("raw", "meld" or an encoder),
     ``illegal_action`` ("penalize" or "raise"), ``seed``, ``parallel`` (kernels on all
-    cores; default from 256 games).
+    cores; default from 256 games); ``render_mode`` (None only: it does not render) and
+    ``autoreset_mode`` (``AutoresetMode.SAME_STEP`` only) are there for ``gymnasium.make_vec``.
+
+    Its infos are those of gymnasium's ``SyncVectorEnv`` over
+    :class:`~conquian_env.wrappers.SingleAgentEnv` in same-step autoreset mode (keys,
+    dtypes, shapes and ``_key`` masks): ``action_mask`` (int8 ``(n, 85)``) and ``seat``
+    of every game, ``unplayed_results`` where a deal ended before the learner's first
+    decision, and where games ended ``final_obs`` and ``final_info`` (the last step's info:
+    ``action_mask``, ``seat``, ``result`` ``"win"`` / ``"loss"`` / ``"draw"``, and
+    ``illegal_action``), each with its mask.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int, opponent: Any = "random", **kwargs: Any):
-        self.core = SeatGames(num_envs, opponent, **kwargs)
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: Any = "random",
+        *,
+        seat: int | None = None,
+        forcing: bool = False,
+        observation: Any = "raw",
+        illegal_action: str = "penalize",
+        seed: int | None = None,
+        parallel: bool | None = None,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+    ):
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if render_mode is not None:
+            raise ValueError(
+                f"ConquianVectorEnv does not render (render_mode must be None), got {render_mode!r}; to render, "
+                "vectorize the single-agent env: gymnasium.make_vec(..., vectorization_mode='sync')"
+            )
+        if autoreset_mode not in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value):
+            raise ValueError(
+                f"ConquianVectorEnv deals a finished game anew in the same step (autoreset_mode "
+                f"AutoresetMode.SAME_STEP), got {autoreset_mode!r}; for another mode vectorize the single-agent "
+                "env: gymnasium.make_vec(..., vectorization_mode='sync', vector_kwargs={'autoreset_mode': ...})"
+            )
+        self.core = SeatGames(
+            num_envs,
+            opponent,
+            seat=seat,
+            forcing=forcing,
+            observation=observation,
+            illegal_action=illegal_action,
+            seed=seed,
+            parallel=parallel,
+        )
         self.num_envs = self.core.num_envs
         self.single_observation_space = self.core.encoder.space
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -313,47 +386,148 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         """Swap the opponent from the next move on (e.g. a snapshot of the learner)."""
         self.core.set_opponent(opponent)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"ConquianVectorEnv.reset takes no options, got {options!r}")
-        obs, unplayed = self.core.reset(seed)
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """New deals in every game (see :meth:`SeatGames.reset` for ``seed``).
+
+        ``options={"hands": [[10 cards], [10 cards]], "stock": [20 cards]}`` deals that
+        stacked deal in every game (player 0 plays first), as the single-agent env's
+        ``reset`` (and ``SyncVectorEnv``, which passes the options to each game) does."""
+        obs, unplayed = self.core.reset(seed, self._stacked_deal(options))
         self._started = True
-        infos: dict[str, Any] = {"seat": self.core.seats.copy()}
-        self._add_unplayed(infos, unplayed)
-        return obs, infos
+        return obs, self._infos(unplayed)
 
-    def _add_unplayed(self, infos: dict[str, Any], unplayed: dict[int, list[int]]) -> None:
+    @staticmethod
+    def _stacked_deal(options: Any) -> tuple[Any, Any] | None:
+        if options is None:
+            return None
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict (keys {list(_RESET_OPTIONS)}) or None, got {options!r}")
+        unknown = sorted(set(options) - set(_RESET_OPTIONS), key=str)
+        if unknown:
+            raise ValueError(f"ConquianVectorEnv.reset takes the options {list(_RESET_OPTIONS)}, got {unknown}")
+        if not options:
+            return None
+        if set(options) != set(_RESET_OPTIONS):
+            raise ValueError("a stacked deal needs both 'hands' and 'stock'")
+        return options["hands"], options["stock"]
+
+    def _infos(self, unplayed: dict[int, list[int]]) -> dict[str, Any]:
+        """The infos every reset and step returns (``SingleAgentEnv``'s info, batched)."""
+        n = self.num_envs
+        _, masks = self.games.observe_rows(None, self.core.seats, masks_only=True)
+        infos: dict[str, Any] = {
+            "action_mask": masks,
+            "_action_mask": np.ones(n, dtype=bool),
+            "seat": self.core.seats.copy(),
+            "_seat": np.ones(n, dtype=bool),
+        }
         if unplayed:
-            lists = np.empty(self.num_envs, dtype=object)
-            for row in range(self.num_envs):
-                lists[row] = unplayed.get(row, [])
+            lists = np.full(n, None, dtype=object)
+            for row, results in unplayed.items():
+                lists[row] = [_RESULT_NAMES[r] for r in results]
             infos["unplayed_results"] = lists
-            infos["_unplayed_results"] = np.array([row in unplayed for row in range(self.num_envs)])
+            infos["_unplayed_results"] = np.isin(np.arange(n), list(unplayed))
+        return infos
 
-    def step(self, actions: Any):
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise RuntimeError("call reset() before step()")
+        seats = self.core.seats.copy()  # an episode that ends in this step is in the seat it began in
         obs, rewards, dones, illegal, final, unplayed = self.core.step(actions)
-        infos: dict[str, Any] = {"seat": self.core.seats.copy()}
-        self._add_unplayed(infos, unplayed)
+        infos = self._infos(unplayed)
         if dones.any():
-            final_obs = np.empty(self.num_envs, dtype=object)
-            for row, o in final.items():
-                final_obs[row] = o
+            n = self.num_envs
+            final_obs = np.full(n, None, dtype=object)
+            result = np.full(n, None, dtype=object)
+            for row, last in final.items():
+                final_obs[row] = last
+                result[row] = _RESULT_NAMES[int(rewards[row])]
+            final_info: dict[str, Any] = {
+                "action_mask": np.zeros((n, NUM_ACTIONS), dtype=np.int8),  # a finished game has no legal action
+                "_action_mask": dones.copy(),
+                "seat": np.where(dones, seats, 0),
+                "_seat": dones.copy(),
+                "result": result,
+                "_result": dones.copy(),
+            }
+            if illegal.any():  # an illegal action ends its game: always a row of final_info
+                final_info["illegal_action"] = illegal.copy()
+                final_info["_illegal_action"] = illegal.copy()
             infos["final_obs"] = final_obs
             infos["_final_obs"] = dones.copy()
-            result = np.where(dones, rewards, 0).astype(np.int64)
-            infos["result"] = result
-            infos["_result"] = dones.copy()
-        if illegal.any():
-            infos["illegal_action"] = illegal
-            infos["_illegal_action"] = illegal.copy()
+            infos["final_info"] = final_info
+            infos["_final_info"] = dones.copy()
         truncated = np.zeros(self.num_envs, dtype=bool)
         return obs, rewards.astype(np.float64), dones, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner in every game, ``(num_envs, 85)`` bool."""
+        """Legal actions of the learner in every game, ``(num_envs, 85)`` bool.
+
+        Gymnasium's vector wrappers do not pass methods on: through them use
+        ``envs.unwrapped.action_masks()``, ``envs.unwrapped.call("action_masks")`` (as for a
+        ``SyncVectorEnv``) or ``infos["action_mask"]``."""
         return self.core.action_masks()
+
+    # ------------------------------------------------------ SyncVectorEnv's call / get_attr / set_attr
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """One result per game, as ``SyncVectorEnv.call`` over the single-agent env gives:
+        ``"action_masks"`` (each game's ``(85,)`` bool mask), ``"set_opponent"`` (swaps the
+        one opponent of every game; ``None`` per game), ``"seat"``, ``"game"`` (a
+        :class:`~conquian_env.game.GameState` copy) and the settings every game shares
+        (``opponent``, ``fixed_seat``, ``forcing``, ``illegal_action``, ``render_mode``,
+        ``observation_space``, ``action_space``: the single game's spaces)."""
+        n = self.num_envs
+        if name == "action_masks":
+            return tuple(self.action_masks(*args, **kwargs))
+        if name == "set_opponent":
+            self.set_opponent(*args, **kwargs)
+            return (None,) * n
+        if name not in _PER_GAME + _SHARED:
+            raise AttributeError(
+                f"ConquianVectorEnv has no per-game attribute {name!r}; call and get_attr know "
+                f"{['action_masks', 'set_opponent', *_PER_GAME, *_SHARED]}"
+            )
+        if args or kwargs:
+            raise TypeError(f"{name!r} is an attribute, not a method: call({name!r}) takes no arguments")
+        if name == "seat":
+            return tuple(int(s) for s in self.core.seats)
+        if name == "game":
+            return tuple(self.games.get_game(i) for i in range(n))
+        shared = {
+            "opponent": self.core.opponent,
+            "fixed_seat": self.core.fixed_seat,
+            "forcing": self.games.forcing,
+            "illegal_action": self.core.illegal_action,
+            "render_mode": self.render_mode,
+            "observation_space": self.single_observation_space,
+            "action_space": self.single_action_space,
+        }
+        return (shared[name],) * n
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each game's ``name`` (as :meth:`call`, which ``SyncVectorEnv.get_attr`` also is)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """``set_attr("opponent", bot)``: :meth:`set_opponent` (one opponent serves every game,
+        so a list or tuple must hold the same one for each game); nothing else is settable."""
+        if name != "opponent":
+            raise AttributeError(
+                f"ConquianVectorEnv can set only 'opponent' (one opponent serves every game), got {name!r}"
+            )
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs:
+                raise ValueError(
+                    f"values must be one opponent, or a list or tuple of {self.num_envs} (one per game), "
+                    f"got {len(values)} values"
+                )
+            first = values[0]
+            if not all(v is first or (isinstance(v, str) and v == first) for v in values):
+                raise ValueError("one opponent serves every game of a ConquianVectorEnv: give the same one for each")
+            values = first
+        self.set_opponent(values)
 
     def close_extras(self, **kwargs: Any) -> None:
         pass

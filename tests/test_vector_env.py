@@ -45,7 +45,7 @@ def test_the_learner_sees_only_its_own_decisions_and_every_result():
             for i in np.flatnonzero(terminated):
                 final = info["final_obs"][i]
                 assert final[PHASE + 5] == 1  # the last observation shows the game over
-                assert info["result"][i] == rewards[i]
+                assert {"win": 1, "loss": -1, "draw": 0}[info["final_info"]["result"][i]] == rewards[i]
             results.extend(rewards[terminated].tolist())
     assert seats_seen == {0, 1}
     assert len(results) > 150 and set(results) <= {-1.0, 0.0, 1.0}
@@ -75,7 +75,8 @@ def test_illegal_learner_actions_lose_or_raise():
     acts = np.argmax(masks, axis=1)
     acts[1] = 82  # finish: never legal for the learner's first decision (an offer)
     obs, rewards, terminated, _, info = env.step(acts)
-    assert terminated[1] and rewards[1] == -1 and info["illegal_action"][1]
+    assert terminated[1] and rewards[1] == -1 and info["final_info"]["illegal_action"][1]
+    assert info["final_info"]["_illegal_action"].tolist() == [False, True, False, False]
     strict = ConquianVectorEnv(4, opponent="random", seed=2, illegal_action="raise")
     strict.reset()
     before = strict.games.state.copy()
@@ -340,11 +341,12 @@ def test_a_deal_that_ends_before_the_learners_first_move_is_dealt_anew_and_repor
     actions = np.argmax(env.action_masks(), axis=1)
     actions[0] = 82  # finish: illegal in an offer, so row 0's game ends (penalized) in this step
     obs, rewards, terminated, _, info = env.step(actions)
-    assert terminated.tolist() == [True, False, False] and rewards[0] == -1 and info["illegal_action"][0]
-    assert info["result"][0] == -1  # the learner's episode: its own result, not the unplayed deals'
+    final = info["final_info"]
+    assert terminated.tolist() == [True, False, False] and rewards[0] == -1 and final["illegal_action"][0]
+    assert final["result"][0] == "loss"  # the learner's episode: its own result, not the unplayed deals'
     assert info["final_obs"][0][PHASE + 5] == 1
     assert info["_unplayed_results"].tolist() == [True, False, False]
-    assert info["unplayed_results"][0] == [-1, -1] and info["unplayed_results"][1] == []
+    assert info["unplayed_results"][0] == ["loss", "loss"] and info["unplayed_results"][1] is None
     assert env.core.unplayed_deals == 2
     _learner_can_move_everywhere(env)
     rng = np.random.default_rng(0)
@@ -357,7 +359,7 @@ def test_a_first_deal_that_ends_before_the_learner_moves_is_reported_by_reset():
     env = ConquianVectorEnv(2, opponent="greedy", seat=1, seed=0)
     env.games.rng = StackedDeals([np.arange(40), _going_out_perm()])  # row 1's first deal goes out at once
     obs, info = env.reset()
-    assert info["_unplayed_results"].tolist() == [False, True] and info["unplayed_results"][1] == [-1]
+    assert info["_unplayed_results"].tolist() == [False, True] and info["unplayed_results"][1] == ["loss"]
     _learner_can_move_everywhere(env)
 
 
@@ -389,7 +391,7 @@ def test_the_reported_long_run_no_longer_hands_a_finished_game_to_the_opponent()
         _, _, terminated, _, info = env.step(_random_legal(env.action_masks(), rng))
         episodes += int(terminated.sum())
         if "unplayed_results" in info:
-            unplayed += sum(len(r) for r in info["unplayed_results"])
+            unplayed += sum(len(r) for r in info["unplayed_results"][info["_unplayed_results"]])
     assert unplayed >= 1 and unplayed == env.core.unplayed_deals
     assert episodes > 5000
 
@@ -427,3 +429,260 @@ def test_an_opponent_seed_in_the_spec_is_kept_over_the_environments():
     assert np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=5", 11))
     assert not np.array_equal(first_moves("random:seed=5", 11), first_moves("random:seed=6", 11))
     assert not np.array_equal(first_moves("random", 11), first_moves("random:seed=5", 11))
+
+
+# ------------------------------------------------------------------ Gymnasium's vector conventions
+# ConquianVectorEnv is checked against gymnasium's own SyncVectorEnv over the single-agent env
+# in the same (same-step) autoreset mode: the same keys, dtypes, shapes and `_key` masks in
+# every info, and where the two play the same deals (one stacked deal, always, with the
+# deterministic greedy opponent and a fixed seat), the same values.
+
+
+def _layout(infos):
+    """An info dict's structure: for every key its type, dtype and shape (nested dicts too)."""
+    return {
+        k: _layout(v) if isinstance(v, dict) else (type(v).__name__, np.asarray(v).dtype, np.shape(v))
+        for k, v in infos.items()
+    }
+
+
+def _assert_same(ours, theirs, where=""):
+    """The same structure and the same values (object arrays element by element)."""
+    assert _layout(ours) == _layout(theirs), where
+    for k, v in theirs.items():
+        if isinstance(v, dict):
+            _assert_same(ours[k], v, f"{where}{k}.")
+        elif v.dtype == object:
+            for i, (a, b) in enumerate(zip(ours[k], v, strict=True)):
+                same = (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+                assert same, f"{where}{k}[{i}]: {a!r} != {b!r}"
+        else:
+            assert np.array_equal(ours[k], v), f"{where}{k}: {ours[k]!r} != {v!r}"
+
+
+class _SameDeal(np.random.Generator):
+    """A deal generator for the batched engine that deals one permutation every time."""
+
+    def __init__(self, perm):
+        super().__init__(np.random.PCG64(0))
+        self.perm = np.asarray(perm, dtype=np.int64)
+
+    def permuted(self, x, axis=None, out=None):
+        return np.tile(self.perm, (len(x), 1))
+
+
+def _same_deal_pair(n, seat, deal, wrap=None):
+    """ConquianVectorEnv and SyncVectorEnv(SingleAgentEnv) (same-step autoreset) that deal ``deal``
+    in every game, again and again."""
+    import gymnasium
+
+    from conquian_env.vector import deal_permutation
+    from conquian_env.wrappers import SingleAgentEnv
+
+    class AlwaysDeal(gymnasium.Wrapper):
+        def reset(self, *, seed=None, options=None):
+            return self.env.reset(seed=seed, options={"hands": deal[0], "stock": deal[1]})
+
+    ours = ConquianVectorEnv(n, opponent="greedy", seat=seat, seed=0)
+    ours.games.rng = _SameDeal(deal_permutation(*deal))
+    theirs = gymnasium.vector.SyncVectorEnv(
+        [lambda: AlwaysDeal(SingleAgentEnv(opponent="greedy", seat=seat))] * n,
+        autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP,
+    )
+    if wrap is not None:
+        ours, theirs = wrap(ours), wrap(theirs)
+    return ours, theirs
+
+
+@pytest.mark.filterwarnings("ignore::conquian_env.game.IllegalActionWarning")  # the single-agent env's
+@pytest.mark.parametrize("seat", [0, 1])
+def test_infos_final_info_and_masks_are_those_of_gymnasiums_sync_vector_env(seat):
+    import gymnasium
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    from conquian_arena.match import deal_for_seed
+
+    deal = deal_for_seed(500 + seat)
+    n = 3
+    ours, theirs = _same_deal_pair(n, seat, deal, wrap=RecordEpisodeStatistics)
+    assert (
+        ours.metadata["autoreset_mode"] == theirs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    )
+    options = {"hands": deal[0], "stock": deal[1]}
+    obs, info = ours.reset(options=options)
+    obs_t, info_t = theirs.reset(seed=0, options=options)
+    assert np.array_equal(obs, obs_t)
+    _assert_same(info, info_t, "reset: ")
+    assert set(info) == {"action_mask", "_action_mask", "seat", "_seat"}
+    rng = np.random.default_rng(seat)
+    ends = illegal = partial = natural = 0
+    results = set()
+    for t in range(80):
+        # the masks through the wrapper: in infos, and by call() on the env beneath (as for SyncVectorEnv)
+        masks = np.stack(ours.unwrapped.call("action_masks"))
+        assert masks.dtype == bool and np.array_equal(masks, np.stack(theirs.unwrapped.call("action_masks")))
+        assert np.array_equal(masks, info["action_mask"].astype(bool))
+        assert np.array_equal(masks, ours.unwrapped.action_masks())
+        assert ours.unwrapped.get_attr("seat") == theirs.unwrapped.get_attr("seat") == (seat,) * n
+        actions = np.argmax(masks * rng.random(masks.shape), axis=1)
+        if t % 9 == 4:  # now and then one game gets an illegal action (it loses that game)
+            actions[t % n] = np.flatnonzero(~masks[t % n])[0]
+        obs, rewards, terminated, truncated, info = ours.step(actions)
+        obs_t, rewards_t, terminated_t, truncated_t, info_t = theirs.step(actions)
+        for a, b in ((obs, obs_t), (rewards, rewards_t), (terminated, terminated_t), (truncated, truncated_t)):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f"step {t}"
+        # the episode statistics RecordEpisodeStatistics adds (times aside) agree too
+        if "episode" in info_t:
+            episode, episode_t = info.pop("episode"), info_t.pop("episode")
+            for k in ("r", "l"):
+                assert np.array_equal(episode[k], episode_t[k])
+        _assert_same(info, info_t, f"step {t}: ")
+        if terminated.any():
+            ends += 1
+            partial += not terminated.all()
+            final = info["final_info"]
+            assert np.array_equal(info["_final_info"], terminated) and np.array_equal(info["_final_obs"], terminated)
+            assert np.array_equal(final["_result"], terminated) and np.array_equal(
+                final["seat"][terminated], [seat] * terminated.sum()
+            )
+            assert not final["action_mask"].any()  # a finished game has no legal action
+            flagged = final.get("illegal_action", np.zeros(n, bool))
+            illegal += int(flagged.sum())
+            natural += int((terminated & ~flagged).sum())
+            results.update(final["result"][terminated])
+        else:
+            assert "final_info" not in info and "final_obs" not in info
+    assert ends >= 5 and partial >= 1 and illegal >= 3 and natural >= 2 and results <= {"win", "loss", "draw"}
+
+
+def test_a_deal_that_ends_before_the_learner_moves_is_reported_as_the_sync_vector_env_reports_it():
+    import gymnasium
+
+    from conquian_env.wrappers import SingleAgentEnv
+
+    n = 2
+    options = {"hands": GOING_OUT[0], "stock": GOING_OUT[1]}  # the opponent (player 0) goes out at once
+    ours = ConquianVectorEnv(n, opponent="greedy", seat=1, seed=0)
+    theirs = gymnasium.vector.SyncVectorEnv(
+        [lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n,
+        autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP,
+    )
+    _, info = ours.reset(options=options)
+    _, info_t = theirs.reset(seed=0, options=options)
+    assert _layout(info) == _layout(info_t)  # the next deals are shuffles of each engine: values differ
+    for infos in (info, info_t):
+        assert infos["unplayed_results"].tolist() == [["loss"], ["loss"]] and infos["_unplayed_results"].all()
+    for env in (ours, theirs):
+        assert np.stack(env.call("action_masks")).any(axis=1).all()  # the learner has a move in every game
+
+
+def test_make_vec_builds_the_batched_env_through_the_vector_entry_point():
+    import gymnasium
+
+    from conquian_env import GYM_ENV_ID
+
+    envs = gymnasium.make_vec(
+        GYM_ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", opponent="greedy", seat=0, seed=5
+    )
+    assert isinstance(envs, ConquianVectorEnv) and envs.num_envs == 3 and envs.spec.id == GYM_ENV_ID
+    assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    assert envs.single_action_space == gymnasium.spaces.Discrete(85)
+    direct = ConquianVectorEnv(3, opponent="greedy", seat=0, seed=5)
+    assert np.array_equal(envs.reset(seed=1)[0], direct.reset(seed=1)[0])
+    assert np.array_equal(_trajectory(envs, 20), _trajectory(direct, 20))  # the same games
+    # the vector entry point is gymnasium's default; "sync" vectorizes the single-agent env instead
+    assert isinstance(gymnasium.make_vec(GYM_ENV_ID, num_envs=2), ConquianVectorEnv)
+    sync = gymnasium.make_vec(
+        GYM_ENV_ID,
+        num_envs=3,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
+        opponent="greedy",
+        seat=0,
+    )
+    assert isinstance(sync, gymnasium.vector.SyncVectorEnv)
+    assert _layout(sync.reset(seed=1)[1]) == _layout(envs.reset(seed=1)[1])
+    with pytest.raises(ValueError, match="does not render.*vectorization_mode='sync'"):
+        gymnasium.make_vec(GYM_ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", render_mode="ansi")
+    with pytest.raises(ValueError, match="SAME_STEP.*got <AutoresetMode.NEXT_STEP"):
+        gymnasium.make_vec(GYM_ENV_ID, num_envs=2, autoreset_mode=gymnasium.vector.AutoresetMode.NEXT_STEP)
+    with pytest.raises(ValueError, match="num_envs must be a positive integer, got 0"):
+        gymnasium.make_vec(GYM_ENV_ID, num_envs=0)
+
+
+def test_make_vec_without_numba_says_what_to_install(monkeypatch):
+    import sys
+
+    import gymnasium
+
+    import conquian_env
+    from conquian_env import GYM_ENV_ID
+
+    for name in ("vector_env", "vector", "_kernels"):  # as if never imported
+        monkeypatch.delitem(sys.modules, f"conquian_env.{name}", raising=False)
+        monkeypatch.delattr(conquian_env, name, raising=False)
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
+    with pytest.raises(ImportError, match=r"needs numba \(pip install 'conquian-env\[fast\]'\).*'sync'"):
+        gymnasium.make_vec(GYM_ENV_ID, num_envs=2)
+    assert isinstance(
+        gymnasium.make_vec(GYM_ENV_ID, num_envs=2, vectorization_mode="sync"), gymnasium.vector.SyncVectorEnv
+    )
+
+
+def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
+    import gymnasium
+
+    from agents.batched import BatchRandom
+    from conquian_env.game import GameState
+    from conquian_env.wrappers import SingleAgentEnv
+
+    n = 3
+    ours = ConquianVectorEnv(n, opponent="greedy", seat=1, seed=0)
+    theirs = gymnasium.vector.SyncVectorEnv([lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n)
+    ours.reset(seed=0)
+    theirs.reset(seed=0)
+    for name in ("seat", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space"):
+        assert ours.get_attr(name) == theirs.get_attr(name) == ours.call(name), name
+    games = ours.call("game")
+    assert len(games) == n and all(isinstance(g, GameState) and g.player == 1 for g in games)
+    masks = ours.call("action_masks")
+    assert len(masks) == n and all(m.shape == (85,) and m.dtype == bool for m in masks)
+    assert [type(m) for m in masks] == [type(m) for m in theirs.call("action_masks")]
+    assert ours.call("set_opponent", "random") == (None,) * n
+    assert isinstance(ours.core.opponent, BatchRandom) and ours.get_attr("opponent") == (ours.core.opponent,) * n
+    bot = BatchRandom(seed=1)
+    ours.set_attr("opponent", bot)
+    assert ours.core.opponent is bot
+    ours.set_attr("opponent", [bot] * n)
+    assert ours.core.opponent is bot
+    with pytest.raises(ValueError, match="one opponent serves every game"):
+        ours.set_attr("opponent", [bot, BatchRandom(seed=2), bot])
+    with pytest.raises(ValueError, match="list or tuple of 3 .* got 2 values"):
+        ours.set_attr("opponent", [bot, bot])
+    with pytest.raises(AttributeError, match="can set only 'opponent'.*got 'seat'"):
+        ours.set_attr("seat", 0)
+    with pytest.raises(AttributeError, match="no per-game attribute 'np_random'.*'action_masks'"):
+        ours.call("np_random")
+    with pytest.raises(TypeError, match="'seat' is an attribute, not a method"):
+        ours.call("seat", 1)
+    with pytest.raises(TypeError):
+        ours.call("action_masks", 1)
+
+
+def test_reset_options_stack_a_deal_in_every_game_and_bad_ones_are_named():
+    from conquian_env import new_game
+    from conquian_env.observation import encode
+
+    env = ConquianVectorEnv(2, opponent="greedy", seat=0, seed=0)
+    obs, _ = env.reset(options={"hands": GOING_OUT[0], "stock": GOING_OUT[1]})
+    assert np.array_equal(obs, np.stack([encode(new_game(hands=GOING_OUT[0], stock=GOING_OUT[1]), 0)] * 2))
+    before = env.games.state.copy()
+    with pytest.raises(ValueError, match=r"takes the options \['hands', 'stock'\], got \['reset_mask'\]"):
+        env.reset(options={"reset_mask": np.ones(2, bool)})
+    with pytest.raises(ValueError, match="needs both 'hands' and 'stock'"):
+        env.reset(options={"hands": GOING_OUT[0]})
+    with pytest.raises(ValueError, match="options must be a dict"):
+        env.reset(options=["hands"])
+    with pytest.raises(ValueError, match="2 hands"):
+        env.reset(seed=3, options={"hands": GOING_OUT[0][:1], "stock": GOING_OUT[1]})
+    assert np.array_equal(env.games.state, before)  # a bad deal changes nothing
