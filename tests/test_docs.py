@@ -304,18 +304,38 @@ def test_every_internal_link_resolves(site, server, tab):
 def test_search_finds_the_pages(server, tab):
     tab.goto(server)
     tab.fill("input.md-search__input", "MaskablePPO")
-    results = tab.locator(".md-search-result__item a")
-    results.first.wait_for()
+    results = tab.locator(".md-search-result__link")
+    results.first.wait_for(state="attached", timeout=60_000)  # the worker indexes the site first
     hrefs = results.evaluate_all("links => links.map(a => a.href)")
-    assert any("/training/" in h for h in hrefs), hrefs
+    assert any("/training.html" in h for h in hrefs), hrefs
     assert all(h.startswith(server) for h in hrefs)
     assert tab.outside == [] and tab.errors == []
 
 
 @pytest.mark.slow
+def test_the_site_works_from_disk(site, browser):
+    """Opened as files (no server): the links point at the pages' files, and nothing is fetched from elsewhere."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith("file:") else outside.append(r.url))
+    for link, title in (("rules.html", "the rules"), ("api/index.html", "API reference")):
+        page.goto((site / "index.html").as_uri())
+        page.locator(f"article a[href='{link}']").first.click()
+        page.wait_for_url(f"**/{link}")
+        assert title in page.locator("h1").first.inner_text()
+    page.locator("article a[href='conquian_env/game.html']").first.click()
+    page.wait_for_url("**/api/conquian_env/game.html")
+    assert "conquian_env.game" in page.locator("h1").first.inner_text()
+    assert outside == []
+    context.close()
+
+
+@pytest.mark.slow
 def test_the_rules_page_shows_the_rule_book(server, tab):
     rules = (ROOT / "conquian_env" / "RULES.md").read_text()
-    tab.goto(server + "rules/")
+    tab.goto(server + "rules.html")
     assert tab.locator("h1").first.inner_text().replace("¶", "").strip() == rules.splitlines()[0].lstrip("# ").strip()
     sections = [line[3:].strip() for line in rules.splitlines() if line.startswith("## ")]
     shown = [t.replace("¶", "").strip() for t in tab.locator("article h2").all_inner_texts()]
