@@ -90,6 +90,18 @@ def test_the_rules_page_is_the_package_rule_book():
     assert all(line.startswith(("--8<--", "<!--")) or line.endswith("-->") or "`" in line for line in lines)
 
 
+def test_the_readme_links_to_pages_that_exist():
+    # the README is the first page a newcomer reads: its links into docs/ must not dangle
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+    assert local, "the README links to no page of the docs"
+    assert [t for t in local if not (ROOT / t).is_file()] == []
+    linked = {t for t in local if t.startswith("docs/")}
+    topics = {p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md")} - {"docs/index.md", "docs/rules.md"}
+    assert topics - linked == set(), "topic pages the README's table does not link to"
+
+
 def _converter():
     spec = importlib.util.spec_from_file_location("rst_docstrings", DOCS / "_ext" / "rst_docstrings.py")
     pytest.importorskip("griffe", reason="the docstring converter is a griffe extension (the docs extra)")
@@ -302,10 +314,19 @@ def test_every_internal_link_resolves(site, server, tab):
 
 @pytest.mark.slow
 def test_search_finds_the_pages(server, tab):
+    from playwright.sync_api import TimeoutError as PageTimeout
+
     tab.goto(server)
-    tab.fill("input.md-search__input", "MaskablePPO")
     results = tab.locator(".md-search-result__link")
-    results.first.wait_for(state="attached", timeout=60_000)  # the worker indexes the site first
+    # the search worker indexes the site first; a query typed before it is ready is not run again
+    for _ in range(30):
+        tab.fill("input.md-search__input", "")
+        tab.fill("input.md-search__input", "MaskablePPO")
+        try:
+            results.first.wait_for(state="attached", timeout=2_000)
+            break
+        except PageTimeout:  # not ready yet: type it again
+            continue
     hrefs = results.evaluate_all("links => links.map(a => a.href)")
     assert any("/training.html" in h for h in hrefs), hrefs
     assert all(h.startswith(server) for h in hrefs)
