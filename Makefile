@@ -4,6 +4,7 @@
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   the default training recipe (train.py) into runs/default, about 5 minutes on 2 cores
 # make lint    ruff
+# make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors)
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
 #   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
 #   .venv yourself before running make (an existing torch is kept).
@@ -13,7 +14,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all test-integrations bench bench-reference bench-vector train lint clean
+.PHONY: install test test-slow test-all test-integrations bench bench-reference bench-vector train lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -65,5 +66,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# the docs extra is installed on demand; --strict: a broken link, anchor or docstring reference fails the build
+docs: $(STAMP)
+	$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python" 2>/dev/null || $(BIN)/python -m pip install -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# builds the site and follows every internal link in headless Chromium (tests/test_docs.py)
+test-docs: docs
+	CONQUIAN_DOCS_SITE=site $(BIN)/python -m pytest -q -m "slow or not slow" tests/test_docs.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) site build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,363 @@
+"""The documentation site (mkdocs.yml, docs/): complete, buildable, and without a broken link.
+
+The fast tests need no browser: every public module has an API reference page in the nav, the
+rules page takes the package's rule book as it is, and the docstring converter of the site
+(docs/_ext/rst_docstrings.py) turns reStructuredText into the Markdown it renders.
+
+The slow tests build the site (``mkdocs build --strict``: a warning fails the build), serve it
+over HTTP on localhost and open every page in the system's headless Chromium through Playwright:
+every internal link and resource must answer 200, every ``#fragment`` must name an element of
+its target page, every built page must be reachable from the home page, no page may fetch
+anything from another host (the site works offline), and the search must find pages.
+``make test-docs`` runs them on the site it has just built (``CONQUIAN_DOCS_SITE=site``); without
+mkdocs (the ``docs`` extra) or Chromium they are skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections import deque
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PACKAGES = ("conquian_env", "agents", "conquian_arena")
+CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
+)
+
+
+def _public_modules() -> set[str]:
+    """Every module of the three packages whose name (and whose package's) has no leading underscore."""
+    found = set()
+    for pkg in PACKAGES:
+        found.add(pkg)
+        for info in pkgutil.walk_packages([str(ROOT / pkg)], prefix=f"{pkg}."):
+            if not any(part.startswith("_") for part in info.name.split(".")):
+                found.add(info.name)
+    return found
+
+
+def _nav_pages(nav) -> list[str]:
+    pages = []
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        pages += _nav_pages(value) if isinstance(value, list) else [value]
+    return pages
+
+
+def _load_config() -> dict:
+    yaml = pytest.importorskip("yaml", reason="PyYAML reads mkdocs.yml (it comes with mkdocs: the docs extra)")
+    return yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+
+
+# --------------------------------------------------------------------------- without a browser
+def test_every_public_module_has_an_api_page_in_the_nav():
+    config = _load_config()
+    nav = set(_nav_pages(config["nav"]))
+    documented = {}
+    for page in sorted((DOCS / "api").rglob("*.md")):
+        targets = re.findall(r"^::: ([\w.]+)\s*$", page.read_text(), flags=re.M)
+        for target in targets:
+            documented[target] = page.relative_to(DOCS).as_posix()
+    modules = _public_modules()
+    assert modules - set(documented) == set(), "public modules without an API page under docs/api/"
+    assert set(documented) - modules == set(), "API pages for modules that do not exist"
+    assert {p for p in documented.values()} - nav == set(), "API pages missing from the nav of mkdocs.yml"
+    # and every page of the nav exists (mkdocs would only warn about a missing one)
+    assert [p for p in nav if not (DOCS / p).is_file()] == []
+
+
+def test_the_rules_page_is_the_package_rule_book():
+    # included at build time (pymdownx.snippets), never a hand-made copy that can drift
+    lines = [line for line in (DOCS / "rules.md").read_text().splitlines() if line.strip()]
+    snippets = [line for line in lines if line.startswith("--8<--")]
+    assert snippets == ['--8<-- "conquian_env/RULES.md"']
+    assert all(line.startswith(("--8<--", "<!--")) or line.endswith("-->") or "`" in line for line in lines)
+
+
+def test_the_readme_links_to_pages_that_exist():
+    # the README is the first page a newcomer reads: its links into docs/ must not dangle
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+    assert local, "the README links to no page of the docs"
+    assert [t for t in local if not (ROOT / t).is_file()] == []
+    linked = {t for t in local if t.startswith("docs/")}
+    topics = {p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md")} - {"docs/index.md", "docs/rules.md"}
+    assert topics - linked == set(), "topic pages the README's table does not link to"
+
+
+def _converter():
+    spec = importlib.util.spec_from_file_location("rst_docstrings", DOCS / "_ext" / "rst_docstrings.py")
+    pytest.importorskip("griffe", reason="the docstring converter is a griffe extension (the docs extra)")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.convert
+
+
+def test_docstring_converter_roles_blocks_doctests():
+    convert = _converter()
+    text = "See :class:`~conquian_env.game.GameState` and :func:`encode`.\n\nLike so::\n\n    a = 1\n    b = 2\n\nEnd."
+    assert convert(text) == ("See `GameState` and `encode`.\n\nLike so:\n\n```python\na = 1\nb = 2\n```\n\nEnd.")
+    assert convert(">>> import x\n>>> x.y()\n\nafter") == "\n```pycon\n>>> import x\n>>> x.y()\n```\n\n\nafter"
+    # a "::" with no indented block after it is prose, left alone
+    assert convert("ratio a::b\nnext") == "ratio a::b\nnext"
+
+
+def test_docstring_converter_simple_tables():
+    convert = _converter()
+    table = "\n".join(
+        [
+            "====  ======  ==============",
+            "slot  length  contents",
+            "====  ======  ==============",
+            "0     40      own hand, the cards",
+            "              still held",
+            "400   20      a | b, ``x | y``",
+            "====  ======  ==============",
+            "after",
+        ]
+    )
+    assert convert(table).split("\n") == [
+        "",
+        "| slot | length | contents |",
+        "| --- | --- | --- |",
+        "| 0 | 40 | own hand, the cards still held |",
+        "| 400 | 20 | a &#124; b, ``x | y`` |",
+        "",
+        "after",
+    ]
+    headless = "====  ====\nkey   the value\n      goes on\nk2    v2\n====  ===="
+    assert convert(headless).split("\n") == [
+        "",
+        "|  |  |",
+        "| --- | --- |",
+        "| key | the value goes on |",
+        "| k2 | v2 |",
+        "",
+    ]
+
+
+# --------------------------------------------------------------------------- the built site, in Chromium
+def _mkdocs_missing() -> str | None:
+    for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except ModuleNotFoundError:
+            return module
+    return None
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    given = os.environ.get("CONQUIAN_DOCS_SITE")
+    if given:
+        path = Path(given) if Path(given).is_absolute() else ROOT / given
+        assert (path / "index.html").is_file(), f"CONQUIAN_DOCS_SITE={given}: no built site there (make docs)"
+        return path
+    missing = _mkdocs_missing()
+    if missing:
+        pytest.skip(f"{missing} is not installed: pip install -e '.[docs]' (make docs)")
+    out = tmp_path_factory.mktemp("site")
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert build.returncode == 0, f"mkdocs build --strict failed:\n{build.stdout}\n{build.stderr}"
+    return out
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set CONQUIAN_CHROMIUM)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser driver: pip install playwright")
+    with sync_api.sync_playwright() as pw:
+        try:
+            chromium = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    # no other host resolves: a page that fetches from the network fails here as it would offline
+                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                ],
+                headless=True,
+            )
+        except Exception as err:  # e.g. a chromium that cannot start in this sandbox
+            pytest.skip(f"Chromium at {CHROMIUM} does not start: {str(err)[:200]}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def tab(browser, server):
+    """A page whose requests to any other host are recorded (the browser cannot resolve other hosts)."""
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.outside: list[str] = []
+    page.errors: list[str] = []
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+
+    def request(r):
+        if not r.url.startswith((server, "data:", "blob:")):
+            page.outside.append(r.url)
+
+    page.on("request", request)
+    yield page
+    context.close()
+
+
+_COLLECT = """() => ({
+    links: Array.from(document.querySelectorAll('a[href]'), a => a.href),
+    resources: [
+        ...Array.from(document.querySelectorAll('img[src], script[src]'), e => e.src),
+        ...Array.from(document.querySelectorAll('link[href]'), e => e.href),
+    ],
+    ids: Array.from(document.querySelectorAll('[id], a[name]'), e => e.id || e.getAttribute('name')),
+})"""
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=20) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def _is_page(path: str) -> bool:
+    return path.endswith("/") or path.endswith(".html")
+
+
+def _canonical(url: str) -> str:
+    return url[: -len("index.html")] if url.endswith("/index.html") else url
+
+
+@pytest.mark.slow
+def test_every_internal_link_resolves(site, server, tab):
+    queue, seen = deque([server]), {server}
+    ids: dict[str, set[str]] = {}
+    fragments: list[tuple[str, str, str]] = []  # (on page, target page, fragment)
+    broken: list[str] = []
+    checked: dict[str, int] = {}
+    while queue:
+        url = queue.popleft()
+        response = tab.goto(url, wait_until="domcontentloaded")
+        if response is None or response.status != 200:
+            broken.append(f"{url}: HTTP {response.status if response else 'no response'}")
+            continue
+        found = tab.evaluate(_COLLECT)
+        ids[url] = {unquote(i) for i in found["ids"]}
+        for href in found["links"] + found["resources"]:
+            target, fragment = urldefrag(urljoin(url, href))
+            if not target.startswith(server):
+                continue  # another site: not ours to check (and the page never fetched it: see below)
+            target = _canonical(target)
+            if fragment:
+                fragments.append((url, target, unquote(fragment)))
+            if _is_page(urlparse(target).path):
+                if target not in seen:
+                    seen.add(target)
+                    queue.append(target)
+            elif target not in checked:
+                checked[target] = _status(target)
+                if checked[target] != 200:
+                    broken.append(f"{target} (linked from {url}): HTTP {checked[target]}")
+    for page, target, fragment in fragments:
+        if target in ids and fragment not in ids[target]:
+            broken.append(f"{target}#{fragment} (linked from {page}): no element with that id")
+    assert broken == []
+    assert tab.outside == [], "pages fetched something from another host: the site must work offline"
+    assert tab.errors == [], "script errors on the pages"
+    # every page the build made is reachable from the home page
+    built = {_canonical(server + p.relative_to(site).as_posix()) for p in site.rglob("*.html") if p.name != "404.html"}
+    assert built - set(ids) == set(), "built pages that no link reaches"
+    assert len(ids) >= 60  # the topic pages and the API reference
+
+
+@pytest.mark.slow
+def test_search_finds_the_pages(server, tab):
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    tab.goto(server)
+    results = tab.locator(".md-search-result__link")
+    # the search worker indexes the site first; a query typed before it is ready is not run again
+    for _ in range(30):
+        tab.fill("input.md-search__input", "")
+        tab.fill("input.md-search__input", "MaskablePPO")
+        try:
+            results.first.wait_for(state="attached", timeout=2_000)
+            break
+        except PageTimeout:  # not ready yet: type it again
+            continue
+    hrefs = results.evaluate_all("links => links.map(a => a.href)")
+    assert any("/training.html" in h for h in hrefs), hrefs
+    assert all(h.startswith(server) for h in hrefs)
+    assert tab.outside == [] and tab.errors == []
+
+
+@pytest.mark.slow
+def test_the_site_works_from_disk(site, browser):
+    """Opened as files (no server): the links point at the pages' files, and nothing is fetched from elsewhere."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith("file:") else outside.append(r.url))
+    for link, title in (("rules.html", "the rules"), ("api/index.html", "API reference")):
+        page.goto((site / "index.html").as_uri())
+        page.locator(f"article a[href='{link}']").first.click()
+        page.wait_for_url(f"**/{link}")
+        assert title in page.locator("h1").first.inner_text()
+    page.locator("article a[href='conquian_env/game.html']").first.click()
+    page.wait_for_url("**/api/conquian_env/game.html")
+    assert "conquian_env.game" in page.locator("h1").first.inner_text()
+    assert outside == []
+    context.close()
+
+
+@pytest.mark.slow
+def test_the_rules_page_shows_the_rule_book(server, tab):
+    rules = (ROOT / "conquian_env" / "RULES.md").read_text()
+    tab.goto(server + "rules.html")
+    assert tab.locator("h1").first.inner_text().replace("¶", "").strip() == rules.splitlines()[0].lstrip("# ").strip()
+    sections = [line[3:].strip() for line in rules.splitlines() if line.startswith("## ")]
+    shown = [t.replace("¶", "").strip() for t in tab.locator("article h2").all_inner_texts()]
+    assert shown == sections
