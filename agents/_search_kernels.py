@@ -112,36 +112,26 @@ LATEST_DISCARD_WEIGHT = 2
 
 
 @njit(cache=True)
-def implausibility(row, opp):
+def implausibility(row, opp, limit=1 << 30):
     """How much of the opponent's play the hand in ``row`` contradicts, judged by the
     greedy rules as a model of the opponent (hands only shrink, so today's hand was part
     of the hand they held at each earlier decision):
 
-    * each refused card (one that did not fit their meld alone) that this hand could
-      meld and that the greedy rules would have taken (take margin >= 0, with today's
-      meld: an approximation, the meld may have grown since): 1;
     * each discarded card that makes a 3-card set or run with two cards of this hand: 1;
     * the opponent's discard now face up, when the greedy rules would have discarded
       another card of this hand plus it (exact: nothing else changed since):
-      LATEST_DISCARD_WEIGHT.
+      LATEST_DISCARD_WEIGHT;
+    * each refused card (one that did not fit their meld alone) that this hand could
+      meld and that the greedy rules would have taken (take margin >= 0, with today's
+      meld: an approximation, the meld may have grown since): 1.
+
+    The count is exact below ``limit``; from ``limit`` on it stops early (cheap checks
+    first) and returns some number >= ``limit``.
     """
     me = 1 - opp
     hand = row[H0 + opp] & ~row[CHOSEN]
     meld = row[M0 + opp]
-    my_meld = row[M0 + me]
-    my_size = _popcount(row[H0 + me])
-    unseen = FULL & ~(hand | row[M0] | row[M1] | row[DEAD])  # what the opponent cannot see
     bad = 0
-    refused = row[RF0 + opp]
-    while refused:
-        low = refused & -refused
-        refused ^= low
-        card = lowest_bit_index(low)
-        if can_split(meld | low):
-            continue
-        if NEIGHBOURS[card] & hand and can_extend(meld | low, hand):
-            if take_margin(hand, meld, card, unseen & ~low, my_meld, my_size, False) >= 0:
-                bad += 1
     discarded = row[DI0 + opp]
     while discarded:
         low = discarded & -discarded
@@ -154,11 +144,30 @@ def implausibility(row, opp):
                 if pm & hand == pm:
                     bad += 1
                     break
+    if bad >= limit:
+        return bad
+    my_meld = row[M0 + me]
+    my_size = _popcount(row[H0 + me])
+    unseen = FULL & ~(hand | row[M0] | row[M1] | row[DEAD])  # what the opponent cannot see
     face = row[FACE]
     if face >= 0 and row[SOURCE] == DISCARDED and row[OWNER] == opp:
         held = hand | 1 << face
         if choose_discard(held, meld, unseen & ~(1 << face), my_meld, my_size)[0] != face:
             bad += LATEST_DISCARD_WEIGHT
+            if bad >= limit:
+                return bad
+    refused = row[RF0 + opp]
+    while refused:
+        low = refused & -refused
+        refused ^= low
+        card = lowest_bit_index(low)
+        if can_split(meld | low):
+            continue
+        if NEIGHBOURS[card] & hand and can_extend(meld | low, hand):
+            if take_margin(hand, meld, card, unseen & ~low, my_meld, my_size, False) >= 0:
+                bad += 1
+                if bad >= limit:
+                    return bad
     return bad
 
 
@@ -195,7 +204,7 @@ def determinize(view, pool, n_opp, tries, info, out, scratch):
     t = 1
     while best > 0 and t < tries:
         _deal(view, pool, n_opp, info, scratch)
-        bad = implausibility(scratch, opp)
+        bad = implausibility(scratch, opp, best)
         if bad < best:
             best = bad
             for c in range(NUM_COLUMNS):
