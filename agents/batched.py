@@ -301,6 +301,14 @@ class BatchPool:
     def snapshots(self) -> list[BatchPolicy]:
         return self.pool.snapshots
 
+    @property
+    def bots(self) -> dict[str, Any]:
+        return self.pool.bots
+
+    @property
+    def max_snapshots(self) -> int:
+        return self.pool.max_snapshots
+
     def reseed(self, seed: int | None) -> None:
         """Start the draws of members and every member's own random numbers afresh from ``seed``."""
         self.pool.rng = np.random.default_rng(seed)
