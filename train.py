@@ -36,6 +36,14 @@ The run folder (``out``): ``config.json``, ``eval.csv``, ``learning_curve.png``,
 ``state.json`` and ``snapshots.npz`` for ``--resume``), ``best.zip``, ``final.zip``.
 Play a result with ``python evaluate.py ppo:runs/NAME/best.zip greedy``.
 
+The parts live beside what they train: the imitation data set and loss in
+:mod:`agents.imitation`, the opponent pool in :mod:`agents.batched` (``OpponentPool``),
+snapshots, ``--resume`` and ``--export`` in :mod:`agents.ppo`, the duplicate-deal
+evaluation in :func:`conquian_arena.tournament.play_pair` (the deals ``conquian-evaluate
+--seed S`` plays at ``eval_seed`` S).  A new stage of the recipe is a function called from
+:func:`train` and, when it acts during PPO, one more callback in its list.  The progress
+bar is shown when standard error is a terminal (``--progress`` / ``--no-progress`` to choose).
+
 On a small machine set torch to few threads (``torch_threads``, default 1): next to
 environment worker processes, torch's default threading can slow training many-fold.
 """

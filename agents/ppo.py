@@ -22,6 +22,11 @@ pickles (its ``data`` JSON has cloudpickled ``":serialized:"`` entries, which SB
 policy's tensors, with ``torch.load(weights_only=True)``, and the plain JSON of the
 metadata; the layer sizes come from the tensors and are checked against the observation
 the bot gives the policy.  Use ``MaskablePPO.load`` only on a file you trust.
+
+Training's files sit beside the policy: :func:`save_snapshots` / :func:`load_snapshots`
+(the learner snapshots of the opponent pool, plain ``.npz``), :func:`restore_checkpoint`
+(``train.py --resume``: weights, Adam state and counters into a fresh model, weights-only)
+and :func:`export_model` (``train.py --export``: the policy without its optimizer state).
 """
 
 from __future__ import annotations
