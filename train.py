@@ -36,6 +36,14 @@ The run folder (``out``): ``config.json``, ``eval.csv``, ``learning_curve.png``,
 ``state.json`` and ``snapshots.npz`` for ``--resume``), ``best.zip``, ``final.zip``.
 Play a result with ``python evaluate.py ppo:runs/NAME/best.zip greedy``.
 
+The parts live beside what they train: the imitation data set and loss in
+:mod:`agents.imitation`, the opponent pool in :mod:`agents.batched` (``OpponentPool``),
+snapshots, ``--resume`` and ``--export`` in :mod:`agents.ppo`, the duplicate-deal
+evaluation in :func:`conquian_arena.tournament.play_pair` (the deals ``conquian-evaluate
+--seed S`` plays at ``eval_seed`` S).  A new stage of the recipe is a function called from
+:func:`train` and, when it acts during PPO, one more callback in its list.  The progress
+bar is shown when standard error is a terminal (``--progress`` / ``--no-progress`` to choose).
+
 On a small machine set torch to few threads (``torch_threads``, default 1): next to
 environment worker processes, torch's default threading can slow training many-fold.
 """
@@ -46,26 +54,27 @@ import argparse
 import csv
 import dataclasses
 import json
-import math
 import multiprocessing
 import os
 import shutil
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import gymnasium
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.base import Agent, PlayerView
-from agents.ppo import NumpyPolicy, PolicyAgent
+from agents.batched import BatchPolicy, BatchPool, PoolOpponent, parse_pool
+from agents.imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
+from agents.ppo import NumpyPolicy, PolicyAgent, export_model, load_snapshots, restore_checkpoint, save_snapshots
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.observation import OBS_LAYOUT
-
-PHASE_AT = dict((name, start) for name, start, _, _ in OBS_LAYOUT)["phase"]
+from conquian_arena.tournament import pair_score, play_pair
+from conquian_env.seeding import derive_seed
 
 
 def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - the field's help text
@@ -144,43 +153,28 @@ class TrainConfig:
     checkpoint_every: int = _f(250_000, "learner steps between checkpoints")
     torch_threads: int = _f(1, "torch threads in this process (workers use numpy only)")
     workers: int = _f(0, "processes for warm-start games and evaluations (0: all cores)")
-    progress: bool = _f(True, "show a progress bar")
+    progress: bool | None = _f(None, "progress bar on standard error (default: when it is a terminal)")
 
     def validate(self) -> None:
-        if self.features not in ("meld", "raw"):
-            raise ValueError(f"features must be 'meld' or 'raw', got {self.features!r}")
-        if self.vec_env not in ("batched", "subproc", "dummy"):
-            raise ValueError(f"vec_env must be 'batched', 'subproc' or 'dummy', got {self.vec_env!r}")
-        if not isinstance(self.n_envs, int) or isinstance(self.n_envs, bool) or self.n_envs < 0:
-            raise ValueError(f"n_envs must be a non-negative integer (0: automatic), got {self.n_envs!r}")
-        for name in ("total_steps", "n_steps", "batch_size", "n_epochs", "eval_games", "max_snapshots"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        """Raise ``ValueError`` naming the knob that is wrong (before any work starts)."""
+        choices = {"features": ("meld", "raw"), "vec_env": ("batched", "subproc", "dummy")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be {' or '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+        positive = ("total_steps", "n_steps", "batch_size", "n_epochs", "eval_games", "max_snapshots")
+        counts = ("n_envs", "bc_games", "dagger_rounds", "dagger_games", "snapshot_every", "eval_every")
+        for name in positive + counts + ("checkpoint_every", "workers", "seed"):
+            value, least = getattr(self, name), 1 if name in positive else 0
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                kind = "a positive" if least else "a non-negative"
+                raise ValueError(
+                    f"{name} must be {kind} integer{' (0: automatic)' * (name == 'n_envs')}, got {value!r}"
+                )
+        if self.progress not in (None, True, False):
+            raise ValueError(f"progress must be true, false or null (when a terminal), got {self.progress!r}")
         if self.bc_data and not Path(self.bc_data).is_file():
             raise ValueError(f"bc_data {self.bc_data!r} is not a file")
-        bad = sorted(set(self.bc_smoothing_phases) - {"offer", "meld", "discard", "force"})
-        if bad:
-            raise ValueError(f"bc_smoothing_phases {bad} unknown; phases: offer, meld, discard, force")
-        if self.bc_loss not in ("advantage", "softmax"):
-            raise ValueError(f"bc_loss must be 'advantage' or 'softmax', got {self.bc_loss!r}")
-        if not self.bc_temperature >= 0:
-            raise ValueError(f"bc_temperature must be >= 0, got {self.bc_temperature!r}")
-        if not 0 <= self.bc_smoothing < 1:
-            raise ValueError(f"bc_smoothing must be in [0, 1), got {self.bc_smoothing!r}")
-        for name in (
-            "bc_games",
-            "dagger_rounds",
-            "dagger_games",
-            "snapshot_every",
-            "eval_every",
-            "checkpoint_every",
-            "workers",
-            "seed",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        self.imitation()  # the warm start's knobs check themselves
         if not self.net_arch or any(int(n) < 1 for n in self.net_arch):
             raise ValueError(f"net_arch must be positive layer sizes, got {self.net_arch!r}")
         if self.best_by not in self.eval_opponents:
@@ -196,6 +190,29 @@ class TrainConfig:
         """``n_envs``, or its automatic value for the ``vec_env`` kind."""
         return self.n_envs or (256 if self.vec_env == "batched" else 8)
 
+    @property
+    def processes(self) -> int:
+        """``workers``, or all cores."""
+        return self.workers or os.cpu_count() or 1
+
+    def imitation(self) -> ImitationSettings:
+        """The warm start's loss settings (the ``bc_*`` knobs)."""
+        return ImitationSettings(
+            epochs=self.bc_epochs, lr=self.bc_lr, smoothing=self.bc_smoothing,
+            smoothing_phases=self.bc_smoothing_phases, temperature=self.bc_temperature, loss=self.bc_loss,
+            greedy_bonus=self.bc_greedy_bonus, value_coef=self.vf_coef,
+        )  # fmt: skip
+
+    def ppo(self) -> dict[str, Any]:
+        """MaskablePPO's keyword arguments."""
+        return dict(
+            learning_rate=self.learning_rate, n_steps=self.n_steps, batch_size=self.batch_size,
+            n_epochs=self.n_epochs, gamma=self.gamma, gae_lambda=self.gae_lambda, clip_range=self.clip_range,
+            ent_coef=self.ent_coef, vf_coef=self.vf_coef, target_kl=self.target_kl or None,
+            policy_kwargs={"net_arch": {"pi": list(self.net_arch), "vf": list(self.net_arch)}},
+            seed=self.seed, device=self.device, verbose=0,
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {
             f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)
@@ -210,88 +227,40 @@ class TrainConfig:
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
 
-# --------------------------------------------------------------------------- opponents
+# --------------------------------------------------------------------------- the steps of main
 
 
-def parse_pool(entries: tuple[str, ...]) -> list[tuple[str, float]]:
-    """``SPEC@WEIGHT`` entries (weight 1 when omitted) as (spec, weight); specs are checked."""
-    pool = []
-    for entry in entries:
-        spec, at, weight_text = entry.rpartition("@") if "@" in entry else (entry, "", "1")
-        try:
-            weight = float(weight_text)
-        except ValueError:
-            raise ValueError(f"opponent {entry!r}: weight {weight_text!r} is not a number (SPEC@WEIGHT)") from None
-        if not weight > 0 or not math.isfinite(weight):
-            raise ValueError(f"opponent {entry!r}: the weight must be a positive number")
-        if spec not in ("self", "past"):
-            make_agent(spec, 0)
-        pool.append((spec, weight))
-    return pool
+def make_vec_env(config: TrainConfig):
+    """The learner's games: the batched engine, or SingleAgentEnvs in processes, each with the opponent pool."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    c, pool = config, parse_pool(config.opponents)
+    if c.vec_env == "batched":
+        from conquian_env.sb3 import ConquianVecEnv
+
+        opponent = BatchPool(pool, seed=c.seed * 1000 + 1, max_snapshots=c.max_snapshots)
+        return VecMonitor(
+            ConquianVecEnv(c.games_in_parallel, opponent, forcing=c.forcing, observation=c.features, seed=c.seed)
+        )
+    fns = [
+        partial(pool_env, pool, c.seed * 1000 + rank, c.max_snapshots, c.features, c.forcing)
+        for rank in range(c.games_in_parallel)
+    ]
+    venv = SubprocVecEnv(fns, start_method="spawn") if c.vec_env == "subproc" and len(fns) > 1 else DummyVecEnv(fns)
+    venv.seed(c.seed)
+    return VecMonitor(venv)
 
 
-class PoolOpponent(Agent):
-    """Plays each game as one member of a weighted pool of bots and learner snapshots.
+def pool_env(
+    pool: list[tuple[str, float]], seed: int, max_snapshots: int, features: str, forcing: bool
+) -> gymnasium.Env:
+    """One SingleAgentEnv against the per-game opponent pool, with its methods for ``VecEnv.env_method``."""
+    from agents.features import FeatureObservation
+    from conquian_env.wrappers import SingleAgentEnv
 
-    Until the first snapshot exists, ``self`` and ``past`` games go to the fixed bots.
-    """
-
-    name = "pool"
-
-    def __init__(self, entries: tuple[str, ...], seed: int, max_snapshots: int = 10):
-        self.entries = parse_pool(entries)
-        self.bots = {
-            spec: make_agent(spec, seed + i) for i, (spec, _) in enumerate(self.entries) if spec not in ("self", "past")
-        }
-        self.snapshots: list[NumpyPolicy] = []
-        self.max_snapshots = max_snapshots
-        self.rng = np.random.default_rng([seed, 7])
-        self.current: Agent | None = None
-        self.counts: dict[str, int] = {}
-
-    def add_snapshot(self, policy: NumpyPolicy) -> None:
-        self.snapshots.append(policy)
-        del self.snapshots[: -self.max_snapshots]
-
-    def reset(self, player: int, seed: int | None = None) -> None:
-        usable = [
-            (s, w)
-            for s, w in self.entries
-            if s in self.bots or (self.snapshots and (s == "self" or len(self.snapshots) > 1))
-        ]
-        if not usable:
-            usable = [(s, w) for s, w in self.entries if s in self.bots] or [("random", 1.0)]
-            self.bots.setdefault("random", make_agent("random", 0))
-        weights = np.array([w for _, w in usable])
-        spec = usable[int(self.rng.choice(len(usable), p=weights / weights.sum()))][0]
-        if spec == "self":
-            self.current = PolicyAgent(self.snapshots[-1], deterministic=False)
-        elif spec == "past":
-            self.current = PolicyAgent(
-                self.snapshots[int(self.rng.integers(len(self.snapshots) - 1))], deterministic=False
-            )
-        else:
-            self.current = self.bots[spec]
-        self.counts[spec] = self.counts.get(spec, 0) + 1
-        self.current.reset(player, seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        assert self.current is not None, "reset() first"
-        return self.current.act(observation, action_mask, view)
-
-
-def make_env_fn(config: TrainConfig, rank: int):
-    def build():
-        from agents.features import FeatureObservation
-        from conquian_env.wrappers import SingleAgentEnv
-
-        opponent = PoolOpponent(config.opponents, seed=config.seed * 1000 + rank, max_snapshots=config.max_snapshots)
-        env: gymnasium.Env = SingleAgentEnv(opponent=opponent, forcing=config.forcing)
-        if config.features == "meld":
-            env = FeatureObservation(env)
-        return PoolEnv(env, opponent)
-
-    return build
+    opponent = PoolOpponent(pool, seed=seed, max_snapshots=max_snapshots)
+    env: gymnasium.Env = SingleAgentEnv(opponent=opponent, forcing=forcing)
+    return PoolEnv(FeatureObservation(env) if features == "meld" else env, opponent)
 
 
 class PoolEnv(gymnasium.Wrapper):
@@ -299,489 +268,105 @@ class PoolEnv(gymnasium.Wrapper):
 
     def __init__(self, env: gymnasium.Env, pool: PoolOpponent):
         super().__init__(env)
-        self.pool = pool
-
-    def add_snapshot(self, policy: NumpyPolicy) -> None:
-        self.pool.add_snapshot(policy)
-
-    def opponent_counts(self) -> dict[str, int]:
-        return dict(self.pool.counts)
+        self.add_snapshot, self.opponent_counts = pool.add_snapshot, pool.opponent_counts
 
     def action_masks(self) -> np.ndarray:
         return self.env.unwrapped.action_masks()
 
 
-# --------------------------------------------------------------------------- games in worker processes
+def warm_start(model, config: TrainConfig, run: RunFolder, evaluate: Evaluator) -> None:
+    """Behaviour cloning of the teacher, then ``dagger_rounds`` rounds of DAgger (each evaluated)."""
+    c, t0 = config, time.time()
+    if c.bc_data:
+        data, meta = ImitationData.load(c.bc_data, c.features)
+        run.log(f"warm start: {len(data)} decisions of {meta.get('teacher')} from {c.bc_data}")
+    else:
+        data, results = record_games(c, c.bc_games, None, 0)
+        run.log(f"warm start: {c.bc_games} games of {c.teacher} vs {list(c.bc_opponents)} "
+                f"(W/D/L {results}), {len(data)} decisions, {time.time() - t0:.0f} s")  # fmt: skip
+    run.append_csv("bc.csv", fit_imitation(model.policy, data, c.imitation(), c.seed, "bc", run.log))
+    for r in range(1, c.dagger_rounds + 1):
+        evaluate(model, 0, stage="bc" if r == 1 else f"dagger{r - 1}")
+        t0 = time.time()
+        new, results = record_games(c, c.dagger_games, NumpyPolicy.from_sb3(model.policy), r)
+        run.log(f"DAgger round {r}: the policy played {c.dagger_games} games vs {list(c.bc_opponents)} (W/D/L "
+                f"{results}), {c.teacher} labelled {len(new)} decisions, {time.time() - t0:.0f} s")  # fmt: skip
+        data = ImitationData.concatenate([data, new])
+        run.append_csv("bc.csv", fit_imitation(model.policy, data, c.imitation(), c.seed, f"dagger{r}", run.log))
+    data.save(
+        run.out / "bc_data.npz", {"teacher": c.teacher, "features": c.features, "bc_opponents": list(c.bc_opponents)}
+    )
 
 
-def _pool_size(config: TrainConfig) -> int:
-    return config.workers or os.cpu_count() or 1
-
-
-class RecordingAgent(Agent):
-    """Records ``teacher``'s choice at every decision, as seen through the policy's input.
-
-    Without a ``student`` the teacher's moves are played (behaviour cloning); with one the
-    student's moves are played and the teacher only labels the positions the student
-    reaches (DAgger, Ross et al. 2011).
-    """
-
-    def __init__(self, teacher: Agent, features: str, student: Agent | None = None):
-        self.teacher = teacher
-        self.student = student
-        self.name = teacher.name if student is None else student.name
-        self.encoder = None
-        if features == "meld":
-            from agents.features import FeatureEncoder
-
-            self.encoder = FeatureEncoder()
-        self.rows: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | None]] = []
-
-    def reset(self, player: int, seed: int | None = None) -> None:
-        self.rows = []
-        if self.encoder is not None:
-            self.encoder.reset()
-        self.teacher.reset(player, seed)
-        if self.student is not None:
-            self.student.reset(player, seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        label = self.teacher.act(observation, action_mask, view)
-        obs = observation if self.encoder is None else self.encoder.encode(view._state, view.player)
-        scores = getattr(self.teacher, "last_scores", None)  # a searching teacher's action values
-        q = None
-        if scores:
-            q = np.full(85, np.nan, np.float32)
-            for a, v in scores.items():
-                q[a] = v
-        self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(label), q))
-        return label if self.student is None else self.student.act(observation, action_mask, view)
-
-
-def _bc_chunk(args: tuple[TrainConfig, int, int, NumpyPolicy | None, int]) -> dict[str, Any]:
-    """Games ``start .. start+count`` of warm-start round ``round_`` (in a worker)."""
-    config, start, count, student, round_ = args
-    obs, masks, actions, returns, qs, games = [], [], [], [], [], []
+def record_games(config: TrainConfig, games: int, student: NumpyPolicy | None, round_: int):
+    """Warm-start round ``round_``: ``games`` games over the worker processes; their decisions and W/D/L."""
+    n = max(1, min(config.processes, games))
+    per = [games // n + (1 if i < games % n else 0) for i in range(n)]
+    c = config
+    jobs = [(c.teacher, c.bc_opponents, int(s), k, c.seed, round_, c.features, c.forcing, student)
+            for s, k in zip(np.cumsum([0, *per[:-1]]), per, strict=True) if k]  # fmt: skip
+    chunks = _map(_record_chunk, jobs, config.processes)
     results: dict[str, list[int]] = {}
+    for _, part in chunks:
+        for k, v in part.items():
+            results[k] = [a + b for a, b in zip(results.get(k, [0, 0, 0]), v, strict=True)]
+    return ImitationData.concatenate([data for data, _ in chunks]), results
+
+
+def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
+    """Games ``start .. start+count`` of a warm-start round (in a worker): the teacher's decisions, W/D/L."""
+    teacher_spec, opponent_specs, start, count, seed, round_, features, forcing, student = job
     learner = PolicyAgent(student, deterministic=False) if student is not None else None
-    teacher = RecordingAgent(make_agent(config.teacher, config.seed), config.features, learner)
-    opponents = {spec: make_agent(spec, config.seed + 1) for spec in config.bc_opponents}
+    teacher = RecordingAgent(make_agent(teacher_spec, seed), features, learner)
+    opponents = {spec: make_agent(spec, seed + 1) for spec in opponent_specs}
+    decisions, results = [], {}
     for g in range(start, start + count):
-        spec = config.bc_opponents[g % len(config.bc_opponents)]
-        seat = (g // len(config.bc_opponents)) % 2
-        seed = int(np.random.SeedSequence([config.seed, 11, round_, g]).generate_state(1)[0])
-        hands, stock = deal_for_seed(seed)
+        spec = opponent_specs[g % len(opponent_specs)]
+        seat = (g // len(opponent_specs)) % 2
+        game_seed = derive_seed(seed, 11, round_, g)
+        hands, stock = deal_for_seed(game_seed)
         players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
-        record = play_game(players, hands=hands, stock=stock, seed=seed, forcing=config.forcing)
+        record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=forcing)
         if record.failure is not None:
             raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
         results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
-        for o, m, a, q in teacher.rows:
-            obs.append(o)
-            masks.append(m)
-            actions.append(a)
-            returns.append(result)
-            qs.append(np.full(85, np.nan, np.float32) if q is None else q)
-            games.append(round_ * 1_000_000_000 + g)  # which game: held-out sets take whole games
-    return {
-        "obs": np.asarray(obs, np.float16 if config.features == "meld" else np.int8),
-        "masks": np.asarray(masks, bool),
-        "actions": np.asarray(actions, np.int64),
-        "returns": np.asarray(returns, np.float32),
-        "q": np.asarray(qs, np.float16).reshape(-1, 85),
-        "game": np.asarray(games, np.int64),
-        "results": results,
-    }
+        # which game each row is from: held-out sets take whole games
+        decisions += [(o, m, a, result, q, round_ * 1_000_000_000 + g) for o, m, a, q in teacher.rows]
+    return ImitationData.from_decisions(decisions, features), results
 
 
-def collect(config: TrainConfig, games: int, student: NumpyPolicy | None, round_: int) -> dict[str, Any]:
-    """Play ``games`` warm-start games over the worker processes and gather their decisions."""
-    n = max(1, min(_pool_size(config), games))
-    per = [games // n + (1 if i < games % n else 0) for i in range(n)]
-    starts = np.cumsum([0, *per[:-1]])
-    jobs = [(config, int(s), k, student, round_) for s, k in zip(starts, per, strict=True) if k]
-    chunks = _map(config, _bc_chunk, jobs)
-    data = {k: np.concatenate([ch[k] for ch in chunks]) for k in ("obs", "masks", "actions", "returns", "q", "game")}
-    results: dict[str, list[int]] = {}
-    for ch in chunks:
-        for k, v in ch["results"].items():
-            results[k] = [a + b for a, b in zip(results.get(k, [0, 0, 0]), v, strict=True)]
-    data["results"] = results
-    return data
-
-
-def _eval_chunk(args: tuple[NumpyPolicy, str, int, list[int], bool]) -> list[tuple[int, int, float]]:
-    """Evaluation games (a worker): (deal, swap, score of the policy) for each game."""
-    policy, spec, eval_seed, deals, forcing = args
-    learner = PolicyAgent(policy, deterministic=True)
-    opponent = make_agent(spec, eval_seed)
-    out = []
-    for deal in deals:
-        seed = _eval_deal_seed(eval_seed, deal)
-        hands, stock = deal_for_seed(seed)
-        for swap in (0, 1):
-            players = [learner, opponent] if swap == 0 else [opponent, learner]
-            record = play_game(players, hands=hands, stock=stock, seed=seed + swap, forcing=forcing)
-            seat = swap
-            score = 0.5 if record.winner is None else float(record.winner == seat)
-            out.append((deal, swap, score))
-    return out
-
-
-def _map(config: TrainConfig, fn, jobs: list) -> list:
-    n = min(_pool_size(config), len(jobs))
-    if n <= 1:
+def _map(fn, jobs: list, processes: int) -> list:
+    if min(processes, len(jobs)) <= 1:
         return [fn(j) for j in jobs]
-    with multiprocessing.get_context("spawn").Pool(n) as pool:
+    with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
         return pool.map(fn, jobs)
 
 
-def _eval_deal_seed(eval_seed: int, deal: int) -> int:
-    return int(np.random.SeedSequence([eval_seed, deal]).generate_state(1)[0])
-
-
-def _eval_batched(policy: NumpyPolicy, spec: str, eval_seed: int, deals: list[int], forcing: bool):
-    """The evaluation games of :func:`_eval_chunk`, all at once on the batched engine."""
-    from agents.batched import BatchPolicy, make_batch_opponent, play_batch
-    from conquian_env.vector import deal_permutation
-
-    perms = []
-    for deal in deals:
-        perm = deal_permutation(*deal_for_seed(_eval_deal_seed(eval_seed, deal)))
-        perms += [perm, perm]
-    seats = np.tile([0, 1], len(deals))
-    scores, _ = play_batch(
-        BatchPolicy(policy, deterministic=True),
-        make_batch_opponent(spec, eval_seed),
-        np.stack(perms),
-        seats,
-        forcing=forcing,
+def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, forcing: bool = False,
+                    batched: bool = True, jobs: int = 1) -> dict[str, Any]:  # fmt: skip
+    """The deterministic policy against the bot ``spec`` on the duplicate deals of ``conquian-evaluate
+    --seed SEED`` (:func:`conquian_arena.tournament.play_pair`; ``batched``: on the batched engine
+    where ``spec`` has a batched form), as W/D/L and the score with its interval over deals."""
+    learner, learner_batch = PolicyAgent(policy, deterministic=True), BatchPolicy(policy, deterministic=True)
+    played = play_pair(
+        learner, spec, games, seed, forcing=forcing, jobs=jobs, a_batch=learner_batch if batched else None
     )
-    return [(deal, swap, float(scores[2 * k + swap])) for k, deal in enumerate(deals) for swap in (0, 1)]
+    return {"opponent": spec, **pair_score(played)}
 
 
-def batchable(spec: str) -> bool:
-    """Whether ``spec`` has a batched form (``agents.batched``), so its games can run in lockstep."""
-    from agents.batched import PerGameOpponent, make_batch_opponent
+class RunFolder:
+    """The run folder: ``train.log``, the CSV files, checkpoints and the run state (``checkpoints/state.json``)."""
 
-    return not isinstance(make_batch_opponent(spec, 0), PerGameOpponent)
-
-
-def evaluate_policy(policy: NumpyPolicy, config: TrainConfig, spec: str) -> dict[str, Any]:
-    """Duplicate-deal evaluation of the deterministic policy against one bot.
-
-    With ``vec_env`` "batched" and a bot that has a batched form (random, greedy, ppo) all
-    games run at once on the batched engine; otherwise game by game in worker processes.
-    """
-    from conquian_arena.stats import score_interval
-
-    deals = list(range((config.eval_games + 1) // 2))
-    if config.vec_env == "batched" and batchable(spec):
-        games = _eval_batched(policy, spec, config.eval_seed, deals, config.forcing)
-    else:
-        n = max(1, min(_pool_size(config), len(deals)))
-        jobs = [(policy, spec, config.eval_seed, deals[i::n], config.forcing) for i in range(n)]
-        games = [g for chunk in _map(config, _eval_chunk, jobs) for g in chunk]
-    per_deal: dict[int, list[float]] = {}
-    for deal, _, score in games:
-        per_deal.setdefault(deal, []).append(score)
-    wins = sum(1 for g in games if g[2] == 1.0)
-    losses = sum(1 for g in games if g[2] == 0.0)
-    draws = len(games) - wins - losses
-    interval = score_interval([np.mean(v) for v in per_deal.values()], unit="deals")
-    return {
-        "opponent": spec,
-        "games": len(games),
-        "wins": wins,
-        "draws": draws,
-        "losses": losses,
-        "score": interval.estimate,
-        "low": interval.low,
-        "high": interval.high,
-        "decided_won": wins / (wins + losses) if wins + losses else math.nan,
-    }
-
-
-# --------------------------------------------------------------------------- the run
-
-
-class Trainer:
-    def __init__(self, config: TrainConfig, resume: bool = False):
-        import torch
-
-        self.config = config
-        self.out = Path(config.out)
-        self.resume = resume
-        torch.set_num_threads(config.torch_threads)
-        self.eval_path = self.out / "eval.csv"
-        self.snapshots: list[NumpyPolicy] = []  # the pool's snapshots, newest last (also in the workers)
-        self.state_path = self.out / "checkpoints" / "state.json"
+    def __init__(self, out: str | Path):
+        self.out = Path(out)
         self.state: dict[str, Any] = {
-            "best_score": -1.0,
-            "best_step": None,
-            "next_eval": 0,
-            "next_snapshot": 0,
-            "next_checkpoint": 0,
-            "snapshot_steps": [],
-            "seconds": 0.0,
-        }
+            "best_score": -1.0, "best_step": None, "next_eval": 0, "next_snapshot": 0, "next_checkpoint": 0,
+            "snapshot_steps": [], "seconds": 0.0,
+        }  # fmt: skip
+        self.snapshots: list[NumpyPolicy] = []  # the pool's snapshots, newest last (also in the games' pools)
+        self.t_start = time.time()
 
-    # ------------------------------------------------------------ setup
-    def _make_vec_env(self):
-        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
-
-        c = self.config
-        if c.vec_env == "batched":
-            from agents.batched import BatchPool
-            from conquian_env.sb3 import ConquianVecEnv
-
-            pool = BatchPool(parse_pool(c.opponents), seed=c.seed * 1000 + 1, max_snapshots=c.max_snapshots)
-            venv = ConquianVecEnv(c.games_in_parallel, pool, forcing=c.forcing, observation=c.features, seed=c.seed)
-            return VecMonitor(venv)
-        fns = [make_env_fn(c, rank) for rank in range(c.games_in_parallel)]
-        if c.vec_env == "subproc" and c.games_in_parallel > 1:
-            venv = SubprocVecEnv(fns, start_method="spawn")
-        else:
-            venv = DummyVecEnv(fns)
-        venv.seed(self.config.seed)
-        return VecMonitor(venv)
-
-    def _new_model(self, venv):
-        from sb3_contrib import MaskablePPO
-
-        c = self.config
-        return MaskablePPO(
-            "MlpPolicy",
-            venv,
-            learning_rate=c.learning_rate,
-            n_steps=c.n_steps,
-            batch_size=c.batch_size,
-            n_epochs=c.n_epochs,
-            gamma=c.gamma,
-            gae_lambda=c.gae_lambda,
-            clip_range=c.clip_range,
-            ent_coef=c.ent_coef,
-            vf_coef=c.vf_coef,
-            target_kl=c.target_kl or None,
-            policy_kwargs={"net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)}},
-            tensorboard_log=str(self.out / "tb"),
-            seed=c.seed,
-            device=c.device,
-            verbose=0,
-        )
-
-    # ------------------------------------------------------------ warm start
-    def warm_start(self, model) -> None:
-        """Behaviour cloning of the teacher, then ``dagger_rounds`` rounds of DAgger."""
-        c = self.config
-        t0 = time.time()
-        if c.bc_data:
-            loaded = np.load(c.bc_data, allow_pickle=False)
-            meta = json.loads(str(loaded["meta"]))
-            if meta.get("features") != c.features:
-                raise ValueError(f"--bc-data {c.bc_data} holds {meta.get('features')!r} features, not {c.features!r}")
-            data = {k: loaded[k] for k in ("obs", "masks", "actions", "returns")}
-            data["q"] = loaded["q"] if "q" in loaded else np.full((len(data["actions"]), 85), np.nan, np.float16)
-            # data sets from before game ids: every row its own "game"
-            data["game"] = loaded["game"] if "game" in loaded else np.arange(len(data["actions"]))
-            self.log(f"warm start: {len(data['actions'])} decisions of {meta.get('teacher')} from {c.bc_data}")
-        else:
-            data = collect(c, c.bc_games, None, 0)
-            self.log(
-                f"warm start: {c.bc_games} games of {c.teacher} vs {list(c.bc_opponents)} "
-                f"(W/D/L {data.pop('results')}), {len(data['actions'])} decisions, {time.time() - t0:.0f} s"
-            )
-        self.fit_imitation(model, data, "bc")
-        for r in range(1, c.dagger_rounds + 1):
-            if r > 1:
-                self.evaluate(model, 0, stage=f"dagger{r - 1}")
-            else:
-                self.evaluate(model, 0, stage="bc")
-            t0 = time.time()
-            new = collect(c, c.dagger_games, NumpyPolicy.from_sb3(model.policy), r)
-            self.log(
-                f"DAgger round {r}: the policy played {c.dagger_games} games vs {list(c.bc_opponents)} "
-                f"(W/D/L {new.pop('results')}), {c.teacher} labelled {len(new['actions'])} decisions, "
-                f"{time.time() - t0:.0f} s"
-            )
-            data = {k: np.concatenate([data[k], new[k]]) for k in data}
-            self.fit_imitation(model, data, f"dagger{r}")
-        meta = {"teacher": c.teacher, "features": c.features, "bc_opponents": list(c.bc_opponents)}
-        np.savez(self.out / "bc_data.npz", meta=json.dumps(meta), **data)
-
-    def fit_imitation(self, model, data: dict[str, np.ndarray], stage: str) -> None:
-        import torch
-
-        c = self.config
-        obs, masks, actions, returns = data["obs"], data["masks"], data["actions"], data["returns"]
-        q = data["q"].astype(np.float32)
-        q_raw = q.copy()  # the regret diagnostics use the teacher's values as they are
-        has_q = ~np.isnan(q).all(axis=1)
-        # a searching teacher's action values become soft targets: softmax(q / temperature)
-        target = np.zeros_like(q)
-        if has_q.any():
-            z = np.where(np.isnan(q[has_q]), -np.inf, q[has_q] / c.bc_temperature)
-            z = np.exp(z - z.max(axis=1, keepdims=True))
-            target[has_q] = z / z.sum(axis=1, keepdims=True)
-        use_soft = has_q if c.bc_temperature > 0 else np.zeros_like(has_q)
-        if c.bc_greedy_bonus and has_q.any():
-            # conservative targets: the greedy choice gets a bonus, so the policy leaves it only
-            # where the teacher's values say the gain is larger than the bonus
-            from agents.features import FEATURE_LAYOUT
-
-            if c.features != "meld":
-                raise ValueError("bc_greedy_bonus needs the 'meld' features (they carry greedy's choice)")
-            at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
-            g = obs[:, at : at + 85].astype(np.float32).argmax(axis=1)
-            rows = np.flatnonzero(has_q)
-            q[rows, g[rows]] += c.bc_greedy_bonus
-        q_filled = np.nan_to_num(q, nan=0.0)
-        # label smoothing only on the decisions of the phases in bc_smoothing_phases
-        phase_names = ("offer", "meld", "discard", "force")
-        phase = obs[:, PHASE_AT : PHASE_AT + 4].astype(np.float32).argmax(axis=1)
-        smooth_rows = np.isin(phase, [phase_names.index(p) for p in c.bc_smoothing_phases]).astype(np.float32)
-        rng = np.random.default_rng([c.seed, 5, len(actions)])
-        # hold out whole games (rows of one game are alike: a row split would flatter the fit)
-        game_ids = np.unique(data["game"])
-        if len(game_ids) >= 2:
-            held = np.isin(data["game"], rng.permutation(game_ids)[: max(1, len(game_ids) // 20)])
-        else:  # a single game: hold out some of its rows
-            held = np.zeros(len(actions), bool)
-            held[rng.permutation(len(actions))[: max(1, len(actions) // 20)]] = True
-        hold = np.flatnonzero(held)
-        train = rng.permutation(np.flatnonzero(~held))
-        policy = model.policy
-        policy.set_training_mode(True)
-        opt = torch.optim.Adam(policy.parameters(), lr=c.bc_lr)
-        to_t = lambda a: torch.as_tensor(a, device=policy.device)  # noqa: E731
-        rows = []
-        for epoch in range(c.bc_epochs):
-            rng.shuffle(train)
-            losses = []
-            for i in range(0, len(train), 512):
-                idx = train[i : i + 512]
-                o = to_t(obs[idx]).float()
-                m = to_t(masks[idx])
-                log_p = policy.get_distribution(o, action_masks=masks[idx]).distribution.logits  # log-softmax
-                nll = -log_p.gather(1, to_t(actions[idx])[:, None]).squeeze(1)
-                # label smoothing over the legal actions keeps some exploration for PPO
-                smooth = -(log_p * m).sum(1) / m.sum(1) * to_t(smooth_rows[idx])
-                hard = (1 - c.bc_smoothing) * nll + c.bc_smoothing * smooth
-                if c.bc_loss == "advantage":
-                    # logits regress the teacher's action values: (logit - mean legal logit) * T
-                    # against (q - mean legal q).  Least squares learns the mean value over
-                    # similar positions, so the rollouts' noise averages out instead of being
-                    # imitated; the policy's best action is the best predicted value.
-                    qa = to_t(q_filled[idx])
-                    n_legal = m.sum(1, keepdim=True)
-                    lp = torch.where(m, log_p, torch.zeros_like(log_p))
-                    lp_c = (lp - lp.sum(1, keepdim=True) / n_legal) * c.bc_temperature
-                    qa_c = qa - (qa * m).sum(1, keepdim=True) / n_legal
-                    soft = (((lp_c - qa_c) * m) ** 2).sum(1) / n_legal.squeeze(1) / 0.05**2
-                else:
-                    soft = -(to_t(target[idx]) * torch.where(m, log_p, torch.zeros_like(log_p))).sum(1)
-                imitation = torch.where(to_t(use_soft[idx]), soft, hard).mean()
-                values = policy.predict_values(o).flatten()
-                loss = imitation + c.vf_coef * torch.nn.functional.mse_loss(values, to_t(returns[idx]))
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-                opt.step()
-                losses.append(loss.item())
-            with torch.no_grad():
-                o = to_t(obs[hold]).float()
-                dist = policy.get_distribution(o, action_masks=masks[hold])
-                pred = dist.distribution.probs.argmax(dim=1).cpu().numpy()
-                acc = float((pred == actions[hold]).mean())
-                # accuracy on the decisions that were real choices
-                choice = masks[hold].sum(axis=1) > 1
-                acc_choice = float((pred[choice] == actions[hold][choice]).mean()) if choice.any() else math.nan
-                # expected score the policy leaves on the table by the teacher's action values
-                searched = hold[has_q[hold]]
-                regret = greedy_regret = math.nan
-                if len(searched):
-                    qh = np.nan_to_num(q_raw[searched], nan=-1.0)
-                    best = qh.max(axis=1)
-                    regret = float((best - qh[np.arange(len(searched)), pred[has_q[hold]]]).mean())
-                    if c.features == "meld":
-                        from agents.features import FEATURE_LAYOUT
-
-                        at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
-                        g = obs[searched, at : at + 85].astype(np.float32).argmax(axis=1)
-                        greedy_regret = float((best - qh[np.arange(len(searched)), g]).mean())
-            rows.append(
-                {
-                    "stage": stage,
-                    "epoch": epoch + 1,
-                    "loss": float(np.mean(losses)),
-                    "holdout_accuracy": acc,
-                    "holdout_accuracy_real_choices": acc_choice,
-                    "holdout_regret": regret,
-                    "holdout_regret_of_greedy": greedy_regret,
-                }
-            )
-            self.log(
-                f"{stage} epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.4f} "
-                f"({acc_choice:.4f} on decisions with a choice)"
-                + (f", regret {regret:.4f} (greedy {greedy_regret:.4f})" if len(searched) else "")
-            )
-        policy.set_training_mode(False)
-        path = self.out / "bc.csv"
-        new = not path.exists()
-        with open(path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
-
-    # ------------------------------------------------------------ evaluation
-    def evaluate(self, model, step: int, stage: str = "ppo") -> float:
-        c = self.config
-        policy = NumpyPolicy.from_sb3(model.policy)
-        best_score = math.nan
-        new = not self.eval_path.exists()
-        with open(self.eval_path, "a", newline="") as f:
-            w = csv.DictWriter(
-                f,
-                fieldnames=[
-                    "stage",
-                    "step",
-                    "seconds",
-                    "opponent",
-                    "games",
-                    "wins",
-                    "draws",
-                    "losses",
-                    "score",
-                    "low",
-                    "high",
-                    "decided_won",
-                ],
-            )
-            if new:
-                w.writeheader()
-            for spec in c.eval_opponents:
-                r = evaluate_policy(policy, c, spec)
-                row = {"stage": stage, "step": step, "seconds": round(self.elapsed(), 1), **r}
-                w.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
-                self.log(
-                    f"eval @ {step:,}: vs {spec}: W/D/L {r['wins']}/{r['draws']}/{r['losses']}, "
-                    f"score {r['score']:.3f} [{r['low']:.3f}, {r['high']:.3f}], "
-                    f"decided games won {r['decided_won']:.1%}"
-                )
-                if spec == c.best_by:
-                    best_score = r["score"]
-        self.state["last_eval_step"] = step
-        if best_score > self.state["best_score"]:
-            self.state["best_score"] = best_score
-            self.state["best_step"] = step
-            model.save(self.out / "best.zip")
-            self.log(f"new best model (score {best_score:.3f} vs {c.best_by}) -> {self.out / 'best.zip'}")
-        plot_learning_curve(self.eval_path, self.out / "learning_curve.png")
-        return best_score
-
-    # ------------------------------------------------------------ helpers
     def log(self, text: str) -> None:
         line = f"[{time.strftime('%H:%M:%S')}] {text}"
         print(line, file=sys.stderr, flush=True)
@@ -791,153 +376,157 @@ class Trainer:
     def elapsed(self) -> float:
         return self.state["seconds"] + time.time() - self.t_start
 
+    def append_csv(self, name: str, rows: list[dict[str, Any]]) -> None:
+        path = self.out / name
+        new = not path.exists()
+        with open(path, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            if new:
+                w.writeheader()
+            w.writerows(rows)
+
+    def resume(self, model, features: str) -> None:
+        """Put the checkpoint's weights, counters, snapshots and run state into the fresh ``model``."""
+        latest = self.out / "checkpoints" / "latest.zip"
+        if not latest.exists():
+            raise ValueError(f"--resume {self.out}: no checkpoint at {latest}")
+        self.state.update(json.loads((self.out / "checkpoints" / "state.json").read_text()))
+        restore_checkpoint(model, latest, features)  # weights only: no code from the file runs
+        self.snapshots = load_snapshots(self.out / "checkpoints" / "snapshots.npz", features)
+        for snapshot in self.snapshots:
+            model.get_env().env_method("add_snapshot", snapshot)
+
     def save_checkpoint(self, model) -> None:
         """The model, the snapshot pool and the run state, each written atomically."""
         ck = self.out / "checkpoints"
         ck.mkdir(exist_ok=True)
         model.save(ck / "latest.tmp.zip")
         os.replace(ck / "latest.tmp.zip", ck / "latest.zip")
-        snaps = self.snapshots
-        np.savez(
-            ck / "snapshots.tmp.npz",
-            **{
-                f"s{i}_l{j}_{k}": arr
-                for i, p in enumerate(snaps)
-                for j, layer in enumerate(p.layers)
-                for k, arr in (("w", layer[0]), ("b", layer[1]))
-            },
-            acts=np.array([json.dumps([layer[2] for layer in p.layers]) for p in snaps]),
-        )
-        os.replace(ck / "snapshots.tmp.npz", ck / "snapshots.npz")
+        save_snapshots(ck / "snapshots.npz", self.snapshots)
         self.write_state(model)
 
     def write_state(self, model) -> None:
         """``checkpoints/state.json``: counters, best score, elapsed time, step count (atomic)."""
-        state = {**self.state, "seconds": self.elapsed(), "num_timesteps": model.num_timesteps}
-        tmp = self.state_path.with_suffix(".tmp.json")
-        tmp.write_text(json.dumps(state, indent=2))
-        os.replace(tmp, self.state_path)
-
-    def load_snapshots(self) -> list[NumpyPolicy]:
-        path = self.out / "checkpoints" / "snapshots.npz"
-        if not path.exists():
-            return []
-        data = np.load(path, allow_pickle=False)
-        out = []
-        for i, acts in enumerate(data["acts"]):
-            acts = json.loads(str(acts))
-            layers = [(data[f"s{i}_l{j}_w"], data[f"s{i}_l{j}_b"], a) for j, a in enumerate(acts)]
-            out.append(NumpyPolicy(layers, features=self.config.features))
-        return out
-
-    # ------------------------------------------------------------ main loop
-    def run(self) -> dict[str, Any]:
-        from stable_baselines3.common.callbacks import BaseCallback
-
-        c = self.config
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.t_start = time.time()
-        venv = self._make_vec_env()
-        latest = self.out / "checkpoints" / "latest.zip"
-        if self.resume:
-            if not latest.exists():
-                raise ValueError(f"--resume {self.out}: no checkpoint at {latest}")
-            self.state.update(json.loads(self.state_path.read_text()))
-            model = self._new_model(venv)
-            restore_checkpoint(model, latest, c.features)  # weights only: no code from the file runs
-            self.snapshots = self.load_snapshots()
-            for snap in self.snapshots:
-                venv.env_method("add_snapshot", snap)
-            self.log(f"resumed {self.out} at step {model.num_timesteps:,}")
-        else:
-            model = self._new_model(venv)
-            if c.bc_games or c.bc_data:
-                self.warm_start(model)
-            self.evaluate(model, 0, stage="warm start" if c.bc_games or c.bc_data else "init")
-            self.state["next_eval"] = c.eval_every
-            self.state["next_snapshot"] = 0
-            self.state["next_checkpoint"] = c.checkpoint_every
-        trainer = self
-
-        class Hooks(BaseCallback):
-            def _on_training_start(self) -> None:
-                self.bar = None
-                if c.progress:
-                    from tqdm import tqdm
-
-                    self.bar = tqdm(
-                        total=c.total_steps,
-                        initial=self.model.num_timesteps,
-                        unit="step",
-                        dynamic_ncols=True,
-                        file=sys.stderr,
-                    )
-
-            def _on_step(self) -> bool:
-                if self.bar is not None:
-                    self.bar.update(self.model.num_timesteps - self.bar.n)
-                return True
-
-            def _on_rollout_start(self) -> None:
-                # Here, not at the end of a rollout: SB3 updates the policy after
-                # _on_rollout_end, so evaluations, snapshots and checkpoints taken there saw
-                # the weights from before the update (and the last update was never evaluated).
-                step = self.model.num_timesteps
-                st = trainer.state
-                if step >= st["next_snapshot"]:
-                    snapshot = NumpyPolicy.from_sb3(self.model.policy)
-                    self.training_env.env_method("add_snapshot", snapshot)
-                    trainer.snapshots = [*trainer.snapshots, snapshot][-c.max_snapshots :]
-                    st["snapshot_steps"].append(step)
-                    st["next_snapshot"] = step + max(1, c.snapshot_every)
-                if c.eval_every and step >= st["next_eval"]:
-                    trainer.evaluate(self.model, step)
-                    st["next_eval"] = step + c.eval_every
-                    counts: dict[str, int] = {}
-                    for d in self.training_env.env_method("opponent_counts"):
-                        for k, v in d.items():
-                            counts[k] = counts.get(k, 0) + v
-                    trainer.log(f"opponents so far: {counts}")
-                if c.checkpoint_every and step >= st["next_checkpoint"]:
-                    trainer.save_checkpoint(self.model)
-                    st["next_checkpoint"] = step + c.checkpoint_every
-                self.logger.record("conquian/elapsed_s", trainer.elapsed())
-
-            def _on_training_end(self) -> None:
-                if self.bar is not None:
-                    self.bar.close()
-
-        remaining = c.total_steps - model.num_timesteps
-        rollout = venv.num_envs * c.n_steps
-        if remaining > 0 and remaining % rollout:
-            end = model.num_timesteps + -(-remaining // rollout) * rollout
-            self.log(
-                f"PPO collects whole rollouts of {rollout:,} steps ({venv.num_envs} games x n_steps {c.n_steps}): "
-                f"this run ends at step {end:,}, not {c.total_steps:,}"
-            )
-        if remaining > 0:
-            try:
-                model.learn(remaining, callback=Hooks(), reset_num_timesteps=not self.resume, tb_log_name="ppo")
-            except KeyboardInterrupt:
-                # Ctrl-C: keep everything up to here; --resume continues from this step
-                self.save_checkpoint(model)
-                self.log(f"interrupted at step {model.num_timesteps:,}: saved; continue with --resume {self.out}")
-                try:
-                    venv.close()
-                except Exception:  # workers that got the Ctrl-C too are gone already
-                    pass
-                raise
-        self.save_checkpoint(model)
-        shutil.copyfile(self.out / "checkpoints" / "latest.zip", self.out / "final.zip")  # the same model
-        if self.state.get("last_eval_step") != model.num_timesteps:
-            self.evaluate(model, model.num_timesteps)
-        venv.close()
-        self.write_state(model)  # the final evaluation may have moved the best score
-        self.log(
-            f"done: {model.num_timesteps:,} steps in {self.elapsed():.0f} s; best score vs {c.best_by} "
-            f"{self.state['best_score']:.3f} at step {self.state['best_step']:,} -> {self.out / 'best.zip'}"
+        path = self.out / "checkpoints" / "state.json"
+        path.with_suffix(".tmp.json").write_text(
+            json.dumps({**self.state, "seconds": self.elapsed(), "num_timesteps": model.num_timesteps}, indent=2)
         )
-        return self.state
+        os.replace(path.with_suffix(".tmp.json"), path)
+
+
+class Evaluator:
+    """One evaluation of the model (:func:`evaluate_policy` against each opponent): ``eval.csv``,
+    the log, ``best.zip`` when the score against ``best_by`` is the best so far, the plot."""
+
+    def __init__(self, config: TrainConfig, run: RunFolder):
+        c = config
+        self.opponents, self.best_by, self.run = c.eval_opponents, c.best_by, run
+        self.settings = dict(games=c.eval_games, seed=c.eval_seed, forcing=c.forcing, batched=c.vec_env == "batched",
+                             jobs=c.processes)  # fmt: skip
+
+    def __call__(self, model, step: int, stage: str = "ppo") -> None:
+        run, policy, rows = self.run, NumpyPolicy.from_sb3(model.policy), []
+        for spec in self.opponents:
+            r = evaluate_policy(policy, spec, **self.settings)
+            rows.append({"stage": stage, "step": step, "seconds": round(run.elapsed(), 1), **r})
+            run.log(f"eval @ {step:,}: vs {spec}: W/D/L {r['wins']}/{r['draws']}/{r['losses']}, score {r['score']:.3f} "
+                    f"[{r['low']:.3f}, {r['high']:.3f}], decided games won {r['decided_won']:.1%}")  # fmt: skip
+        run.append_csv(
+            "eval.csv", [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+        )
+        run.state["last_eval_step"] = step
+        best = next(r["score"] for r in rows if r["opponent"] == self.best_by)
+        if best > run.state["best_score"]:
+            run.state["best_score"], run.state["best_step"] = best, step
+            model.save(run.out / "best.zip")
+            run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / 'best.zip'}")
+        plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png")
+
+
+# --------------------------------------------------------------------------- callbacks of learn
+# Each acts at the start of a rollout, not at its end: SB3 updates the policy after
+# _on_rollout_end, so what was taken there saw the weights from before the update.
+
+
+class SnapshotCallback(BaseCallback):
+    """Every ``every`` steps a snapshot of the learner joins the opponent pools (``self`` / ``past``)."""
+
+    def __init__(self, run: RunFolder, every: int, max_snapshots: int):
+        super().__init__()
+        self.run, self.every, self.max_snapshots = run, max(1, every), max_snapshots
+
+    def _on_rollout_start(self) -> None:
+        step, state = self.model.num_timesteps, self.run.state
+        if step >= state["next_snapshot"]:
+            snapshot = NumpyPolicy.from_sb3(self.model.policy)
+            self.training_env.env_method("add_snapshot", snapshot)
+            self.run.snapshots = [*self.run.snapshots, snapshot][-self.max_snapshots :]
+            state["snapshot_steps"].append(step)
+            state["next_snapshot"] = step + self.every
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class EvalCallback(BaseCallback):
+    """Every ``every`` steps (0: never) an evaluation (:class:`Evaluator`), and the opponents met so far."""
+
+    def __init__(self, run: RunFolder, evaluate: Evaluator, every: int):
+        super().__init__()
+        self.run, self.evaluate, self.every = run, evaluate, every
+
+    def _on_rollout_start(self) -> None:
+        step = self.model.num_timesteps
+        if self.every and step >= self.run.state["next_eval"]:
+            self.evaluate(self.model, step)
+            self.run.state["next_eval"] = step + self.every
+            counts: dict[str, int] = {}
+            for d in self.training_env.env_method("opponent_counts"):
+                for k, v in d.items():
+                    counts[k] = counts.get(k, 0) + v
+            self.run.log(f"opponents so far: {counts}")
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class CheckpointCallback(BaseCallback):
+    """Every ``every`` steps (0: never) a checkpoint for ``--resume``; the elapsed time to TensorBoard."""
+
+    def __init__(self, run: RunFolder, every: int):
+        super().__init__()
+        self.run, self.every = run, every
+
+    def _on_rollout_start(self) -> None:
+        step = self.model.num_timesteps
+        if self.every and step >= self.run.state["next_checkpoint"]:
+            self.run.save_checkpoint(self.model)
+            self.run.state["next_checkpoint"] = step + self.every
+        self.logger.record("conquian/elapsed_s", self.run.elapsed())
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class ProgressCallback(BaseCallback):
+    """A tqdm bar of the learner's steps on standard error."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True,
+                        file=sys.stderr)  # fmt: skip
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
 
 
 def plot_learning_curve(eval_csv: Path, png: Path) -> None:
@@ -957,9 +546,7 @@ def plot_learning_curve(eval_csv: Path, png: Path) -> None:
         ax.plot(x, [float(r["score"]) for r in sub], marker="o", label=f"vs {spec}")
         ax.fill_between(x, [float(r["low"]) for r in sub], [float(r["high"]) for r in sub], alpha=0.2)
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("learner steps")
-    ax.set_ylabel("score (win 1, draw 1/2), 95% interval")
-    ax.set_ylim(0, 1)
+    ax.set(xlabel="learner steps", ylabel="score (win 1, draw 1/2), 95% interval", ylim=(0, 1))
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -967,7 +554,7 @@ def plot_learning_curve(eval_csv: Path, png: Path) -> None:
     plt.close(fig)
 
 
-# --------------------------------------------------------------------------- command line
+# --------------------------------------------------------------------------- command line and main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -976,25 +563,18 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (its config.json is used)")
-    parser.add_argument(
-        "--export",
-        nargs=2,
-        metavar=("MODEL", "DEST"),
-        help="write MODEL (a .zip from a run) to DEST without its optimizer state (a small file to ship), then exit",
-    )
+    parser.add_argument("--export", nargs=2, metavar=("MODEL", "DEST"), help="write MODEL (a .zip from a run) to "
+                        "DEST without its optimizer state (a small file to ship), then exit")  # fmt: skip
     defaults = TrainConfig()
     for f in dataclasses.fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = getattr(defaults, f.name)
-        kw: dict[str, Any] = {"help": f.metadata["help"], "default": argparse.SUPPRESS}
-        if isinstance(default, bool):
+        flag, default = "--" + f.name.replace("_", "-"), getattr(defaults, f.name)
+        kw: dict[str, Any] = {"help": f.metadata["help"] + f" (default: {default!r})", "default": argparse.SUPPRESS}
+        if isinstance(default, bool) or f.type == "bool | None":
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
         elif isinstance(default, tuple):
-            elem = type(default[0]) if default else str
-            parser.add_argument(flag, nargs="+", type=elem, metavar="X", **kw)
+            parser.add_argument(flag, nargs="+", type=type(default[0]) if default else str, metavar="X", **kw)
         else:
             parser.add_argument(flag, type=type(default), **kw)
-        parser._option_string_actions[flag].help += f" (default: {default!r})"
     return parser
 
 
@@ -1002,130 +582,71 @@ def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
     args = vars(build_parser().parse_args(argv))
     resume = args.pop("resume", None)
     args.pop("export", None)
-    if resume:
-        path = Path(resume) / "config.json"
-        if not path.exists():
-            raise ValueError(f"--resume {resume}: no config.json there (not a run folder)")
-        data = json.loads(path.read_text())
-        extra = {k: v for k, v in args.items() if k not in ("total_steps", "progress", "workers", "torch_threads")}
-        if extra:
-            raise ValueError(
-                f"--resume takes its config from {path}; only --total-steps, --progress, "
-                f"--workers and --torch-threads may change, got {sorted(extra)}"
-            )
-        data.update(args)
-        data["out"] = str(Path(resume))
-        return TrainConfig.from_dict(data), True
-    args = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items()}
-    return TrainConfig(**args), False
+    if not resume:
+        return TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in args.items()}), False
+    path = Path(resume) / "config.json"
+    if not path.exists():
+        raise ValueError(f"--resume {resume}: no config.json there (not a run folder)")
+    extra = sorted(k for k in args if k not in ("total_steps", "progress", "workers", "torch_threads"))
+    if extra:
+        raise ValueError(f"--resume takes its config from {path}; only --total-steps, --progress, "
+                         f"--workers and --torch-threads may change, got {extra}")  # fmt: skip
+    return TrainConfig.from_dict({**json.loads(path.read_text()), **args, "out": str(Path(resume))}), True
 
 
-#: MaskablePPO settings a model file keeps as plain JSON (copied into an export as they are)
-_PLAIN_HYPERPARAMETERS = (
-    "learning_rate",
-    "n_steps",
-    "batch_size",
-    "n_epochs",
-    "gamma",
-    "gae_lambda",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "target_kl",
-    "normalize_advantage",
-    "seed",
-)
-
-
-def restore_checkpoint(model, path: str | Path, features: str) -> None:
-    """Put the policy, its Adam state and the step counters of the checkpoint ``path`` into ``model``.
-
-    ``model`` is a fresh MaskablePPO built from the run's ``config.json``.  The file is read
-    weights-only (:func:`agents.ppo.read_model`, ``torch.load(weights_only=True)`` for the
-    policy and optimizer, plain JSON for the counters): nothing in it is unpickled, so a
-    checkpoint cannot run code.  Not restored: SB3's episode-statistics buffer (the rolling
-    ``rollout/ep_rew_mean`` in TensorBoard starts afresh) and the last observation (the
-    environments are reset, as they are new processes anyway).
-    """
-    from agents.ppo import read_model
-
-    saved = read_model(path)
-    if saved.features != features:
-        raise ValueError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
-    try:
-        model.policy.load_state_dict(saved.policy_state)
-    except RuntimeError as err:  # missing or extra tensors, or sizes unlike config.json's net_arch
-        raise ValueError(f"checkpoint {str(path)!r} does not fit the run's network: {err}") from err
-    optimizer = saved.optimizer_state()
-    if optimizer is not None:
-        try:
-            model.policy.optimizer.load_state_dict(optimizer)
-        except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"checkpoint {str(path)!r}: its optimizer state does not fit: {err}") from err
-    for key in ("num_timesteps", "_n_updates", "_episode_num"):
-        value = saved.metadata.get(key, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"checkpoint {str(path)!r}: {key} is {value!r}, not a step count")
-        setattr(model, key, value)
-
-
-def export_model(src: str | Path, dest: str | Path) -> Path:
-    """Save the policy of the model ``src`` to ``dest`` without its optimizer state (for shipping).
-
-    ``src`` is read weights-only (no code in it runs, :func:`agents.ppo.read_model`); ``dest``
-    is a fresh MaskablePPO ``.zip`` holding the same policy tensors and the settings ``src``
-    keeps as plain JSON, which ``MaskablePPO.load`` and the ``ppo`` bot both read.
-    """
-    import re
-    import warnings
-
+def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
+    """The recipe: environments -> new or resumed model -> warm start -> PPO with callbacks -> save."""
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.features import FeatureObservation
-    from agents.ppo import read_model
-    from conquian_env.wrappers import SingleAgentEnv
-
-    saved = read_model(src)  # clear errors for a missing, corrupt or non-Conquian file
-    meta = saved.metadata
-    settings: dict[str, Any] = {}
-    for key in _PLAIN_HYPERPARAMETERS:
-        value = meta.get(key)
-        if isinstance(value, bool) == (key == "normalize_advantage") and isinstance(value, (int, float)):
-            settings[key] = value
-    clip = meta.get("clip_range")
-    text = clip.get("value_schedule", "") if isinstance(clip, dict) else ""
-    found = re.fullmatch(r"ConstantSchedule\(val=([0-9.eE+-]+)\)", str(text))
-    if found:
-        settings["clip_range"] = float(found.group(1))
-    value_arch = sorted(
-        int(k.split(".")[2])
-        for k in saved.policy_state
-        if k.startswith("mlp_extractor.value_net.") and k.endswith(".weight")
-    )
-    policy_kwargs: dict[str, Any] = {
-        "net_arch": {
-            "pi": list(saved.net_arch),
-            "vf": [int(saved.policy_state[f"mlp_extractor.value_net.{i}.weight"].shape[0]) for i in value_arch],
-        }
-    }
-    if saved.activation != "Tanh":
-        policy_kwargs["activation_fn"] = getattr(torch.nn, saved.activation)
-    env: gymnasium.Env = SingleAgentEnv()
-    if saved.features == "meld":
-        env = FeatureObservation(env)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SB3's note on batch_size vs the one-env rollout buffer
-        model = MaskablePPO("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", **settings)
-    try:
-        model.policy.load_state_dict(saved.policy_state)
-    except RuntimeError as err:
-        raise ValueError(f"model {str(src)!r}: its tensors do not form a MaskablePPO MLP policy: {err}") from err
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    model.save(dest)
-    read_model(dest)
-    return dest
+    c, run = config, RunFolder(config.out)
+    torch.set_num_threads(c.torch_threads)
+    run.out.mkdir(parents=True, exist_ok=True)
+    venv = make_vec_env(c)
+    model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
+    evaluate = Evaluator(c, run)
+    if resume:
+        run.resume(model, c.features)
+        run.log(f"resumed {run.out} at step {model.num_timesteps:,}")
+    else:
+        if c.bc_games or c.bc_data:
+            warm_start(model, c, run, evaluate)
+        evaluate(model, 0, stage="warm start" if c.bc_games or c.bc_data else "init")
+        run.state.update(next_eval=c.eval_every, next_snapshot=0, next_checkpoint=c.checkpoint_every)
+    callbacks = [
+        SnapshotCallback(run, c.snapshot_every, c.max_snapshots),
+        EvalCallback(run, evaluate, c.eval_every),
+        CheckpointCallback(run, c.checkpoint_every),
+    ]
+    if c.progress if c.progress is not None else sys.stderr.isatty():
+        callbacks.insert(0, ProgressCallback(c.total_steps))
+    remaining, rollout = c.total_steps - model.num_timesteps, venv.num_envs * c.n_steps
+    if remaining > 0 and remaining % rollout:
+        run.log(f"PPO collects whole rollouts of {rollout:,} steps ({venv.num_envs} games x n_steps {c.n_steps}): "
+                f"this run ends at step {model.num_timesteps + -(-remaining // rollout) * rollout:,}, "
+                f"not {c.total_steps:,}")  # fmt: skip
+    if remaining > 0:
+        try:
+            model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume, tb_log_name="ppo")
+        except KeyboardInterrupt:
+            # Ctrl-C: keep everything up to here; --resume continues from this step
+            run.save_checkpoint(model)
+            run.log(f"interrupted at step {model.num_timesteps:,}: saved; continue with --resume {run.out}")
+            try:
+                venv.close()
+            except Exception:  # workers that got the Ctrl-C too are gone already
+                pass
+            raise
+    run.save_checkpoint(model)
+    shutil.copyfile(run.out / "checkpoints" / "latest.zip", run.out / "final.zip")  # the same model
+    if run.state.get("last_eval_step") != model.num_timesteps:
+        evaluate(model, model.num_timesteps)
+    venv.close()
+    run.write_state(model)  # the final evaluation may have moved the best score
+    run.log(f"done: {model.num_timesteps:,} steps in {run.elapsed():.0f} s; best score vs {c.best_by} "
+            f"{run.state['best_score']:.3f} at step {run.state['best_step']:,} -> {run.out / 'best.zip'}")  # fmt: skip
+    return run.state
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1152,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
     print(json.dumps(config.to_dict(), indent=2), file=sys.stderr)
     try:
-        Trainer(config, resume=resume).run()
+        train(config, resume=resume)
     except KeyboardInterrupt:
         print(f"\ninterrupted: the run is saved; continue with: python train.py --resume {out}", file=sys.stderr)
         return 130

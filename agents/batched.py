@@ -13,6 +13,9 @@ those rows get new deals.
                         of the learner): one forward pass for all the games
 ``PerGameOpponent``     any :class:`~agents.base.Agent` spec, one bot per game, played game
                         by game (for bots with no batched form, e.g. ``ismcts``)
+``BatchPool``           the training opponent pool (:class:`OpponentPool`: weighted bots and
+                        learner snapshots, a member drawn for each new deal) for this engine;
+                        ``PoolOpponent`` is the same pool as one per-game :class:`~agents.base.Agent`
 ======================  ================================================================
 
 :func:`make_batch_opponent` builds one from a bot spec string (``random``, ``greedy``,
@@ -23,6 +26,8 @@ those rows get new deals.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +36,11 @@ from gymnasium import spaces
 
 from conquian_env._kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
+from conquian_env.seeding import derive_seed
 from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
 
+from .base import Agent
 from .features import FEATURE_SIZE
 
 
@@ -171,14 +178,96 @@ class PerGameOpponent:
         return f"<PerGameOpponent {self.spec}>"
 
 
-class BatchPool:
-    """A weighted pool of batched bots and learner snapshots; each new deal draws its member.
+def parse_pool(entries: Sequence[str]) -> list[tuple[str, float]]:
+    """``SPEC@WEIGHT`` entries (weight 1 when omitted) as (spec, weight) pairs; bot specs are checked.
 
-    ``entries``: ``(spec, weight)`` pairs; a spec is a bot spec (built with
-    :func:`make_batch_opponent`), ``"self"`` (the newest snapshot added with
-    :meth:`add_snapshot`) or ``"past"`` (an older one, drawn uniformly).  Snapshots play
-    by sampling from their policy.  Until a snapshot exists (two for ``past``) those
-    entries are skipped.  ``counts`` tallies the deals each member got.
+    A spec is any bot spec, ``self`` (the newest learner snapshot) or ``past`` (an older one)."""
+    from .registry import make_agent
+
+    pool = []
+    for entry in entries:
+        spec, _, weight_text = entry.rpartition("@") if "@" in entry else (entry, "", "1")
+        try:
+            weight = float(weight_text)
+        except ValueError:
+            raise ValueError(f"opponent {entry!r}: weight {weight_text!r} is not a number (SPEC@WEIGHT)") from None
+        if not weight > 0 or not math.isfinite(weight):
+            raise ValueError(f"opponent {entry!r}: the weight must be a positive number")
+        if spec not in ("self", "past"):
+            make_agent(spec, 0)
+        pool.append((spec, weight))
+    return pool
+
+
+class OpponentPool:
+    """Which member of a weighted pool plays each new game: the one policy of both pool front ends.
+
+    ``entries``: ``(spec, weight)`` pairs (:func:`parse_pool`); ``bots``: the fixed members
+    by spec, as the front end plays them; ``rng``: the draws; ``fallback()``: the bot that plays
+    while no entry is usable (only ``self`` / ``past`` and too few snapshots).  ``snapshots``
+    are the learner's, newest last (at most ``max_snapshots``): ``self`` is the newest,
+    ``past`` an older one drawn uniformly, each usable once it exists.  ``counts`` tallies the
+    games each entry got.
+    """
+
+    def __init__(
+        self,
+        entries: list[tuple[str, float]],
+        bots: dict[str, Any],
+        rng: np.random.Generator,
+        fallback: Any,
+        max_snapshots: int,
+    ):
+        if not entries:
+            raise ValueError("the opponent pool is empty")
+        self.entries = entries
+        self.bots = bots
+        self.rng = rng
+        self.fallback = fallback
+        self.max_snapshots = int(max_snapshots)
+        self.snapshots: list[Any] = []
+        self.counts: dict[str, int] = {}
+
+    def add_snapshot(self, snapshot: Any) -> None:
+        self.snapshots.append(snapshot)
+        del self.snapshots[: -self.max_snapshots]
+
+    def _usable(self) -> list[tuple[str, float]]:
+        n = len(self.snapshots)
+        usable = [(s, w) for s, w in self.entries if s in self.bots or (s == "self" and n) or (s == "past" and n > 1)]
+        if not usable:
+            self.bots.setdefault("random", self.fallback())
+            usable = [("random", 1.0)]
+        return usable
+
+    def draw(self, games: int) -> list[Any]:
+        """The members that play the next ``games`` new games (bots of ``bots`` or snapshots), in order."""
+        usable = self._usable()
+        weights = np.array([w for _, w in usable])
+        picks = self.rng.choice(len(usable), size=games, p=weights / weights.sum())
+        members: list[Any] = [None] * games
+        for k in np.unique(picks):
+            spec = usable[int(k)][0]
+            chosen = np.flatnonzero(picks == k)
+            if spec == "self":
+                drawn = [self.snapshots[-1]] * len(chosen)
+            elif spec == "past":
+                older = self.rng.integers(len(self.snapshots) - 1, size=len(chosen))
+                drawn = [self.snapshots[int(j)] for j in older]
+            else:
+                drawn = [self.bots[spec]] * len(chosen)
+            for game, member in zip(chosen, drawn, strict=True):
+                members[int(game)] = member
+            self.counts[spec] = self.counts.get(spec, 0) + len(chosen)
+        return members
+
+
+class BatchPool:
+    """The opponent pool (:class:`OpponentPool`) for the batched engine: each new deal draws its member.
+
+    ``entries``: ``(spec, weight)`` pairs (:func:`parse_pool`); bot specs are built with
+    :func:`make_batch_opponent`, snapshots (:meth:`add_snapshot`, a
+    :class:`~agents.ppo.NumpyPolicy`) play by sampling from their policy.
     """
 
     name = "pool"
@@ -186,41 +275,53 @@ class BatchPool:
     def __init__(self, entries: list[tuple[str, float]], seed: int | None = None, max_snapshots: int = 10):
         if not entries:
             raise ValueError("the opponent pool is empty")
-        self.entries = [(str(spec), float(w)) for spec, w in entries]
-        self.rng = np.random.default_rng(seed)
-        self.bots = {
-            spec: make_batch_opponent(spec, int(self.rng.integers(2**31)))
-            for spec, _ in self.entries
+        entries = [(str(spec), float(w)) for spec, w in entries]
+        rng = np.random.default_rng(seed)
+        bots = {
+            spec: make_batch_opponent(spec, int(rng.integers(2**31)))
+            for spec, _ in entries
             if spec not in ("self", "past")
         }
-        self.snapshots: list[BatchPolicy] = []
-        self.max_snapshots = int(max_snapshots)
-        self.counts: dict[str, int] = {}
+        self.pool = OpponentPool(entries, bots, rng, self._fallback, max_snapshots)
         self.member: np.ndarray = np.zeros(0, dtype=np.int64)  # per game: index into self._members
         self._members: list[Any] = []
 
+    def _fallback(self) -> BatchRandom:
+        return BatchRandom(int(self.pool.rng.integers(2**31)))
+
+    @property
+    def entries(self) -> list[tuple[str, float]]:
+        return self.pool.entries
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.pool.counts
+
+    @property
+    def snapshots(self) -> list[BatchPolicy]:
+        return self.pool.snapshots
+
+    @property
+    def bots(self) -> dict[str, Any]:
+        return self.pool.bots
+
+    @property
+    def max_snapshots(self) -> int:
+        return self.pool.max_snapshots
+
     def reseed(self, seed: int | None) -> None:
         """Start the draws of members and every member's own random numbers afresh from ``seed``."""
-        self.rng = np.random.default_rng(seed)
-        for k, member in enumerate([*self.bots.values(), *self.snapshots]):
+        self.pool.rng = np.random.default_rng(seed)
+        for k, member in enumerate([*self.pool.bots.values(), *self.pool.snapshots]):
             reseed = getattr(member, "reseed", None)
             if reseed is not None:
-                reseed(None if seed is None else int(np.random.SeedSequence([seed, k]).generate_state(1)[0]))
+                reseed(None if seed is None else derive_seed(seed, k))
 
     def add_snapshot(self, policy: Any) -> None:
-        self.snapshots.append(BatchPolicy(policy, deterministic=False, seed=int(self.rng.integers(2**31))))
-        del self.snapshots[: -self.max_snapshots]
+        self.pool.add_snapshot(BatchPolicy(policy, deterministic=False, seed=int(self.pool.rng.integers(2**31))))
 
     def opponent_counts(self) -> dict[str, int]:
-        return dict(self.counts)
-
-    def _usable(self) -> list[tuple[str, float]]:
-        n = len(self.snapshots)
-        usable = [(s, w) for s, w in self.entries if s in self.bots or (s == "self" and n) or (s == "past" and n > 1)]
-        if not usable:
-            self.bots.setdefault("random", BatchRandom(int(self.rng.integers(2**31))))
-            usable = [("random", 1.0)]
-        return usable
+        return dict(self.pool.counts)
 
     def _member_index(self, bot: Any) -> int:
         for k, m in enumerate(self._members):
@@ -235,26 +336,12 @@ class BatchPool:
             grown = np.zeros(int(rows.max()) + 1, dtype=np.int64)
             grown[: len(self.member)] = self.member
             self.member = grown
-        usable = self._usable()
-        weights = np.array([w for _, w in usable])
-        picks = self.rng.choice(len(usable), size=len(rows), p=weights / weights.sum())
-        for k in np.unique(picks):
-            spec = usable[int(k)][0]
-            chosen = rows[picks == k]
-            if spec == "self":
-                bots = [self.snapshots[-1]] * len(chosen)
-            elif spec == "past":
-                older = self.rng.integers(len(self.snapshots) - 1, size=len(chosen))
-                bots = [self.snapshots[int(j)] for j in older]
-            else:
-                bots = [self.bots[spec]] * len(chosen)
-            for row, bot in zip(chosen, bots, strict=True):
-                self.member[row] = self._member_index(bot)
-                reset = getattr(bot, "reset_rows", None)
-                if reset is not None:
-                    reset(np.array([row]))
-            self.counts[spec] = self.counts.get(spec, 0) + len(chosen)
-        if len(self._members) > 2 * (len(self.bots) + self.max_snapshots) + 2:  # forget retired snapshots
+        for row, bot in zip(rows, self.pool.draw(len(rows)), strict=True):
+            self.member[row] = self._member_index(bot)
+            reset = getattr(bot, "reset_rows", None)
+            if reset is not None:
+                reset(np.array([row]))
+        if len(self._members) > 2 * (len(self.pool.bots) + self.pool.max_snapshots) + 2:  # forget retired snapshots
             used, self.member = np.unique(self.member, return_inverse=True)
             self._members = [self._members[int(k)] for k in used]
 
@@ -270,6 +357,55 @@ class BatchPool:
 
     def __repr__(self) -> str:
         return f"<BatchPool {self.entries}>"
+
+
+class PoolOpponent(Agent):
+    """The opponent pool (:class:`OpponentPool`) as one per-game bot: each game it plays as a member.
+
+    Bot specs are built with :func:`~agents.registry.make_agent`; snapshots
+    (:meth:`add_snapshot`, a :class:`~agents.ppo.NumpyPolicy`) play by sampling from their policy.
+    """
+
+    name = "pool"
+
+    def __init__(self, entries: list[tuple[str, float]], seed: int, max_snapshots: int = 10):
+        from .registry import make_agent
+
+        entries = [(str(spec), float(w)) for spec, w in entries]
+        bots = {spec: make_agent(spec, seed + i) for i, (spec, _) in enumerate(entries) if spec not in ("self", "past")}
+        self.pool = OpponentPool(
+            entries, bots, np.random.default_rng([seed, 7]), lambda: make_agent("random", 0), max_snapshots
+        )
+        self.current: Agent | None = None
+
+    @property
+    def entries(self) -> list[tuple[str, float]]:
+        return self.pool.entries
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.pool.counts
+
+    def add_snapshot(self, policy: Any) -> None:
+        self.pool.add_snapshot(policy)
+
+    def opponent_counts(self) -> dict[str, int]:
+        return dict(self.pool.counts)
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        from .ppo import NumpyPolicy, PolicyAgent
+
+        member = self.pool.draw(1)[0]
+        self.current = PolicyAgent(member, deterministic=False) if isinstance(member, NumpyPolicy) else member
+        self.current.reset(player, seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        if self.current is None:
+            raise RuntimeError("PoolOpponent.act before reset(): the game loop resets every bot first")
+        return self.current.act(observation, action_mask, view)
+
+    def __repr__(self) -> str:
+        return f"<PoolOpponent {self.entries}>"
 
 
 def play_batch(
@@ -353,8 +489,11 @@ __all__ = [
     "BatchPool",
     "BatchRandom",
     "MeldFeatures",
+    "OpponentPool",
     "PerGameOpponent",
+    "PoolOpponent",
     "make_batch_opponent",
+    "parse_pool",
     "play_batch",
     "policy_inputs",
 ]

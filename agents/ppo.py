@@ -22,6 +22,11 @@ pickles (its ``data`` JSON has cloudpickled ``":serialized:"`` entries, which SB
 policy's tensors, with ``torch.load(weights_only=True)``, and the plain JSON of the
 metadata; the layer sizes come from the tensors and are checked against the observation
 the bot gives the policy.  Use ``MaskablePPO.load`` only on a file you trust.
+
+Training's files sit beside the policy: :func:`save_snapshots` / :func:`load_snapshots`
+(the learner snapshots of the opponent pool, plain ``.npz``), :func:`restore_checkpoint`
+(``train.py --resume``: weights, Adam state and counters into a fresh model, weights-only)
+and :func:`export_model` (``train.py --export``: the policy without its optimizer state).
 """
 
 from __future__ import annotations
@@ -398,3 +403,142 @@ class PPOAgent(PolicyAgent):
             raise ValueError(f"the shipped model {str(file)!r} is missing from this installation")
         super().__init__(load_policy(file), deterministic=deterministic, seed=seed)
         self.name = "ppo" if path is None else f"ppo:{file.name}"
+
+
+# --------------------------------------------------------------------------- training files
+
+
+def save_snapshots(path: str | Path, policies: list[NumpyPolicy]) -> None:
+    """Write the learner snapshots ``policies`` to ``path`` (``.npz`` of plain arrays, atomically)."""
+    path = Path(path)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(
+        tmp,
+        **{
+            f"s{i}_l{j}_{k}": arr
+            for i, p in enumerate(policies)
+            for j, layer in enumerate(p.layers)
+            for k, arr in (("w", layer[0]), ("b", layer[1]))
+        },
+        acts=np.array([json.dumps([layer[2] for layer in p.layers]) for p in policies]),
+    )
+    tmp.replace(path)
+
+
+def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
+    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist); no pickles are read."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = np.load(path, allow_pickle=False)
+    out = []
+    for i, acts in enumerate(data["acts"]):
+        layers = [(data[f"s{i}_l{j}_w"], data[f"s{i}_l{j}_b"], a) for j, a in enumerate(json.loads(str(acts)))]
+        out.append(NumpyPolicy(layers, features=features))
+    return out
+
+
+def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:
+    """Put the policy, its Adam state and the step counters of the checkpoint ``path`` into ``model``.
+
+    ``model`` is a fresh MaskablePPO built from the run's ``config.json``.  The file is read
+    weights-only (:func:`read_model`, ``torch.load(weights_only=True)`` for the policy and
+    optimizer, plain JSON for the counters): nothing in it is unpickled, so a checkpoint
+    cannot run code.  Not restored: SB3's episode-statistics buffer (the rolling
+    ``rollout/ep_rew_mean`` in TensorBoard starts afresh) and the last observation (the
+    environments are reset, as they are new processes anyway).
+    """
+    saved = read_model(path)
+    if saved.features != features:
+        raise ValueError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
+    try:
+        model.policy.load_state_dict(saved.policy_state)
+    except RuntimeError as err:  # missing or extra tensors, or sizes unlike config.json's net_arch
+        raise ValueError(f"checkpoint {str(path)!r} does not fit the run's network: {err}") from err
+    optimizer = saved.optimizer_state()
+    if optimizer is not None:
+        try:
+            model.policy.optimizer.load_state_dict(optimizer)
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"checkpoint {str(path)!r}: its optimizer state does not fit: {err}") from err
+    for key in ("num_timesteps", "_n_updates", "_episode_num"):
+        value = saved.metadata.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"checkpoint {str(path)!r}: {key} is {value!r}, not a step count")
+        setattr(model, key, value)
+
+
+#: MaskablePPO settings a model file keeps as plain JSON (copied into an export as they are)
+_PLAIN_HYPERPARAMETERS = (
+    "learning_rate",
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "target_kl",
+    "normalize_advantage",
+    "seed",
+)
+
+
+def export_model(src: str | Path, dest: str | Path) -> Path:
+    """Save the policy of the model ``src`` to ``dest`` without its optimizer state (for shipping).
+
+    ``src`` is read weights-only (no code in it runs, :func:`read_model`); ``dest`` is a fresh
+    MaskablePPO ``.zip`` holding the same policy tensors and the settings ``src`` keeps as
+    plain JSON, which ``MaskablePPO.load`` and the ``ppo`` bot both read.  Needs sb3-contrib.
+    """
+    import warnings
+
+    import gymnasium
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from conquian_env.wrappers import SingleAgentEnv
+
+    from .features import FeatureObservation
+
+    saved = read_model(src)  # clear errors for a missing, corrupt or non-Conquian file
+    meta = saved.metadata
+    settings: dict[str, Any] = {}
+    for key in _PLAIN_HYPERPARAMETERS:
+        value = meta.get(key)
+        if isinstance(value, bool) == (key == "normalize_advantage") and isinstance(value, (int, float)):
+            settings[key] = value
+    clip = meta.get("clip_range")
+    text = clip.get("value_schedule", "") if isinstance(clip, dict) else ""
+    found = re.fullmatch(r"ConstantSchedule\(val=([0-9.eE+-]+)\)", str(text))
+    if found:
+        settings["clip_range"] = float(found.group(1))
+    value_arch = sorted(
+        int(k.split(".")[2])
+        for k in saved.policy_state
+        if k.startswith("mlp_extractor.value_net.") and k.endswith(".weight")
+    )
+    policy_kwargs: dict[str, Any] = {
+        "net_arch": {
+            "pi": list(saved.net_arch),
+            "vf": [int(saved.policy_state[f"mlp_extractor.value_net.{i}.weight"].shape[0]) for i in value_arch],
+        }
+    }
+    if saved.activation != "Tanh":
+        policy_kwargs["activation_fn"] = getattr(torch.nn, saved.activation)
+    env: gymnasium.Env = SingleAgentEnv()
+    if saved.features == "meld":
+        env = FeatureObservation(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SB3's note on batch_size vs the one-env rollout buffer
+        model = MaskablePPO("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", **settings)
+    try:
+        model.policy.load_state_dict(saved.policy_state)
+    except RuntimeError as err:
+        raise ValueError(f"model {str(src)!r}: its tensors do not form a MaskablePPO MLP policy: {err}") from err
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    model.save(dest)
+    read_model(dest)
+    return dest

@@ -59,34 +59,37 @@ class _Process:
     """What this process knows of the tournament it plays: the bots' specs and seeds by
     label, the variant, and the bots built so far."""
 
-    def __init__(self, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool):
+    def __init__(self, spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool):
         self.setup = (spec_of, bot_seed_of, forcing)
         self.spec_of, self.bot_seed_of, self.forcing = spec_of, bot_seed_of, forcing
         self.bots: dict[str, Agent] = {}
 
     def bot(self, label: str) -> Agent:
         if label not in self.bots:
-            self.bots[label] = make_agent(self.spec_of[label], self.bot_seed_of[label])
+            spec = self.spec_of[label]
+            self.bots[label] = make_agent(spec, self.bot_seed_of[label]) if isinstance(spec, str) else spec
         return self.bots[label]
 
 
 _process: _Process | None = None
 
 
-def setup(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
     """Set this process up for a tournament: bots by label (``spec_of``), built lazily with
-    the seeds ``bot_seed_of``, playing the forcing variant or not.  Bots built before are dropped."""
+    the seeds ``bot_seed_of``, playing the forcing variant or not.  Bots built before are dropped.
+    A bot object in ``spec_of`` (training's policy, :func:`conquian_arena.tournament.play_pair`)
+    plays as it is, reset before every game like the others."""
     global _process
     _process = _Process(spec_of, bot_seed_of, forcing)
 
 
-def setup_pool_process(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def setup_pool_process(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
     """:func:`setup` as a process pool's initializer: Ctrl-C is left to the main process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     setup(spec_of, bot_seed_of, forcing)
 
 
-def ensure_setup(spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def ensure_setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
     """:func:`setup`, unless this process is set up for that same tournament already (its bots are kept)."""
     if _process is None or _process.setup != (spec_of, bot_seed_of, forcing):
         setup(spec_of, bot_seed_of, forcing)

@@ -63,6 +63,7 @@ from gymnasium.vector import AutoresetMode
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
+from .seeding import derive_seed
 from .vector import VectorGame, check_seed, deal_permutation
 
 
@@ -79,7 +80,8 @@ class RawObservation:
 
 
 def _derived_seed(seed: int | None, *words: int) -> int | None:
-    return None if seed is None else int(np.random.SeedSequence([seed, *words]).generate_state(1)[0])
+    """The project's one seed derivation (:func:`conquian_env.seeding.derive_seed`), None for no seed."""
+    return None if seed is None else derive_seed(seed, *words)
 
 
 def _resolve_opponent(opponent: Any, seed: int | None = None) -> Any:

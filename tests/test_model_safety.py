@@ -199,7 +199,7 @@ def test_resume_refuses_a_checkpoint_that_does_not_fit_the_run(tmp_path):
     config = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({**config, "net_arch": [32]}))
     with pytest.raises(ValueError, match="does not fit the run's network"):
-        train.Trainer(train.TrainConfig.from_dict({**config, "net_arch": [32]}), resume=True).run()
+        train.train(train.TrainConfig.from_dict({**config, "net_arch": [32]}), resume=True)
 
 
 def test_a_pickled_payload_in_the_tensors_is_refused_unrun(tmp_path):

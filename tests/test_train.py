@@ -404,19 +404,19 @@ def test_forcing_variant_run(tmp_path):
 
 def test_ctrl_c_saves_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
     out = tmp_path / "i"
-    real_evaluate = train.Trainer.evaluate
+    real_evaluate = train.Evaluator.__call__
 
     def interrupted(self, model, step, stage="ppo"):
         if step >= 512:
             raise KeyboardInterrupt
         return real_evaluate(self, model, step, stage)
 
-    monkeypatch.setattr(train.Trainer, "evaluate", interrupted)
+    monkeypatch.setattr(train.Evaluator, "__call__", interrupted)
     assert train.main(_tiny_args(out, total=1024)) == 130
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     assert 512 <= state["num_timesteps"] < 1024 and (out / "checkpoints" / "latest.zip").is_file()
     assert "interrupted at step" in (out / "train.log").read_text()
-    monkeypatch.setattr(train.Trainer, "evaluate", real_evaluate)
+    monkeypatch.setattr(train.Evaluator, "__call__", real_evaluate)
     assert train.main(["--resume", str(out), "--no-progress", "--workers", "1"]) == 0
     assert json.loads((out / "checkpoints" / "state.json").read_text())["num_timesteps"] == 1024
     assert (out / "final.zip").is_file()
@@ -436,7 +436,9 @@ def test_evaluations_see_the_updated_policy_and_the_final_model_is_evaluated(tmp
     rows = [r for r in csv.DictReader(open(out / "eval.csv")) if r["opponent"] == "greedy"]
     assert [int(r["step"]) for r in rows] == [0, 512, 1024]
     config = train.TrainConfig.from_dict(json.loads((out / "config.json").read_text()))
-    final = train.evaluate_policy(load_policy(out / "final.zip"), config, "greedy")
+    final = train.evaluate_policy(
+        load_policy(out / "final.zip"), "greedy", config.eval_games, config.eval_seed, batched=True
+    )
     last = rows[-1]
     logged = (int(last["wins"]), int(last["draws"]), int(last["losses"]))
     assert (final["wins"], final["draws"], final["losses"]) == logged
@@ -482,3 +484,43 @@ def test_the_same_seed_trains_the_same_weights(tmp_path):
     assert not torch.equal(a["action_net.bias"], torch.zeros_like(a["action_net.bias"]))
     for key in ("obs", "masks", "actions", "returns", "game"):
         assert np.array_equal(data_a[key], data_b[key]), key
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_evaluation_at_a_seed_plays_the_games_of_conquian_evaluate_at_that_seed(tiny_run, tmp_path, batched):
+    """train.py's evaluation at eval_seed S deals what ``conquian-evaluate MODEL greedy --seed S``
+    deals, seat for seat (one schedule, one seed derivation), so the deterministic policy and
+    greedy play the very same games there, on the batched engine or game by game."""
+    from conquian_arena.tournament import main as evaluate_main
+    from conquian_arena.tournament import play_pair
+
+    seed, games, model = 1_000_003, 40, tiny_run / "final.zip"
+    out = tmp_path / "t"
+    args = [f"ppo:{model}", "greedy", "--games", str(games), "--seed", str(seed), "--out", str(out), "-j", "1"]
+    assert evaluate_main([*args, "--no-plot", "--no-html", "--no-progress"]) == 0
+    lines = sorted(
+        (json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()), key=lambda g: g["index"]
+    )
+    ours = train.evaluate_policy(load_policy(model), "greedy", games, seed, batched=batched)
+    wins = sum(g["winner_label"] == g["pair"][0] for g in lines)
+    losses = sum(g["winner_label"] == g["pair"][1] for g in lines)
+    assert (ours["games"], ours["wins"], ours["losses"]) == (games, wins, losses)
+    # game by game: the evaluator train.py calls gives each game's deal and length
+    policy = load_policy(model)
+    played = play_pair(
+        PolicyAgent(policy), "greedy", games, seed, a_batch=train.BatchPolicy(policy) if batched else None
+    )
+    keys = ("deal", "swap", "deal_seed", "moves")
+    assert [tuple(g[k] for k in keys) for g in played] == [tuple(g[k] for k in keys) for g in lines]
+
+
+def test_progress_in_a_log_has_no_carriage_returns(tmp_path, capfd):
+    """Standard error that is no terminal (``make train > log 2>&1``) gets no progress frames;
+    ``--progress`` asks for the bar anyway (as conquian-evaluate's)."""
+    args = [a for a in _tiny_args(tmp_path / "p", total=256) if a != "--no-progress"]
+    args[args.index("--n-steps") + 1] = "128"
+    args[args.index("--bc-games") + 1] = "4"
+    assert train.main(args) == 0
+    err = capfd.readouterr().err
+    assert "\r" not in err and "it/s" not in err and "step/s" not in err
+    assert "done: 256 steps" in err
