@@ -26,24 +26,27 @@ slot   length  contents (float32, in [0, 1] unless said)
                [-1, 1]; take possible; hand evaluation / 20; winning cards / 10
 =====  ======  =====================================================================
 
-:class:`FeatureEncoder` computes the vector for one seat; it keeps the greedy bot's
-lay-down plan across the decisions of a meld, so call :meth:`FeatureEncoder.reset` at
-each new game.  :class:`FeatureObservation` wraps
+:class:`FeatureEncoder` computes the vector of one seat from that seat's
+:class:`~conquian_env.view.PlayerView` (``encode(view)``), reading nothing the view does
+not expose; it keeps the greedy bot's lay-down plan across the decisions of a meld, so
+call :meth:`FeatureEncoder.reset` at each new game.  :class:`FeatureObservation` wraps
 :class:`conquian_env.wrappers.SingleAgentEnv` so that its observations are these
 vectors; the ``ppo`` bot builds the same features for a model trained with them.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env.actions import NUM_ACTIONS
+from conquian_env.actions import NUM_ACTIONS, TAKE
 from conquian_env.cards import NUM_CARDS, cards_of
 from conquian_env.game import DISCARD, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_split_into_melds
-from conquian_env.observation import OBS_SIZE, encode
+from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 
 from .greedy import (
@@ -99,13 +102,35 @@ class FeatureEncoder:
     def reset(self) -> None:
         self._greedy.reset(0)
 
-    def encode(self, state: GameState, player: int) -> np.ndarray:
+    def encode(self, view: PlayerView | GameState, player: int | None = None) -> np.ndarray:
+        """The feature vector of ``view``'s player, computed from the view alone.
+
+        Everything read comes through the :class:`~conquian_env.view.PlayerView`: the
+        player's observation, hand and melds, the public cards, the unseen cards and (when
+        it is their move) the legal moves; never the opponent's hand or the stock order.
+
+        ``encode(state, player)`` (a :class:`~conquian_env.game.GameState` and a seat) is the
+        old form, deprecated: it builds ``PlayerView(state, player)`` and encodes that.
+        """
+        if isinstance(view, GameState):
+            warnings.warn(
+                "FeatureEncoder.encode(state, player) is deprecated: pass the player's view, "
+                "encode(PlayerView(state, player))",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if isinstance(player, bool) or player not in (0, 1):
+                raise ValueError(f"encode(state, player) needs the player 0 or 1, got {player!r}")
+            view = PlayerView(view, player)
+        elif not isinstance(view, PlayerView):
+            raise TypeError(f"FeatureEncoder.encode needs a PlayerView, got {type(view).__name__}")
+        elif player is not None and player != view.player:
+            raise ValueError(f"encode(view) encodes the view's player {view.player}; got player={player!r}")
         out = np.zeros(FEATURE_SIZE, dtype=np.float32)
-        out[:OBS_SIZE] = encode(state, player)
-        opp = 1 - player
-        hand, meld, opp_meld = state.hands[player], state.melds[player], state.melds[opp]
-        opp_size = state.hands[opp].bit_count()
-        live = state.unseen_cards(player)
+        out[:OBS_SIZE] = view.observation()
+        hand, meld, opp_meld = view.hand, view.meld, view.opponent_meld
+        opp_size = view.opponent_hand_size
+        live = view.unseen()
         held = hand | meld
         out[_LIVE + np.asarray(cards_of(live), dtype=np.intp)] = 1.0
         outside = ~held & ((1 << NUM_CARDS) - 1)
@@ -127,26 +152,25 @@ class FeatureEncoder:
         outs = winning_cards(hand, meld, live) if hand else 0
         out[_OUTS + np.asarray(cards_of(outs), dtype=np.intp)] = 1.0
         value = position_value(hand, meld, live)
-        to_move = state.current_player == player
-        phase = state.phase
+        phase = view.phase
         take_edge, can_take = 0.0, 0.0
-        if to_move:
-            legal = state.legal_action_mask()
+        if view.my_turn:
+            legal = view.legal_action_mask()
             if phase == DISCARD and hand:
                 values = discard_values(hand, meld, live, opp_meld, opp_size)
                 best = max(v for _, v in values)
                 for c, v in values:
                     out[_DISCARD + c] = max(0.0, 1.0 + (v - best) / 4.0)
             elif phase == MELD:
-                lay, _, _ = plan_take(hand, meld, state.face_up, state.chosen, live, opp_meld, opp_size)
-                for c in cards_of(lay & ~state.chosen):
+                lay, _, _ = plan_take(hand, meld, view.face_up, view.chosen, live, opp_meld, opp_size)
+                for c in cards_of(lay & ~view.chosen):
                     out[_PLAN + c] = 1.0
-            elif phase == OFFER and legal >> 80 & 1:
+            elif phase == OFFER and legal >> TAKE & 1:
                 can_take = 1.0
-                passes = state.source == TURNED and state.owner == player and not state.passed
-                margin, _ = take_margin(hand, meld, state.face_up, live, opp_meld, opp_size, passes)
+                passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+                margin, _ = take_margin(hand, meld, view.face_up, live, opp_meld, opp_size, passes)
                 take_edge = 1.0 if margin == float("inf") else float(np.clip(margin / 4.0, -1.0, 1.0))
-            out[_GREEDY + self._greedy.choose(PlayerView(state, player))] = 1.0
+            out[_GREEDY + self._greedy.choose(view)] = 1.0
         out[_SCALARS] = take_edge
         out[_SCALARS + 1] = can_take
         out[_SCALARS + 2] = min(value, 20.0) / 20.0
@@ -168,7 +192,7 @@ class FeatureObservation(gymnasium.Wrapper):
 
     def _features(self) -> np.ndarray:
         inner = self.env.unwrapped
-        return self._encoder.encode(inner.game, inner.seat)
+        return self._encoder.encode(PlayerView(inner.game, inner.seat))
 
     def reset(self, **kwargs):
         _, info = self.env.reset(**kwargs)

@@ -22,7 +22,8 @@ Tree Search", single-observer variant.  Each iteration:
 3. **Roll out** to the end of the game with a fixed policy for both players:
    ``"greedy"`` (default) the rules of :class:`agents.greedy.GreedyAgent`, each player
    judging by what they can see in the determinization; ``"fast"`` a cheaper greedy-ish
-   policy (take whenever possible, lay the fewest cards, discard by a quick card score);
+   policy (take whenever possible, lay the fewest cards, discard by a cheap card score,
+   :func:`_cheap_discard`);
    ``"random"`` uniform legal moves.
 4. **Back up** the result: a win scores 1, a draw 1/2, a loss 0 for the searching player
    (the scoring of a match); each edge keeps the mean score of the player who chose it,
@@ -57,7 +58,7 @@ import time as _time
 import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, REFUSE, TAKE
-from conquian_env.cards import FULL_MASK, cards_of
+from conquian_env.cards import cards_of
 from conquian_env.game import DISCARD, GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
 
@@ -101,14 +102,6 @@ class _Edge:
 # Each reads only what the player to move can see: their hand and the public cards.
 
 
-def _mover_live(state: GameState, p: int) -> int:
-    """Cards player ``p`` cannot see in ``state`` (their 'live' cards)."""
-    seen = state.hands[p] | state.melds[0] | state.melds[1] | state.dead | state.chosen
-    if state.face_up >= 0:
-        seen |= 1 << state.face_up
-    return FULL_MASK & ~seen
-
-
 def _greedy_decision(state: GameState) -> int:
     """The greedy rules' offer, discard or force decision for the player to move."""
     p = state.player
@@ -117,7 +110,7 @@ def _greedy_decision(state: GameState) -> int:
         state.phase,
         state.hands[p],
         state.melds[p],
-        _mover_live(state, p),
+        state.unseen_cards(p),
         state.melds[opp],
         state.hands[opp].bit_count(),
         state.face_up,
@@ -136,7 +129,7 @@ def _greedy_lay(state: GameState) -> int:
         state.melds[p],
         state.face_up,
         state.chosen,
-        _mover_live(state, p),
+        state.unseen_cards(p),
         state.melds[opp],
         state.hands[opp].bit_count(),
     )
@@ -163,8 +156,20 @@ def _play_meld(state: GameState, lay: int) -> None:
     state.apply(FINISH)
 
 
-def _quick_discard(state: GameState) -> int:
-    """The hand card with the least meld potential by a cheap score (the fast rollout)."""
+def _cheap_discard(state: GameState) -> int:
+    """The fast rollout's discard: the hand card with the lowest cheap meld-potential score.
+
+    Deliberately not the greedy rule (:func:`agents.greedy.choose_discard`), which values
+    the whole position left by each possible discard: every other card's quality again and
+    the search for winning cards, some n**2 card evaluations per decision.  This scores each
+    card once, on its own: 1 when it fits the own meld alone or completes a 3-card
+    combination with held cards, else :data:`~agents.greedy.PARTIAL_WEIGHT` per combination
+    with one partner held and :data:`~agents.greedy.DISTANT_WEIGHT` per one with none (not
+    capped at 1, and no check that a combination with own meld cards still splits); dead
+    partners and the opponent's meld rule a combination out; a card that fits the
+    opponent's meld costs :data:`~agents.greedy.FEED_PENALTY` (flat, no near-out penalty).
+    No winning-card bonus.  Ties go to the lowest card.
+    """
     p = state.player
     hand, meld, opp_meld = state.hands[p], state.melds[p], state.melds[1 - p]
     held = hand | meld
@@ -209,7 +214,7 @@ def _fast_rollout(state: GameState, rng: random.Random) -> None:
         elif phase == MELD:
             _play_meld(state, _fewest_lay(state))
         elif phase == DISCARD:
-            state.apply(DISCARD_BASE + _quick_discard(state))
+            state.apply(DISCARD_BASE + _cheap_discard(state))
         else:
             state.apply(force_decision(state.hands[1 - state.player].bit_count()))
 

@@ -158,7 +158,7 @@ class PolicyAgent(Agent):
             self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        obs = observation if self._encoder is None else self._encoder.encode(view._state, view.player)
+        obs = observation if self._encoder is None else self._encoder.encode(view)
         return self.policy.act(obs, action_mask, None if self.deterministic else self.rng)
 
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES
-from conquian_env.game import GameState
+from conquian_env.game import BOOL, FIELDS, PAIR, GameState
 from conquian_env.render import meld_groups
 
 from .narration import describe_move, opening_text
@@ -87,28 +87,30 @@ def json_for_script(data: Any) -> str:
 
 
 def state_row(state: GameState, groups: Callable[[int], list[list[int]]] = meld_groups) -> dict[str, Any]:
-    """One state as the page's compact JSON: card sets are bit masks (exact in JavaScript
-    numbers, at most 2**40), melds are their groups of card indexes.
+    """One state as the page's compact JSON: the fields of :data:`conquian_env.game.FIELDS`
+    that have a short name, under that name.  Card sets are bit masks (exact in JavaScript
+    numbers, at most 2**40), melds are their groups of card indexes, booleans 0 or 1.
 
     ``h`` hands, ``m`` meld groups per seat, ``c`` cards being laid with the face-up card,
     ``d`` dead pile, ``f`` face-up card (-1 none), ``src`` 0 turned / 1 discarded, ``o`` its
     owner, ``p`` refused once, ``k`` stock left, ``t`` seat to move, ``ph`` phase
     (0 offer, 1 meld, 2 discard, 3 force, 4 over), ``w`` winner (-1 none or draw).
     """
-    return {
-        "h": list(state.hands),
-        "m": [groups(state.melds[0]), groups(state.melds[1])],
-        "c": state.chosen,
-        "d": state.dead,
-        "f": state.face_up,
-        "src": state.source,
-        "o": state.owner,
-        "p": int(state.passed),
-        "k": state.stock_left,
-        "t": state.player,
-        "ph": state.phase,
-        "w": state.winner,
-    }
+    row: dict[str, Any] = {}
+    for name, kind, short in FIELDS:
+        if short is None:
+            continue
+        value = getattr(state, name)
+        if name == "melds":
+            value = [groups(meld) for meld in value]
+        elif name == "stock_pos":
+            value = state.stock_left
+        elif kind == PAIR:
+            value = list(value)
+        elif kind == BOOL:
+            value = int(value)
+        row[short] = value
+    return row
 
 
 def _cached_groups() -> Callable[[int], list[list[int]]]:

@@ -7,7 +7,10 @@ as its scalar twin (named in its docstring); ``tests/test_vector.py`` plays thou
 games through both engines and compares every mask, observation and result.
 
 Row layout (columns of the state array ``S``; card sets are bit masks as in
-:mod:`conquian_env.cards`):
+:mod:`conquian_env.cards`): the fields of :data:`conquian_env.game.FIELDS` in order, the
+legal-move cache before the stock (:data:`conquian_env.vector.ROW_LAYOUT`).  The column
+constants below stay literals, as numba's on-disk cache would not see a change in values
+computed from another module; ``tests/test_vector.py`` checks them against the table.
 
 ======  ===========================================================================
 col     contents

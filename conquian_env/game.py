@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -112,6 +112,56 @@ class ShuffleRng(Protocol):
     def shuffle(self, x: Any) -> None: ...
 
 
+# ------------------------------------------------------------------ the fields of a game
+# Kinds of GameState field.
+MASK = "mask"  # a card bit mask (conquian_env.cards)
+INT = "int"  # a small integer: a card index or -1, a seat, a phase, a count
+BOOL = "bool"
+PAIR = "pair"  # a list of two card masks, one per player
+STOCK = "stock"  # the tuple of the STOCK_SIZE stock cards, top first
+#: how many integers a field of each kind is (its columns in a row of the batched engine)
+FIELD_WIDTH = {MASK: 1, INT: 1, BOOL: 1, PAIR: 2, STOCK: STOCK_SIZE}
+
+
+class Field(NamedTuple):
+    """One field of :class:`GameState` (see :data:`FIELDS`)."""
+
+    name: str
+    kind: str
+    #: its key in the replay page's compact state (``conquian_arena.pages.state_row``);
+    #: None where the page leaves it out
+    short: str | None
+
+
+#: Every field of a :class:`GameState` (its legal-move cache ``_mask`` aside), with its kind:
+#: the one list that the class's slots, :meth:`GameState.clone`, the batched engine's row
+#: conversion (``VectorGame.get_game`` / ``set_game``, in this order: the row layout of
+#: ``conquian_env._kernels``) and the replay page's states are built from.
+FIELDS: tuple[Field, ...] = (
+    Field("hands", PAIR, "h"),
+    Field("melds", PAIR, "m"),  # the page shows each meld split into its sets and runs
+    Field("discards", PAIR, None),
+    Field("refusals", PAIR, None),
+    Field("dead", MASK, "d"),
+    Field("chosen", MASK, "c"),
+    Field("face_up", INT, "f"),
+    Field("source", INT, "src"),
+    Field("owner", INT, "o"),
+    Field("passed", BOOL, "p"),
+    Field("player", INT, "t"),
+    Field("phase", INT, "ph"),
+    Field("winner", INT, "w"),
+    Field("forced", BOOL, None),
+    Field("forcing", BOOL, None),
+    Field("move_count", INT, None),
+    Field("stock_pos", INT, "k"),  # the page shows the cards left, STOCK_SIZE - stock_pos
+    Field("stock", STOCK, None),  # the page shows no stock order
+)
+#: the fields clone() shares (ints, bools and the stock tuple: immutable) and copies (the lists)
+_SHARED_FIELDS = tuple(f.name for f in FIELDS if f.kind != PAIR)
+_LIST_FIELDS = tuple(f.name for f in FIELDS if f.kind == PAIR)
+
+
 class GameState:
     """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
 
@@ -128,46 +178,27 @@ class GameState:
     ``winner``: 0 or 1, or -1 (none yet, or a draw); ``forced``: the current take was forced.
     """
 
-    __slots__ = (
-        "hands",
-        "melds",
-        "stock",
-        "stock_pos",
-        "dead",
-        "face_up",
-        "source",
-        "owner",
-        "passed",
-        "player",
-        "phase",
-        "chosen",
-        "discards",
-        "refusals",
-        "winner",
-        "forced",
-        "forcing",
-        "move_count",
-        "_mask",
-    )
+    __slots__ = (*(f.name for f in FIELDS), "_mask")  # the fields of FIELDS, and the cache
 
+    # the same fields, typed, in the same order (tests/test_rules.py checks that these are FIELDS)
     hands: list[int]
     melds: list[int]
-    stock: tuple[int, ...]
-    stock_pos: int
+    discards: list[int]
+    refusals: list[int]
     dead: int
+    chosen: int
     face_up: int
     source: int
     owner: int
     passed: bool
     player: int
     phase: int
-    chosen: int
-    discards: list[int]
-    refusals: list[int]
     winner: int
     forced: bool
     forcing: bool
     move_count: int
+    stock_pos: int
+    stock: tuple[int, ...]
     _mask: int
 
     # ------------------------------------------------------------------ queries
@@ -447,25 +478,12 @@ class GameState:
 
     # ------------------------------------------------------------------ copies
     def clone(self) -> GameState:
+        """An independent copy (the field lists copied, the rest shared: it is immutable)."""
         c = _new_blank()
-        c.hands = self.hands[:]
-        c.melds = self.melds[:]
-        c.stock = self.stock
-        c.stock_pos = self.stock_pos
-        c.dead = self.dead
-        c.face_up = self.face_up
-        c.source = self.source
-        c.owner = self.owner
-        c.passed = self.passed
-        c.player = self.player
-        c.phase = self.phase
-        c.chosen = self.chosen
-        c.discards = self.discards[:]
-        c.refusals = self.refusals[:]
-        c.winner = self.winner
-        c.forced = self.forced
-        c.forcing = self.forcing
-        c.move_count = self.move_count
+        for name in _SHARED_FIELDS:
+            setattr(c, name, getattr(self, name))
+        for name in _LIST_FIELDS:
+            setattr(c, name, getattr(self, name)[:])
         c._mask = self._mask
         return c
 

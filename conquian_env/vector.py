@@ -17,9 +17,10 @@ observations (:mod:`conquian_env.observation`), the same results, for the same d
 actions, forcing variant included; ``tests/test_vector.py`` checks it game by game.
 
 Each game's state is one row of :attr:`VectorGame.state` (the layout is in
-:mod:`conquian_env._kernels`); :meth:`VectorGame.get_game` / :meth:`VectorGame.set_game`
-convert a row to and from a :class:`~conquian_env.game.GameState` (stacked deals, search
-positions).  Deals are drawn from one ``numpy.random.Generator`` seeded by ``seed``, one
+:mod:`conquian_env._kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
+:data:`ROW_LAYOUT`); :meth:`VectorGame.get_game` / :meth:`VectorGame.set_game` convert a
+row to and from a :class:`~conquian_env.game.GameState` (stacked deals, search positions),
+field by field from that table.  Deals are drawn from one ``numpy.random.Generator`` seeded by ``seed``, one
 permutation per new game in game order, so the same seed gives the same games in any
 process.  A permutation deals as :func:`conquian_env.game.shuffled_deal` does: cards one
 at a time to players 0 and 1, the last twenty the stock, top first.
@@ -35,11 +36,49 @@ import numpy as np
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
-from .game import PHASE_NAMES, GameState, IllegalActionError, _new_blank, validate_deal
+from .game import (
+    BOOL,
+    FIELD_WIDTH,
+    FIELDS,
+    PAIR,
+    PHASE_NAMES,
+    STOCK,
+    GameState,
+    IllegalActionError,
+    _new_blank,
+    validate_deal,
+)
 from .observation import OBS_SIZE
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
+
+
+def _row_layout() -> dict[str, int]:
+    """The first column of each :data:`~conquian_env.game.FIELDS` field in a row of
+    :attr:`VectorGame.state`: the fields in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
+    columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the
+    scalar ``_mask``) just before the stock; ``num_columns`` is the row's length.
+
+    The kernels name these columns as literal constants (``_kernels.H0`` ...): numba's
+    on-disk cache would keep stale values of constants computed from another module, so
+    they stay literals and tests/test_vector.py checks them against this layout.
+    """
+    at, layout = 0, {}
+    for field in FIELDS:
+        if field.kind == STOCK:
+            layout["legal_cards"], layout["legal_other"] = at, at + 1
+            at += 2
+        layout[field.name] = at
+        at += FIELD_WIDTH[field.kind]
+    layout["num_columns"] = at
+    return layout
+
+
+#: first column of each GameState field (and of the legal-move cache) in a row, by name
+ROW_LAYOUT = _row_layout()
+#: (name, kind, first column, width) of each field, for the row conversions
+_ROW_FIELDS = tuple((f.name, f.kind, ROW_LAYOUT[f.name], FIELD_WIDTH[f.kind]) for f in FIELDS)
 
 
 @dataclass
@@ -335,26 +374,18 @@ class VectorGame:
 
     def get_game(self, i: int) -> GameState:
         """Game ``i`` as a scalar :class:`GameState` (a copy)."""
-        r = self.state[self._index(i)]
+        r = self.state[self._index(i)].tolist()  # plain ints
         s = _new_blank()
-        s.hands = [int(r[K.H0]), int(r[K.H1])]
-        s.melds = [int(r[K.M0]), int(r[K.M1])]
-        s.stock = tuple(int(c) for c in r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE])
-        s.stock_pos = int(r[K.SPOS])
-        s.dead = int(r[K.DEAD])
-        s.face_up = int(r[K.FACE])
-        s.source = int(r[K.SOURCE])
-        s.owner = int(r[K.OWNER])
-        s.passed = bool(r[K.PASSED])
-        s.player = int(r[K.PLAYER])
-        s.phase = int(r[K.PHASE])
-        s.chosen = int(r[K.CHOSEN])
-        s.discards = [int(r[K.DI0]), int(r[K.DI1])]
-        s.refusals = [int(r[K.RF0]), int(r[K.RF1])]
-        s.winner = int(r[K.WINNER])
-        s.forced = bool(r[K.FORCED])
-        s.forcing = bool(r[K.FORCING])
-        s.move_count = int(r[K.MOVES])
+        for name, kind, at, width in _ROW_FIELDS:
+            if kind == PAIR:
+                value: Any = r[at : at + width]
+            elif kind == STOCK:
+                value = tuple(r[at : at + width])
+            elif kind == BOOL:
+                value = bool(r[at])
+            else:
+                value = r[at]
+            setattr(s, name, value)
         s._mask = -1
         return s
 
@@ -369,24 +400,12 @@ class VectorGame:
         game.validate(legal_move=False)  # the legal move is checked below, by the compiled mask
         row = np.zeros((1, K.NUM_COLUMNS), dtype=np.int64)  # built aside, then copied in whole
         r = row[0]
-        r[K.H0], r[K.H1] = game.hands
-        r[K.M0], r[K.M1] = game.melds
-        r[K.DI0], r[K.DI1] = game.discards
-        r[K.RF0], r[K.RF1] = game.refusals
-        r[K.DEAD] = game.dead
-        r[K.CHOSEN] = game.chosen
-        r[K.FACE] = game.face_up
-        r[K.SOURCE] = game.source
-        r[K.OWNER] = game.owner
-        r[K.PASSED] = int(game.passed)
-        r[K.PLAYER] = game.player
-        r[K.PHASE] = game.phase
-        r[K.WINNER] = game.winner
-        r[K.FORCED] = int(game.forced)
-        r[K.FORCING] = int(game.forcing)
-        r[K.MOVES] = game.move_count
-        r[K.SPOS] = game.stock_pos
-        r[K.STOCK0 : K.STOCK0 + K.STOCK_SIZE] = game.stock
+        for name, kind, at, width in _ROW_FIELDS:
+            value = getattr(game, name)
+            if kind == PAIR or kind == STOCK:
+                r[at : at + width] = value
+            else:
+                r[at] = int(value)
         K.compute_legal(row, 0)
         if game.phase == K.GAME_OVER:
             r[K.LCARDS] = r[K.LMISC] = 0

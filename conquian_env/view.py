@@ -2,16 +2,19 @@
 
 :class:`PlayerView` reads the live :class:`~conquian_env.game.GameState` but exposes only
 that player's information: their hand, both melds, the dead pile, the face-up card,
-the public history, sizes, and the engine's legal moves.  The opponent's hand and the
-stock order are not reachable through it; ``determinize(rng)`` samples a full state
-consistent with what the player knows, for search.
+the public history, sizes, the player's observation vector and the engine's legal moves.
+The opponent's hand and the stock order are not reachable through it; ``determinize(rng)``
+samples a full state consistent with what the player knows, for search.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .game import GameState
+import numpy as np
+
+from .game import GAME_OVER, GameState
+from .observation import encode
 
 
 class PlayerView:
@@ -83,6 +86,11 @@ class PlayerView:
         return self._state.player
 
     @property
+    def my_turn(self) -> bool:
+        """This player decides now (the game is not over and it is their move)."""
+        return self._state.phase != GAME_OVER and self._state.player == self.player
+
+    @property
     def move_count(self) -> int:
         """Decisions made so far in the game, by both players."""
         return self._state.move_count
@@ -100,6 +108,11 @@ class PlayerView:
     def unseen(self) -> int:
         """Cards this player cannot see (opponent's hidden hand cards and the stock)."""
         return self._state.unseen_cards(self.player)
+
+    def observation(self) -> np.ndarray:
+        """This player's observation vector (:func:`conquian_env.observation.encode`: what the
+        environment gives them, built only from what they can see)."""
+        return encode(self._state, self.player)
 
     def legal_actions(self) -> list[int]:
         return self._state.legal_actions() if self._state.player == self.player else []

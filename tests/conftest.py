@@ -77,3 +77,27 @@ def permute_for(state, observer: int, rng: random.Random):
 def permute_hidden(state, rng: random.Random):
     """:func:`permute_for` the player to move."""
     return permute_for(state, state.player, rng)
+
+
+class SealedView(PlayerView):
+    """A :class:`PlayerView` whose back door is shut: every public attribute and method is
+    the real view's, but ``_state`` is None, so a bot or encoder that reaches into the
+    game behind the view fails instead of reading it."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: PlayerView):
+        self._inner = inner
+        self._state = None
+        self.player = inner.player
+
+
+def _delegate(name: str, attr) -> object:
+    if isinstance(attr, property):
+        return property(lambda self: getattr(self._inner, name), doc=attr.__doc__)
+    return lambda self, *args, **kwargs: getattr(self._inner, name)(*args, **kwargs)
+
+
+for _name, _attr in vars(PlayerView).items():
+    if not _name.startswith("_") and _name != "player":
+        setattr(SealedView, _name, _delegate(_name, _attr))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from agents import make_agent
@@ -14,7 +15,9 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import FULL_MASK, mask_of, parse_card
 from conquian_env.game import DISCARD, new_game
-from tests.conftest import act, duplicate, mid_game_state, permute_hidden, stacked_deal
+from conquian_env.observation import action_mask, encode
+from conquian_env.view import PlayerView
+from tests.conftest import SealedView, act, duplicate, mid_game_state, permute_hidden, stacked_deal
 
 
 def _results(records):
@@ -349,3 +352,64 @@ def test_rollout_batched_playouts_give_the_same_decisions():
         assert record.failure is None
         runs.append(record.actions)
     assert runs[0] == runs[1]
+
+
+# ------------------------------------------------------------------ features from the view only
+
+
+def _feature_positions():
+    """(state, observer) pairs from greedy self-play: every phase, both seats' sides."""
+    for seed in range(6):
+        hands, stock = deal_for_seed(900 + seed)
+        state = new_game(hands=hands, stock=stock, forcing=seed % 2 == 1)
+        bots = [GreedyAgent(), GreedyAgent()]
+        while True:
+            for observer in (0, 1):
+                yield state.clone(), observer
+            if state.is_terminal():
+                break
+            state.apply(act(bots[state.player], state))
+
+
+def test_features_are_computed_from_the_view_alone():
+    from agents.features import FeatureEncoder
+
+    sealed, open_ = FeatureEncoder(), FeatureEncoder()
+    count = 0
+    for state, observer in _feature_positions():
+        view = PlayerView(state, observer)
+        got = sealed.encode(SealedView(view))  # nothing behind the view is reachable
+        assert np.array_equal(got, open_.encode(view))
+        count += 1
+    assert count > 400
+
+
+def test_policy_agent_acts_on_the_view_without_reaching_behind_it():
+    bot = make_agent("ppo", seed=1)
+    assert bot.policy.features == "meld"
+    twin = make_agent("ppo", seed=1)
+    moves = 0
+    for state, observer in _feature_positions():
+        if state.current_player != observer:
+            continue
+        obs, mask = encode(state, observer), action_mask(state, observer)
+        view = PlayerView(state, observer)
+        assert bot.act(obs, mask, SealedView(view)) == twin.act(obs, mask, view)
+        moves += 1
+    assert moves > 150
+
+
+def test_the_old_encode_state_player_form_is_a_deprecated_shim():
+    from agents.features import FeatureEncoder
+
+    state = mid_game_state(4, 12)
+    for player in (0, 1):
+        with pytest.warns(DeprecationWarning, match=r"encode\(PlayerView\(state, player\)\)"):
+            old = FeatureEncoder().encode(state, player)
+        assert np.array_equal(old, FeatureEncoder().encode(PlayerView(state, player)))
+    with pytest.raises(ValueError, match="player 0 or 1"), pytest.warns(DeprecationWarning):
+        FeatureEncoder().encode(state, 2)
+    with pytest.raises(TypeError, match="needs a PlayerView"):
+        FeatureEncoder().encode(encode(state, 0))
+    with pytest.raises(ValueError, match="view's player"):
+        FeatureEncoder().encode(PlayerView(state, 0), 1)

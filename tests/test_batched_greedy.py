@@ -23,6 +23,7 @@ from agents import greedy  # noqa: E402
 from agents.base import PlayerView  # noqa: E402
 from agents.features import FEATURE_SIZE, FeatureEncoder  # noqa: E402
 from agents.greedy import GreedyAgent, plan_take  # noqa: E402
+from conquian_env import _kernels as K  # noqa: E402
 from conquian_env.game import GAME_OVER, MELD, GameState  # noqa: E402
 from conquian_env.melds import playable_cards  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
@@ -54,7 +55,7 @@ def _expected_features(state: GameState, player: int) -> np.ndarray:
     encoder = FeatureEncoder()
     if player == state.current_player:
         encoder._greedy = _reference_agent(state)
-    return encoder.encode(state, player)
+    return encoder.encode(PlayerView(state, player))
 
 
 def _play(n: int, steps: int, kinds: tuple[str, str], forcing: bool, seed: int, over: list[GameState]) -> dict:
@@ -65,7 +66,7 @@ def _play(n: int, steps: int, kinds: tuple[str, str], forcing: bool, seed: int, 
     counts = {"decisions": 0, "games": 0, "left_plan": 0}
     keep_over = len(over) + 15  # finished positions kept from these games
     for _ in range(steps):
-        movers = games.state[:, 14].copy()
+        movers = games.state[:, K.PLAYER].copy()
         kernel_actions = GK.greedy_actions(games)
         mover_rows = GK.batch_features(games)
         other_rows = GK.batch_features(games, players=1 - movers)
@@ -115,15 +116,15 @@ def test_greedy_actions_and_features_equal_python_in_real_games(forcing):
     games = VectorGame(len(over), seed=0, forcing=forcing)
     for i, state in enumerate(over):
         games.set_game(i, state)
-    assert (games.state[:, 15] == GAME_OVER).all()
+    assert (games.state[:, K.PHASE] == GAME_OVER).all()
     assert (GK.greedy_actions(games) == -1).all()
     for player in (0, 1):
         rows = GK.batch_features(games, players=np.full(len(over), player))
         for i, state in enumerate(over):
-            assert np.array_equal(rows[i], FeatureEncoder().encode(state, player)), (i, player)
+            assert np.array_equal(rows[i], FeatureEncoder().encode(PlayerView(state, player))), (i, player)
     movers = GK.batch_features(games)  # default players: column 14, the last to move
     for i, state in enumerate(over):
-        assert np.array_equal(movers[i], FeatureEncoder().encode(state, state.player))
+        assert np.array_equal(movers[i], FeatureEncoder().encode(PlayerView(state, state.player)))
 
 
 def test_parallel_kernels_equal_serial_ones():

@@ -356,7 +356,7 @@ def _positions(n_games: int):
             self.inner.reset(player, seed)
 
         def act(self, observation, action_mask, view):
-            self.rows.append((self.encoder.encode(view._state, view.player), np.asarray(action_mask, bool)))
+            self.rows.append((self.encoder.encode(view), np.asarray(action_mask, bool)))
             return self.inner.act(observation, action_mask, view)
 
     bots = [Recorder(make_agent(s, seed=5)) for s in ("greedy", "random", "ppo")]

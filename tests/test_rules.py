@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pytest
 
 import conquian_env
+from conquian_env import game
 from conquian_env.actions import (
     FORCE,
     NO_FORCE,
@@ -51,7 +52,7 @@ def _related(a: int, b: int) -> bool:
     return a // 10 == b // 10 and abs(a % 10 - b % 10) <= 2
 
 
-def stacked_deal(
+def filled_deal(
     p0: str | Sequence[str] = (),
     p1: str | Sequence[str] = (),
     stock: Sequence[str | None] = (),
@@ -92,8 +93,8 @@ def deal(
     first: int = 0,
     forcing: bool = False,
 ) -> GameState:
-    """A new game on :func:`stacked_deal`."""
-    hands, full_stock = stacked_deal(p0, p1, stock)
+    """A new game on :func:`filled_deal`."""
+    hands, full_stock = filled_deal(p0, p1, stock)
     return new_game(hands=hands, stock=full_stock, first=first, forcing=forcing)
 
 
@@ -218,7 +219,7 @@ def test_two_of_a_rank_five_of_a_rank_and_mixed_cards_are_not_sets():
     assert all(popcount(m) == 4 for m in RANK_MASK)
     with pytest.raises(ValueError):
         mask_of(["7C", "7D", "7H", "7S", "7C"])
-    hands, stock = stacked_deal()
+    hands, stock = filled_deal()
     hands[0][0] = hands[1][0]
     with pytest.raises(ValueError, match="twice"):
         new_game(hands=hands, stock=stock)
@@ -324,7 +325,7 @@ def test_deal_ten_cards_each_twenty_in_stock_and_non_dealer_is_offered_the_top_c
         assert s.stock_left == 19
         assert set(s.legal_actions()) <= {TAKE, REFUSE}
 
-    hands, stock = stacked_deal()
+    hands, stock = filled_deal()
     e = conquian_env.env()
     e.reset(options={"hands": hands, "stock": stock, "first": first})
     assert e.agent_selection == f"player_{first}"
@@ -554,7 +555,7 @@ def test_finishing_with_cards_left_is_not_going_out():
 
 
 def test_going_out_through_the_env_gives_plus_one_minus_one():
-    hands, stock = stacked_deal(p0=WINNING_HAND, stock=["4H"])
+    hands, stock = filled_deal(p0=WINNING_HAND, stock=["4H"])
     e = conquian_env.env()
     e.reset(options={"hands": hands, "stock": stock, "first": 1})
     assert e.agent_selection == "player_1"
@@ -594,7 +595,7 @@ def test_draw_when_a_refused_discard_needs_a_card_from_the_empty_stock():
 
 
 def test_draw_through_the_env_gives_zero_rewards():
-    hands, stock = stacked_deal()
+    hands, stock = filled_deal()
     e = conquian_env.env()
     e.reset(options={"hands": hands, "stock": stock})
     for _ in range(40):
@@ -719,7 +720,7 @@ def test_forced_eleventh_card_wins_for_the_forced_player():
 
 
 def test_forcing_through_the_env():
-    hands, stock = stacked_deal(p0=FORCE_P0, stock=FORCE_STOCK)
+    hands, stock = filled_deal(p0=FORCE_P0, stock=FORCE_STOCK)
     moves = ["take", "meld 2S", "meld 3S", "finish", "discard KC", "refuse", "refuse", "refuse", "refuse"]
     e = conquian_env.env(forcing=True)
     e.reset(options={"hands": hands, "stock": stock})
@@ -755,3 +756,73 @@ def test_forcing_on_force_decision_comes_before_the_draw_on_an_empty_stock():
             s.apply(discard_action(hand[0]))
             play(s, "refuse")  # player 1 refuses the discard: no card to turn, draw
             assert s.is_draw()
+
+
+# --------------------------------------------------------------------------- the state's fields
+# Not a rule: GameState's fields are listed once (conquian_env.game.FIELDS), and its slots,
+# clone(), the batched engine's rows (tests/test_vector.py) and the replay page's states
+# are built from that list.
+
+_KIND_TYPE = {game.MASK: int, game.INT: int, game.BOOL: bool, game.PAIR: list, game.STOCK: tuple}
+
+
+def _field_positions():
+    s = deal(p0="2S 3S KC", p1="AS", stock=["4S"], forcing=True)
+    yield s.clone()
+    play(s, "take", "meld 2S")
+    yield s.clone()  # in the middle of a meld: chosen cards
+    play(s, "meld 3S", "finish")
+    yield s.clone()
+    play(s, "discard KC", "refuse")
+    yield s.clone()  # refusals, discards, the dead pile
+
+
+def test_the_field_table_lists_every_field_of_a_game_state():
+    names = [f.name for f in game.FIELDS]
+    assert len(set(names)) == len(names)
+    assert GameState.__slots__ == (*names, "_mask")
+    assert list(GameState.__annotations__) == sorted(GameState.__annotations__, key=[*names, "_mask"].index)
+    assert set(GameState.__annotations__) == {*names, "_mask"}
+    assert {f.kind for f in game.FIELDS} == set(game.FIELD_WIDTH) == set(_KIND_TYPE)
+    for s in _field_positions():
+        for f in game.FIELDS:
+            value = getattr(s, f.name)
+            assert type(value) is _KIND_TYPE[f.kind], f.name
+            if f.kind in (game.PAIR, game.STOCK):
+                assert len(value) == game.FIELD_WIDTH[f.kind], f.name
+
+
+def test_clone_copies_every_field_and_shares_no_list():
+    for s in _field_positions():
+        c = s.clone()
+        for f in game.FIELDS:
+            assert getattr(c, f.name) == getattr(s, f.name), f.name
+            if f.kind == game.PAIR:
+                assert getattr(c, f.name) is not getattr(s, f.name), f.name
+        assert c._mask == s._mask
+        c.hands[0] = c.melds[1] = c.discards[0] = c.refusals[1] = 0
+        assert s.to_dict() == s.clone().to_dict() != c.to_dict()
+
+
+def test_the_replay_page_state_is_the_table_fields_with_a_short_name():
+    from conquian_arena.pages import state_row
+    from conquian_env.render import meld_groups
+
+    for s in _field_positions():
+        row = state_row(s)
+        assert set(row) == {f.short for f in game.FIELDS if f.short is not None}
+        assert row == {
+            "h": s.hands,
+            "m": [meld_groups(s.melds[0]), meld_groups(s.melds[1])],
+            "c": s.chosen,
+            "d": s.dead,
+            "f": s.face_up,
+            "src": s.source,
+            "o": s.owner,
+            "p": int(s.passed),
+            "k": s.stock_left,
+            "t": s.player,
+            "ph": s.phase,
+            "w": s.winner,
+        }
+        assert type(row["p"]) is int and type(row["h"]) is list

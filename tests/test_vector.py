@@ -19,7 +19,7 @@ from conquian_env import actions, game, observation  # noqa: E402
 from conquian_env.game import IllegalActionError, new_game  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
-from conquian_env.vector import VectorGame, deal_permutation  # noqa: E402
+from conquian_env.vector import ROW_LAYOUT, VectorGame, deal_permutation  # noqa: E402
 
 
 def test_kernel_constants_match_the_scalar_modules():
@@ -63,6 +63,57 @@ def test_kernel_constants_match_the_scalar_modules():
         at["source"],
     )
     assert (K.O_PASSED, K.O_FORCED, K.O_FORCING) == (at["passed"], at["forced"], at["forcing"])
+
+
+def test_kernel_row_columns_follow_the_field_table():
+    """The kernels' literal column constants are the layout derived from game.FIELDS."""
+    at = ROW_LAYOUT
+    kernel = {
+        "hands": (K.H0, K.H1),
+        "melds": (K.M0, K.M1),
+        "discards": (K.DI0, K.DI1),
+        "refusals": (K.RF0, K.RF1),
+        "dead": (K.DEAD,),
+        "chosen": (K.CHOSEN,),
+        "face_up": (K.FACE,),
+        "source": (K.SOURCE,),
+        "owner": (K.OWNER,),
+        "passed": (K.PASSED,),
+        "player": (K.PLAYER,),
+        "phase": (K.PHASE,),
+        "winner": (K.WINNER,),
+        "forced": (K.FORCED,),
+        "forcing": (K.FORCING,),
+        "move_count": (K.MOVES,),
+        "stock_pos": (K.SPOS,),
+        "stock": tuple(K.STOCK0 + k for k in range(K.STOCK_SIZE)),
+    }
+    assert set(kernel) == {f.name for f in game.FIELDS}
+    for f in game.FIELDS:
+        assert kernel[f.name] == tuple(range(at[f.name], at[f.name] + game.FIELD_WIDTH[f.kind])), f.name
+    assert (K.LCARDS, K.LMISC, K.NUM_COLUMNS) == (at["legal_cards"], at["legal_other"], at["num_columns"])
+    used = sorted(c for cols in kernel.values() for c in cols) + [K.LCARDS, K.LMISC]
+    assert sorted(used) == list(range(K.NUM_COLUMNS))  # every column is one field's, once
+
+
+def test_get_and_set_game_carry_every_field_of_the_table():
+    vg = VectorGame(4, seed=9, forcing=True)
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        vg.step(vg.random_actions(rng))
+    other = VectorGame(4, seed=0)
+    for i in range(4):
+        s = vg.get_game(i)
+        s.forced = not s.forced if s.phase == game.MELD else s.forced
+        s.move_count += 1000  # history and counters travel too (to_dict leaves some out)
+        other.set_game(i, s)
+        back = other.get_game(i)
+        for f in game.FIELDS:
+            value = getattr(back, f.name)
+            assert value == getattr(s, f.name), f.name
+            assert type(value) is {game.PAIR: list, game.STOCK: tuple, game.BOOL: bool}.get(f.kind, int), f.name
+            if f.kind in (game.PAIR, game.STOCK):
+                assert all(type(x) is int for x in value), f.name
 
 
 def _random_pool(rng: random.Random) -> tuple[int, int]:
