@@ -83,7 +83,7 @@ class RecordingAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         label = self.teacher.act(observation, action_mask, view)
-        obs = observation if self.encoder is None else self.encoder.encode(view._state, view.player)
+        obs = observation if self.encoder is None else self.encoder.encode(view)
         scores = getattr(self.teacher, "last_scores", None)  # a searching teacher's action values
         q = None
         if scores:

@@ -94,11 +94,11 @@ def test_features_never_depend_on_hidden_cards():
         for observer in (state.player, 1 - state.player):
             if state.stock_pos >= 20 or state.hands[1 - observer] & ~state.chosen == 0:
                 continue
-            base = FeatureEncoder().encode(state, observer)
+            base = FeatureEncoder().encode(PlayerView(state, observer))
             for _ in range(2):
                 variant = permute_for(state, observer, rng)
                 changed += variant.hands[1 - observer] != state.hands[1 - observer]
-                assert np.array_equal(FeatureEncoder().encode(variant, observer), base)
+                assert np.array_equal(FeatureEncoder().encode(PlayerView(variant, observer)), base)
             checked += 1
     assert checked > 600 and changed > checked
 
@@ -109,15 +109,17 @@ def test_the_hidden_card_check_catches_a_peeking_feature():
     state = next(s for i, s in enumerate(_positions(1, seed=3)) if i == 10)
     real = features.FeatureEncoder.encode
 
-    def peeking(self, state, player):  # leaks the opponent's hand into the 'live' plane
-        out = real(self, state, player)
-        out[features.OBS_SIZE : features.OBS_SIZE + 40] = [state.hands[1 - player] >> c & 1 for c in range(40)]
+    def peeking(self, view):  # leaks the opponent's hand into the 'live' plane
+        out = real(self, view)
+        hidden = view._state.hands[1 - view.player]
+        out[features.OBS_SIZE : features.OBS_SIZE + 40] = [hidden >> c & 1 for c in range(40)]
         return out
 
     rng = random.Random(1)
     variant = permute_for(state, state.player, rng)
     assert not np.array_equal(
-        peeking(FeatureEncoder(), state, state.player), peeking(FeatureEncoder(), variant, state.player)
+        peeking(FeatureEncoder(), PlayerView(state, state.player)),
+        peeking(FeatureEncoder(), PlayerView(variant, state.player)),
     )
 
 
@@ -127,7 +129,7 @@ def test_features_carry_the_greedy_choice_and_the_raw_observation():
     greedy_at = dict((name, start) for name, start, _ in FEATURE_LAYOUT)["greedy_action"]
     encoder, greedy = FeatureEncoder(), GreedyAgent()
     for state in _positions(10, seed=1):
-        f = encoder.encode(state, state.player)
+        f = encoder.encode(PlayerView(state, state.player))
         assert f.dtype == np.float32 and f.shape == (FEATURE_SIZE,)
         assert np.array_equal(f[:OBS_SIZE], encode(state, state.player))
         assert f.min() >= -1 and f.max() <= 1
@@ -210,7 +212,7 @@ def test_numpy_policy_matches_the_torch_policy(tiny_run):
     assert policy.features == "meld"
     encoder = FeatureEncoder()
     for state in list(_positions(3, seed=2))[:60]:
-        obs = encoder.encode(state, state.player)
+        obs = encoder.encode(PlayerView(state, state.player))
         mask = _mask(state).astype(bool)
         with torch.no_grad():
             logits = model.policy.get_distribution(torch.as_tensor(obs[None]), action_masks=mask[None])
@@ -332,7 +334,7 @@ def test_export_writes_a_small_playable_model(tiny_run, tmp_path):
     assert dest.stat().st_size < 0.5 * (tiny_run / "final.zip").stat().st_size  # no optimizer moments
     a, b = make_agent(f"ppo:{dest}"), make_agent(f"ppo:{tiny_run / 'final.zip'}")
     for state in list(_positions(2, seed=4))[:40]:
-        obs = FeatureEncoder().encode(state, state.player)
+        obs = FeatureEncoder().encode(PlayerView(state, state.player))
         assert a.policy.act(obs, _mask(state)) == b.policy.act(obs, _mask(state))
     assert train.main(["--export", str(tmp_path / "missing.zip"), str(dest)]) == 2
 
