@@ -24,11 +24,14 @@ game in :func:`conquian_arena.match.play_game`.  A player gives up by raising
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
+from conquian_env.game import MELD
 from conquian_env.view import PlayerView
 
-__all__ = ["Agent", "PlayerView", "RandomAgent", "Resign"]
+__all__ = ["Agent", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
 
 
 class Resign(Exception):  # noqa: N818 - a player's decision, not an error
@@ -68,3 +71,40 @@ class RandomAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
+
+
+class SearchBot(Agent):
+    """The frame the search bots share (``ismcts``, ``ismcts-py``, ``rollout``).
+
+    A ``random.Random`` re-seeded for each game from the game's seed and the bot's own
+    ``seed``; decisions with one legal action answered at once; meld phases played by the
+    greedy plan (``self._melder``, a :class:`~agents.greedy.GreedyAgent` the subclass
+    makes); :meth:`search` for every other decision.  :meth:`clear_last` forgets the last
+    search's statistics before each decision.
+    """
+
+    seed: int | None = None
+    rng: random.Random
+
+    def clear_last(self) -> None:
+        """Forget the statistics of the last search (subclasses keep their own)."""
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = random.Random(f"{seed}/{self.seed}")
+        self._melder.reset(player, seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        self.clear_last()
+        legal = view.legal_action_mask()
+        if not legal:
+            raise ValueError(f"{type(self).__name__} asked to act when it has no legal action")
+        if legal & (legal - 1) == 0:
+            return legal.bit_length() - 1  # the only legal action
+        if view.phase == MELD:
+            return self._melder.choose(view)
+        return self.search(view)
+
+    def search(self, view: PlayerView) -> int:
+        """The action to play at the current decision of ``view``'s player."""
+        raise NotImplementedError

@@ -62,7 +62,7 @@ from conquian_env.cards import cards_of
 from conquian_env.game import DISCARD, GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
 
-from .base import Agent, PlayerView
+from .base import PlayerView, SearchBot
 from .greedy import (
     _NEIGHBOURS,
     _PARTNERS,
@@ -284,7 +284,7 @@ def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: 
 # ---------------------------------------------------------------- the agent
 
 
-class ISMCTSAgent(Agent):
+class ISMCTSAgent(SearchBot):
     """Single-observer ISMCTS (see the module docstring).
 
     ``iterations``: determinized simulations per decision; ``time``: seconds per decision
@@ -339,21 +339,8 @@ class ISMCTSAgent(Agent):
         self.last_iterations = 0
         self.last_stats: dict[int, tuple[int, float]] = {}
 
-    def reset(self, player: int, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(f"{seed}/{self.seed}")
-        self._melder.reset(player, seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        legal = view.legal_action_mask()
-        if not legal:
-            raise ValueError("ISMCTSAgent asked to act when it has no legal action")
+    def clear_last(self) -> None:
         self.last_iterations = 0
-        if legal & (legal - 1) == 0:
-            return legal.bit_length() - 1  # only one legal action
-        if view.phase == MELD:
-            return self._melder.choose(view)
-        return self.search(view)
 
     # ------------------------------------------------------------ search
     def search(self, view: PlayerView) -> int:

@@ -32,9 +32,9 @@ import random
 
 import numpy as np
 
-from conquian_env.game import GAME_OVER, MELD
+from conquian_env.game import GAME_OVER
 
-from .base import Agent, PlayerView
+from .base import PlayerView, SearchBot
 from .greedy import GreedyAgent
 from .ismcts import (
     DRAW_SCORE,
@@ -49,7 +49,7 @@ from .ismcts import (
 DEFAULT_SAMPLES = 32
 
 
-class RolloutAgent(Agent):
+class RolloutAgent(SearchBot):
     """Flat Monte Carlo over determinizations with paired greedy rollouts (module docstring)."""
 
     name = "rollout"
@@ -81,20 +81,11 @@ class RolloutAgent(Agent):
         #: mean score of each legal action in the last decision (empty when it was not searched)
         self.last_scores: dict[int, float] = {}
 
-    def reset(self, player: int, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(f"{seed}/{self.seed}")
-        self._melder.reset(player, seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+    def clear_last(self) -> None:
         self.last_scores = {}
-        legal = view.legal_action_mask()
-        if not legal:
-            raise ValueError("RolloutAgent asked to act when it has no legal action")
-        if legal & (legal - 1) == 0:
-            return legal.bit_length() - 1
-        if view.phase == MELD:
-            return self._melder.choose(view)
+
+    def search(self, view: PlayerView) -> int:
+        """Score every legal action by paired greedy rollouts (module docstring)."""
         actions = ISMCTSAgent._root_actions(view)  # the greedy choice first
         evidence = _opponent_evidence(view) if self.infer else None
         me = view.player

@@ -41,9 +41,8 @@ import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS, TAKE
 from conquian_env.cards import cards_of
-from conquian_env.game import MELD
 
-from .base import Agent, PlayerView
+from .base import PlayerView, SearchBot
 from .greedy import GreedyAgent
 
 try:
@@ -141,7 +140,7 @@ def _check_number(name: str, value: object, low: float, integer: bool = False) -
         raise ValueError(f"{name} must be {kind} >= {low}, got {value!r}")
 
 
-class SearchAgent(Agent):
+class SearchAgent(SearchBot):
     """The compiled determinized search (module docstring).
 
     ``time``: seconds per searched decision (default 0.05; ignored when ``iterations`` is
@@ -189,22 +188,9 @@ class SearchAgent(Agent):
         self.last_stats: dict[int, tuple[int, float]] = {}
         self.last_options: dict[int, tuple[int, float]] = {}
 
-    def reset(self, player: int, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(f"{seed}/{self.seed}")
-        self._melder.reset(player, seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        legal = view.legal_action_mask()
-        if not legal:
-            raise ValueError("SearchAgent asked to act when it has no legal action")
+    def clear_last(self) -> None:
         self.last_iterations = self.last_deals = 0
         self.last_stats, self.last_options = {}, {}
-        if legal & (legal - 1) == 0:
-            return legal.bit_length() - 1
-        if view.phase == MELD:
-            return self._melder.choose(view)
-        return self.search(view)
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
