@@ -79,7 +79,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
             "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
             "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
-            "take_options": "true, value a take with each discard that can follow it (not only greedy's)",
+            "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
         },
     ),
     "ismcts-py": BotInfo(
