@@ -1,0 +1,142 @@
+"""Speed of the JAX engine (conquian_env.jax), with the numba engine measured in the same run.
+
+    python benchmarks/bench_jax.py                       # CPU: batch 1k, 8k, 64k, numba beside it
+    python benchmarks/bench_jax.py --gpu                 # accelerator: batch 8k .. 1M, no numba
+    python benchmarks/bench_jax.py --sizes 8192,1048576 --steps 200 --no-numba
+
+Prints, for N games stepped together:
+
+(a) JAX: random legal play with masks and observations, the whole loop in one
+    ``jax.jit`` (``lax.scan`` of ``--steps`` steps of ``jax.vmap(auto_reset(env.step,
+    env.init))``, actions drawn from the legal mask by ``pgx.experimental.act_randomly``):
+    decisions/s, on whatever backend JAX picked (``JAX_PLATFORMS=cpu`` forces the CPU);
+(b) numba (``conquian_env.vector.VectorGame``, CPU only): the same random play with
+    observations and masks (``step(random_actions())``), and the raw engine without
+    observations (``play_random``, all in compiled code), decisions/s.
+
+Each figure is the best of ``--repeats`` runs after a warm-up call (compilation is not
+timed; it is printed).  A decision is one ``step`` of one game: all of them are counted,
+including the steps that finish a game and deal the next one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+CPU_SIZES = "1024,8192,65536"
+GPU_SIZES = "8192,65536,262144,1048576"
+
+
+def jax_random_play(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+    """(decisions/s, compile seconds) of jitted random play in ``n`` games."""
+    import jax
+    from pgx.experimental import act_randomly, auto_reset
+
+    from conquian_env.jax import Conquian
+
+    env = Conquian(forcing=forcing)
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    @jax.jit
+    def run(state, key):
+        def body(carry, _):
+            state, key = carry
+            key, k_act, k_reset = jax.random.split(key, 3)
+            action = act_randomly(k_act, state.legal_action_mask)
+            state = step(state, action, jax.random.split(k_reset, n))
+            return (state, key), None
+
+        (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
+        return state, key
+
+    key = jax.random.PRNGKey(0)
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(key, n))
+    t = time.perf_counter()
+    state, key = run(state, key)
+    jax.block_until_ready(state)
+    compile_s = time.perf_counter() - t
+    best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        state, key = run(state, key)
+        jax.block_until_ready(state)
+        best = max(best, n * steps / (time.perf_counter() - t))
+    return best, compile_s
+
+
+def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+    """(decisions/s with observations and masks, raw decisions/s) of the numba engine."""
+    import numpy as np
+
+    from conquian_env.vector import VectorGame
+
+    games = VectorGame(n, seed=0, forcing=forcing)
+    rng = np.random.default_rng(0)
+    games.step(games.random_actions(rng))  # compiled (numba caches on disk): warms only
+    best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(steps):
+            games.step(games.random_actions(rng))
+        best = max(best, n * steps / (time.perf_counter() - t))
+    raw = VectorGame(n, seed=0, forcing=forcing, observations=False)
+    raw.play_random(2)
+    raw_best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        raw.play_random(steps)
+        raw_best = max(raw_best, n * steps / (time.perf_counter() - t))
+    return best, raw_best
+
+
+def _fmt(rate: float) -> str:
+    return f"{rate / 1e6:9.2f}M"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", help=f"batch sizes, comma-separated (default {CPU_SIZES}; with --gpu {GPU_SIZES})")
+    parser.add_argument("--gpu", action="store_true", help="accelerator sizes; numba is skipped")
+    parser.add_argument("--steps", type=int, default=0, help="steps per timed run (default: about 2M decisions)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs per figure, the best is printed")
+    parser.add_argument("--forcing", action="store_true", help="the forcing variant")
+    parser.add_argument("--no-numba", action="store_true", help="skip the numba engine")
+    args = parser.parse_args()
+    try:
+        sizes = [int(s) for s in (args.sizes or (GPU_SIZES if args.gpu else CPU_SIZES)).split(",")]
+    except ValueError:
+        parser.error(f"--sizes takes positive integers separated by commas, got {args.sizes!r}")
+    if any(n < 1 for n in sizes):
+        parser.error(f"--sizes takes positive integers, got {args.sizes!r}")
+    if args.steps < 0 or args.repeats < 1:
+        parser.error("--steps must be positive (0: automatic) and --repeats at least 1")
+
+    import jax
+
+    device = jax.devices()[0]
+    print(f"JAX {jax.__version__} on {device.platform} ({device.device_kind}); {os.cpu_count()} CPUs")
+    print(f"python {platform.python_version()}, {platform.machine()}, forcing={args.forcing}")
+    with_numba = not args.no_numba and not args.gpu
+    header = f"{'games':>9} {'steps':>6} {'JAX dec/s':>11} {'compile':>8}"
+    if with_numba:
+        header += f" {'numba obs':>11} {'numba raw':>11} {'JAX/numba':>9}"
+    print(header)
+    for n in sizes:
+        steps = args.steps or max(10, min(500, 2_000_000 // n))
+        rate, compile_s = jax_random_play(n, steps, args.repeats, args.forcing)
+        line = f"{n:9d} {steps:6d} {_fmt(rate):>11} {compile_s:7.1f}s"
+        if with_numba:
+            obs_rate, raw_rate = numba_rates(n, steps, args.repeats, args.forcing)
+            line += f" {_fmt(obs_rate):>11} {_fmt(raw_rate):>11} {rate / obs_rate:9.2f}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
