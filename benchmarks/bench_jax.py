@@ -1,7 +1,7 @@
 """Speed of the JAX engine (conquian_env.jax), with the numba engine measured in the same run.
 
     python benchmarks/bench_jax.py                       # CPU: batch 1k, 8k, 64k, numba beside it
-    python benchmarks/bench_jax.py --gpu                 # accelerator: batch 8k .. 1M, no numba
+    python benchmarks/bench_jax.py --gpu --ppo           # accelerator: batch 8k .. 1M, no numba, and PPO
     python benchmarks/bench_jax.py --sizes 8192,1048576 --steps 200 --no-numba
 
 Prints, for N games stepped together:
@@ -12,7 +12,10 @@ Prints, for N games stepped together:
     decisions/s, on whatever backend JAX picked (``JAX_PLATFORMS=cpu`` forces the CPU);
 (b) numba (``conquian_env.vector.VectorGame``, CPU only): the same random play with
     observations and masks (``step(random_actions())``), and the raw engine without
-    observations (``play_random``, all in compiled code), decisions/s.
+    observations (``play_random``, all in compiled code), decisions/s;
+(c) with ``--ppo``: the PPO example (``examples/jax_ppo.py``, needs optax) end to end,
+    environment decisions/s of whole updates (rollout against random, GAE, 4 epochs of
+    8 minibatches), ``--ppo-steps`` decisions per game per update, by batch size.
 
 Each figure is the best of ``--repeats`` runs after a warm-up call (compilation is not
 timed; it is printed).  A decision is one ``step`` of one game: all of them are counted,
@@ -96,6 +99,35 @@ def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float,
     return best, raw_best
 
 
+def ppo_rate(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+    """(decisions/s end to end, compile seconds) of PPO updates (examples/jax_ppo.py) on ``n`` games."""
+    import argparse
+
+    import jax
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from jax_ppo import make_train
+
+    args = argparse.Namespace(
+        num_envs=n, num_steps=steps, chunk=2, epochs=4, minibatches=8, hidden=256, lr=3e-4, gamma=0.99,
+        lam=0.95, clip=0.2, ent=0.01, vf=0.5, forcing=forcing,
+    )  # fmt: skip
+    init, train_chunk = make_train(args)
+    params, opt_state, state = init(jax.random.PRNGKey(0))
+    key = jax.random.PRNGKey(1)
+    t = time.perf_counter()
+    out = train_chunk(params, opt_state, state, key)
+    jax.block_until_ready(out)
+    compile_s = time.perf_counter() - t
+    best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = train_chunk(*out[:4])
+        jax.block_until_ready(out)
+        best = max(best, n * steps * args.chunk / (time.perf_counter() - t))
+    return best, compile_s
+
+
 def _fmt(rate: float) -> str:
     return f"{rate / 1e6:9.2f}M"
 
@@ -108,6 +140,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="timed runs per figure, the best is printed")
     parser.add_argument("--forcing", action="store_true", help="the forcing variant")
     parser.add_argument("--no-numba", action="store_true", help="skip the numba engine")
+    parser.add_argument("--ppo", action="store_true", help="also the PPO example end to end (needs optax)")
+    parser.add_argument("--ppo-steps", type=int, default=64, help="PPO rollout length (decisions per game)")
     args = parser.parse_args()
     try:
         sizes = [int(s) for s in (args.sizes or (GPU_SIZES if args.gpu else CPU_SIZES)).split(",")]
@@ -115,8 +149,8 @@ def main() -> None:
         parser.error(f"--sizes takes positive integers separated by commas, got {args.sizes!r}")
     if any(n < 1 for n in sizes):
         parser.error(f"--sizes takes positive integers, got {args.sizes!r}")
-    if args.steps < 0 or args.repeats < 1:
-        parser.error("--steps must be positive (0: automatic) and --repeats at least 1")
+    if args.steps < 0 or args.repeats < 1 or args.ppo_steps < 1:
+        parser.error("--steps must be positive (0: automatic), --repeats and --ppo-steps at least 1")
 
     import jax
 
@@ -136,6 +170,15 @@ def main() -> None:
             obs_rate, raw_rate = numba_rates(n, steps, args.repeats, args.forcing)
             line += f" {_fmt(obs_rate):>11} {_fmt(raw_rate):>11} {rate / obs_rate:9.2f}"
         print(line, flush=True)
+    if args.ppo:
+        print(f"PPO (examples/jax_ppo.py), {args.ppo_steps} decisions per game per update")
+        print(f"{'games':>9} {'PPO dec/s':>11} {'compile':>8}")
+        for n in sizes:
+            if n * args.ppo_steps % 8:
+                print(f"{n:9d} skipped: games x --ppo-steps must be a multiple of 8 minibatches")
+                continue
+            rate, compile_s = ppo_rate(n, args.ppo_steps, args.repeats, args.forcing)
+            print(f"{n:9d} {_fmt(rate):>11} {compile_s:7.1f}s", flush=True)
 
 
 if __name__ == "__main__":

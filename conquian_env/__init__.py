@@ -19,7 +19,8 @@ single-agent view), :mod:`~conquian_env.transitions` (per-seat transitions).  Im
 only when used: :mod:`~conquian_env.vector` (the batched engine, numba),
 :mod:`~conquian_env.vector_env` (Gymnasium vector env over it), :mod:`~conquian_env.sb3`
 (its SB3 ``VecEnv`` and self-play), :mod:`~conquian_env.image` (rgb_array, Pillow),
-:mod:`~conquian_env.integrations.rllib` (RLlib).  Bots are in the ``agents`` package, games
+:mod:`~conquian_env.integrations.rllib` (RLlib), :mod:`~conquian_env.jax` (the rules in JAX,
+a Pgx environment: extra ``jax``).  Bots are in the ``agents`` package, games
 between them and people in ``conquian_arena``; both build on this one.
 """
 

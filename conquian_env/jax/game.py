@@ -109,8 +109,7 @@ def legal(state: State) -> tuple[jax.Array, jax.Array]:
     p = state.current_player
     hand = _row(state._hands, p)
     base = _row(state._melds, p) | card_words(state._face) | state._chosen
-    can_take, playable = meld_search(base, hand & ~state._chosen)
-    fits, _ = meld_search(base, jnp.zeros_like(base))
+    can_take, playable, fits = meld_search(base, hand & ~state._chosen)
     phase = state._phase
     offer, meld, force = phase == OFFER, phase == MELD, phase == FORCE_DECISION
     mask = jnp.concatenate(

@@ -115,14 +115,17 @@ def _slot_options(rank_bit: jax.Array, a: tuple[jax.Array, ...], six: bool) -> t
     return jnp.stack(words, axis=-2), jnp.stack(valid, axis=-1)
 
 
-def meld_search(required: jax.Array, optional: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(can_extend, playable)`` for card sets ``required`` and ``optional`` (``(2,)`` words each).
+def meld_search(required: jax.Array, optional: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(can_extend, playable, splits)`` for card sets ``required`` and ``optional`` (``(2,)`` words each).
 
     ``can_extend``: some valid meld ``V`` has ``required <= V <= required | optional``
     (:func:`conquian_env.melds.can_extend_to_meld`).  ``playable``: the optional cards that
     lie in some such meld (:func:`conquian_env.melds.playable_cards`; zero when there is
-    none).  One game's question: vmap it for a batch.  Exact when ``required | optional``
-    holds at most eleven cards (see the module docstring).
+    none).  ``splits``: ``required`` alone is a valid meld
+    (:func:`conquian_env.melds.can_split_into_melds`): every set choice of ``required`` is
+    one of the choices tried for the union, so the same enumeration answers it.  One
+    game's question: vmap it for a batch.  Exact when ``required | optional`` holds at most
+    eleven cards (see the module docstring).
     """
     required = jnp.asarray(required, jnp.uint32)
     optional = jnp.asarray(optional, jnp.uint32) & ~required
@@ -144,12 +147,13 @@ def meld_search(required: jax.Array, optional: jax.Array) -> tuple[jax.Array, ja
     z3, v3 = _slot_options(slots[2], a, six=False)
     sets = z1[:, None, None, :] | z2[None, :, None, :] | z3[None, None, :, :]  # (6, 6, 2, 2)
     valid = v1[:, None, None] & v2[None, :, None] & v3[None, None, :]
-    rest = union & ~sets
-    runs = long_blocks(rest)
+    runs = long_blocks(union & ~sets)
     covered = jnp.all((required & ~sets & ~runs) == 0, axis=-1) & valid
     melds = jnp.where(covered[..., None], (sets | runs) & optional, jnp.uint32(0))
     playable = jax.lax.reduce(melds, jnp.uint32(0), jax.lax.bitwise_or, (0, 1, 2))
-    return jnp.any(covered), playable
+    own = required & ~sets  # required alone: sets of required cards only, runs of the rest of it
+    splits = jnp.all(((sets & optional) | (own & ~long_blocks(own))) == 0, axis=-1) & valid
+    return jnp.any(covered), playable, jnp.any(splits)
 
 
 def can_extend(required: jax.Array, optional: jax.Array) -> jax.Array:
