@@ -268,6 +268,20 @@ def test_works_as_any_pgx_env_inside_one_jit():
     assert bool(state.legal_action_mask.any(axis=1).all())  # every game, restarted or not, has a move
 
 
+def test_bad_deals_are_named():
+    env = Conquian()
+    with pytest.raises(ValueError, match=r"shape \(40,\)"):
+        env.init_from_deal(np.arange(39))
+    with pytest.raises(ValueError, match="permutation"):
+        env.init_from_deal(np.zeros(40, dtype=np.int32))
+    with pytest.raises(ValueError, match="permutation"):
+        env.init_from_deal(np.arange(40) + 0.5)
+    with pytest.raises(ValueError, match="first must be 0 or 1"):
+        env.init_from_deal(np.arange(40), 2)
+    with pytest.raises(ValueError, match="first must be 0 or 1"):
+        env.init_from_deal(np.arange(40), True)
+
+
 def test_bad_options_are_named():
     with pytest.raises(TypeError, match="forcing"):
         Conquian(forcing=1)

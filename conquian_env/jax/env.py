@@ -25,11 +25,27 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx.core as core
 
 from .game import ENV_ID, NUM_ACTIONS, OBS_SIZE, State, apply, deal_state, observe
 
 _FIRST_CHOICES = (0, 1, "random")
+
+
+def _check_deal(deal: jax.Array, first: jax.Array | int) -> None:
+    if jnp.shape(deal) != (40,):
+        raise ValueError(f"a deal is a permutation of the 40 card indexes, shape (40,), got shape {jnp.shape(deal)}")
+    if jnp.shape(first) != ():
+        raise ValueError(f"first is one player, 0 or 1, got shape {jnp.shape(first)}")
+    try:
+        cards, who = np.asarray(deal), np.asarray(first)
+    except jax.errors.TracerArrayConversionError:
+        return  # traced: checked by whoever built it
+    if not np.issubdtype(cards.dtype, np.integer) or sorted(cards.tolist()) != list(range(40)):
+        raise ValueError(f"a deal is a permutation of the card indexes 0..39, got {cards.tolist()}")
+    if not np.issubdtype(who.dtype, np.integer) or who.dtype == np.bool_ or int(who) not in (0, 1):
+        raise ValueError(f"first must be 0 or 1, got {first!r}")
 
 
 class Conquian(core.Env):
@@ -61,8 +77,13 @@ class Conquian(core.Env):
 
     def init_from_deal(self, deal: jax.Array, first: jax.Array | int = 0) -> State:
         """The game dealt from ``deal`` (a permutation of 0..39: cards 0..19 alternately to
-        players 0 and 1, then the stock, top first), ``first`` to move.  Not checked: pass
-        a permutation (``conquian_env.vector.deal_permutation`` builds one from a stacked deal)."""
+        players 0 and 1, then the stock, top first), ``first`` to move
+        (``conquian_env.vector.deal_permutation`` builds the permutation of a stacked deal).
+
+        The shape is always checked; the values when they are concrete (not under ``jit``
+        or ``vmap``, where a traced deal must be a permutation already): ``ValueError``.
+        """
+        _check_deal(deal, first)
         state = deal_state(deal, first)
         return state.replace(observation=self._observe(state, state.current_player))
 
