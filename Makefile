@@ -1,5 +1,7 @@
 # make test    create .venv, install everything, run the default test suite
 # make test-integrations  install Ray, RLlib, Tianshou, OpenSpiel and run their tests
+# make test-jax  the JAX engine (conquian_env.jax, extra "jax") in a venv of its own, .venv-jax, on JAX's CPU backend
+# make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   the default training recipe (train.py) into runs/default, about 5 minutes on 2 cores
@@ -14,7 +16,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all test-integrations bench bench-reference bench-vector train lint docs test-docs clean
+.PHONY: install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -35,6 +37,21 @@ test-slow: $(STAMP)
 test-integrations: $(STAMP)
 	$(BIN)/python -m pip install -e ".[ray,rllib,tianshou,openspiel]"
 	$(BIN)/python -m pytest -q -m "slow or not slow" tests/test_integrations.py tests/test_ray_tournament.py tests/test_openspiel.py
+
+# JAX and Pgx in a venv apart from .venv (no torch there, nothing of theirs in the main env);
+# every test of tests/test_jax.py, slow ones included, on the CPU backend
+JAX_VENV ?= .venv-jax
+JAX_STAMP := $(JAX_VENV)/.installed
+$(JAX_STAMP): pyproject.toml Makefile
+	test -x $(JAX_VENV)/bin/python || $(PYTHON) -m venv $(JAX_VENV)
+	$(JAX_VENV)/bin/python -m pip install -e ".[jax,fast]" "pytest>=8"
+	touch $(JAX_STAMP)
+
+test-jax: $(JAX_STAMP)
+	JAX_PLATFORMS=cpu $(JAX_VENV)/bin/python -m pytest -q -m "slow or not slow" tests/test_jax.py
+
+bench-jax: $(JAX_STAMP)
+	$(JAX_VENV)/bin/python benchmarks/bench_jax.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "slow or not slow"
@@ -76,4 +93,4 @@ test-docs: docs
 	CONQUIAN_DOCS_SITE=site $(BIN)/python -m pytest -q -m "slow or not slow" tests/test_docs.py
 
 clean:
-	rm -rf $(VENV) site build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JAX_VENV) site build *.egg-info .pytest_cache .ruff_cache .hypothesis

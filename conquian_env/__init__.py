@@ -21,7 +21,8 @@ only when used: :mod:`~conquian_env.vector` (the batched engine, numba),
 :mod:`~conquian_env.vector_env` (Gymnasium vector env over it), :mod:`~conquian_env.sb3`
 (its SB3 ``VecEnv`` and self-play), :mod:`~conquian_env.image` (rgb_array, Pillow),
 :mod:`~conquian_env.integrations.rllib` (RLlib), :mod:`~conquian_env.integrations.tianshou`
-(Tianshou), :mod:`~conquian_env.integrations.agilerl` (AgileRL).  Bots are in the ``agents`` package, games
+(Tianshou), :mod:`~conquian_env.integrations.agilerl` (AgileRL), :mod:`~conquian_env.jax` (the rules in JAX,
+a Pgx environment: extra ``jax``).  Bots are in the ``agents`` package, games
 between them and people in ``conquian_arena``; both build on this one.
 """
 

@@ -1,0 +1,24 @@
+"""Conquian in JAX: the rules as pure functions and a :class:`pgx.Env` (optional extra ``jax``).
+
+``pip install conquian-env[jax]`` brings JAX and Pgx; ``import conquian_env`` never imports
+this package.  :class:`Conquian` is the environment (:mod:`conquian_env.jax.env`),
+:mod:`conquian_env.jax.game` the rules on one game's state, :mod:`conquian_env.jax.melds`
+the meld questions as bit arithmetic.  Exactly the scalar engine: ``tests/test_jax.py``
+plays thousands of games through both and compares every mask, observation, player and
+result.
+"""
+
+from __future__ import annotations
+
+try:
+    import jax  # noqa: F401
+    import pgx  # noqa: F401
+except ImportError as err:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        f"conquian_env.jax needs JAX and Pgx ({err}); install them with: pip install 'conquian-env[jax]'"
+    ) from err
+
+from .env import Conquian
+from .game import State, to_game_state
+
+__all__ = ["Conquian", "State", "to_game_state"]

@@ -1,0 +1,301 @@
+"""The JAX engine (conquian_env.jax) against the scalar engine, game by game.
+
+Random games are played through both from the same deals with the same actions (the JAX
+side batched, jitted and restarted by ``pgx.experimental.auto_reset``); every mask,
+observation, player to move, reward, termination and full state is compared at every
+step, forcing variant included.  Runs on JAX's CPU backend.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("pgx")
+
+import jax.numpy as jnp  # noqa: E402
+import pgx  # noqa: E402
+from pgx.experimental import act_randomly, auto_reset  # noqa: E402
+
+from conquian_env import actions, game, observation  # noqa: E402
+from conquian_env.game import new_game  # noqa: E402
+from conquian_env.jax import Conquian, to_game_state  # noqa: E402
+from conquian_env.jax import game as J  # noqa: E402
+from conquian_env.jax import melds as JM  # noqa: E402
+from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
+from conquian_env.observation import action_mask, encode  # noqa: E402
+
+
+def _words(mask: int) -> np.ndarray:
+    return np.array([mask & 0xFFFFF, mask >> 20], dtype=np.uint32)
+
+
+def _mask(words) -> int:
+    w = np.asarray(words)
+    return int(w[0]) | int(w[1]) << 20
+
+
+def _lane(tree, i: int):
+    return jax.tree_util.tree_map(lambda x: x[i], tree)
+
+
+def _cards(mask: int) -> list[int]:
+    return [c for c in range(40) if mask >> c & 1]
+
+
+def test_constants_match_the_scalar_modules():
+    assert (J.OFFER, J.MELD, J.DISCARD, J.FORCE_DECISION, J.GAME_OVER) == (
+        game.OFFER,
+        game.MELD,
+        game.DISCARD,
+        game.FORCE_DECISION,
+        game.GAME_OVER,
+    )
+    assert (J.TAKE, J.REFUSE, J.FINISH, J.FORCE, J.NO_FORCE, J.NUM_ACTIONS) == (
+        actions.TAKE,
+        actions.REFUSE,
+        actions.FINISH,
+        actions.FORCE,
+        actions.NO_FORCE,
+        actions.NUM_ACTIONS,
+    )
+    assert J.OBS_SIZE == observation.OBS_SIZE == 456
+
+
+def _random_pool(rng: random.Random) -> tuple[int, int]:
+    """Required and optional cards, at most eleven together (a player's cards and the face-up card)."""
+    kind = rng.random()
+    if kind < 0.35:  # set-heavy: three ranks, most suits (two or three set slots, quads)
+        ranks = rng.sample(range(10), 3)
+        cards = [s * 10 + r for r in ranks for s in range(4) if rng.random() < 0.85]
+    elif kind < 0.6:  # run-heavy: two suits
+        suits = rng.sample(range(4), 2)
+        cards = [s * 10 + r for s in suits for r in range(10) if rng.random() < 0.6]
+    else:
+        cards = rng.sample(range(40), rng.randint(1, 11))
+    rng.shuffle(cards)
+    cards = cards[:11]
+    cut = rng.randint(0, len(cards))
+    return sum(1 << c for c in cards[:cut]), sum(1 << c for c in cards[cut:])
+
+
+def test_meld_search_equals_the_scalar_meld_logic():
+    rng = random.Random(11)
+    pools = [_random_pool(rng) for _ in range(12000)]
+    required = np.stack([_words(r) for r, _ in pools])
+    optional = np.stack([_words(o) for _, o in pools])
+    extend, play, splits = jax.device_get(jax.jit(jax.vmap(JM.meld_search))(required, optional))
+    split = np.asarray(jax.jit(jax.vmap(JM.can_split))(required))
+    for i, (r, o) in enumerate(pools):
+        assert bool(extend[i]) == can_extend_to_meld(r, o), i
+        assert _mask(play[i]) == playable_cards(r, o), i
+        assert bool(split[i]) == bool(splits[i]) == can_split_into_melds(r), i
+    assert 0.2 < extend.mean() < 0.8 and split.any()  # both answers occur often
+
+
+def test_long_blocks_and_word_helpers():
+    # 5C 6C 7C JC (a block of four) and AD 2D (too short); 2H..4H across no word boundary
+    cards = [4, 5, 6, 7, 10, 11, 21, 22, 23]
+    words = JM.cards_words(jnp.array(cards))
+    assert _mask(words) == sum(1 << c for c in cards)
+    assert _mask(JM.long_blocks(words)) == sum(1 << c for c in (4, 5, 6, 7, 21, 22, 23))
+    assert int(JM.count(words)) == 9
+    assert np.flatnonzero(np.asarray(JM.words_to_bools(words))).tolist() == cards
+    assert _mask(JM.card_words(jnp.int32(-1))) == 0 and _mask(JM.card_words(jnp.int32(39))) == 1 << 39
+    # KC (9) and AD (10) are adjacent bits but no run: the window never crosses suits
+    assert _mask(JM.long_blocks(JM.cards_words(jnp.array([8, 9, 10, 11])))) == 0
+
+
+#: games per batch in every test (one batch shape: each jitted function compiles once)
+N = 48
+
+
+@functools.cache
+def _compiled(forcing: bool, first: int | str):
+    """The environment and its jitted batched init, step and auto-reset step (compiled once per test run)."""
+    env = Conquian(forcing=forcing, first=first)
+    init = jax.jit(jax.vmap(env.init))
+    step = jax.jit(jax.vmap(env.step))
+    auto = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
+    return env, init, step, auto
+
+
+def _scalar_twin(state, forcing: bool) -> game.GameState:
+    """A scalar game from the JAX state's deal (hands, stock, first player), via new_game."""
+    g = to_game_state(state, forcing)
+    assert g.stock_pos == 1 and g.move_count == 0
+    hands = [_cards(g.hands[0]), _cards(g.hands[1])]
+    twin = new_game(hands=hands, stock=list(g.stock), first=g.player, forcing=forcing)
+    assert twin.to_dict() == g.to_dict()
+    return twin
+
+
+def _play_both(n: int, steps: int, forcing: bool, seed: int) -> int:
+    """Random play through both engines; returns the number of finished games compared."""
+    _, init, _, step = _compiled(forcing, "random")
+    key = jax.random.PRNGKey(seed)
+    key, sub = jax.random.split(key)
+    state = init(jax.random.split(sub, n))
+    host = jax.device_get(state)
+    scalar = [_scalar_twin(_lane(host, i), forcing) for i in range(n)]
+    rng = random.Random(seed)
+    finished = 0
+    for _ in range(steps):
+        acts = np.zeros(n, dtype=np.int32)
+        for i, s in enumerate(scalar):
+            assert host.current_player[i] == s.current_player, i
+            assert np.array_equal(host.observation[i], encode(s, s.player)), i
+            assert np.array_equal(host.legal_action_mask[i], action_mask(s, s.player)), i
+            acts[i] = rng.choice(s.legal_actions())
+        key, sub = jax.random.split(key)
+        state = step(state, jnp.asarray(acts), jax.random.split(sub, n))
+        host = jax.device_get(state)
+        for i, s in enumerate(scalar):
+            s.apply(int(acts[i]))
+            if s.is_terminal():
+                finished += 1
+                assert host.terminated[i], i
+                assert tuple(host.rewards[i]) == s.returns(), i
+                scalar[i] = _scalar_twin(_lane(host, i), forcing)  # auto_reset dealt a new game
+            else:
+                assert not host.terminated[i] and not host.truncated[i], i
+                assert tuple(host.rewards[i]) == (0.0, 0.0), i
+                assert to_game_state(_lane(host, i), forcing).to_dict() == s.to_dict(), i
+    return finished
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_random_games_match_the_scalar_engine(forcing):
+    assert _play_both(N, 1300, forcing, seed=3 + forcing) >= 900
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forcing", [False, True])
+def test_many_random_games_match_the_scalar_engine(forcing):
+    assert _play_both(128, 2500, forcing, seed=30 + forcing) >= 4000
+
+
+def _played(forcing: bool, n: int, steps: int, seed: int):
+    """States after ``steps`` random decisions in ``n`` games of ``first="random"`` (no reset)."""
+    _, init, step, _ = _compiled(forcing, "random")
+    key = jax.random.PRNGKey(seed)
+    state = init(jax.random.split(key, n))
+    for _ in range(steps):
+        key, sub = jax.random.split(key)
+        state = step(state, act_randomly(sub, state.legal_action_mask))
+    return state
+
+
+def test_observing_the_player_not_to_move_and_terminal_conventions():
+    env = _compiled(True, "random")[0]
+    state = _played(True, N, 40, seed=9)
+    other = 1 - state.current_player
+    obs = jax.jit(jax.vmap(env.observe))(state, other)
+    host = jax.device_get(state)
+    for i in range(N):
+        s = to_game_state(_lane(host, i), forcing=True)
+        assert np.array_equal(np.asarray(obs[i]), encode(s, int(other[i])))
+        if host.terminated[i]:  # pgx: every action "legal" at a terminal state, stepping it changes nothing
+            assert host.legal_action_mask[i].all()
+    done = _played(True, N, 400, seed=2)
+    assert bool(done.terminated.all())
+    again = _compiled(True, "random")[2](done, jnp.zeros(N, dtype=jnp.int32))
+    assert not np.asarray(again.rewards).any()
+    assert np.array_equal(np.asarray(again._hands), np.asarray(done._hands))
+
+
+def test_an_illegal_action_loses_the_game_as_the_scalar_forfeit():
+    _, init, step, _ = _compiled(False, "random")
+    state = init(jax.random.split(jax.random.PRNGKey(4), N))
+    acts = np.full(N, actions.REFUSE, dtype=np.int32)  # refusing is legal in every opening offer
+    acts[5] = actions.FINISH  # never legal in an offer
+    after = jax.device_get(step(state, jnp.asarray(acts)))
+    before = jax.device_get(state)
+    mover = int(before.current_player[5])
+    assert after.terminated.tolist() == [i == 5 for i in range(N)]
+    assert tuple(after.rewards[5]) == ((-1.0, 1.0) if mover == 0 else (1.0, -1.0))
+    s = to_game_state(_lane(before, 5))
+    s.forfeit(mover)
+    s.move_count += 1  # pgx's _step_count counts every step taken, the illegal one too
+    assert to_game_state(_lane(after, 5)).to_dict() == s.to_dict()
+
+
+def test_same_key_same_game_and_init_from_deal_equals_new_game():
+    init = _compiled(False, "random")[1]
+    a, b = init(jax.random.split(jax.random.PRNGKey(7), N)), init(jax.random.split(jax.random.PRNGKey(7), N))
+    assert to_game_state(_lane(a, 1)).to_dict() == to_game_state(_lane(b, 1)).to_dict()
+    assert 0 < int(a.current_player.sum()) < N  # "random" draws both seats  # "random" draws both seats
+    hands = [["AC", "2C", "3C", "4D", "5D", "6D", "JH", "QH", "KH", "AS"], "2S 3S 4S 5S 6S 7S JS QS KS AD"]
+    stock = "2D 3D 7D JD QD KD AH 2H 3H 4H 5H 6H 7H 5C 6C 7C JC QC KC 4C"
+    pytest.importorskip("numba")
+    from conquian_env.vector import deal_permutation
+
+    state = jax.jit(Conquian(forcing=True).init_from_deal)(jnp.asarray(deal_permutation(hands, stock)), 1)
+    expected = new_game(hands=hands, stock=stock, first=1, forcing=True)
+    assert to_game_state(state, forcing=True).to_dict() == expected.to_dict()
+    assert np.array_equal(np.asarray(state.observation), encode(expected, 1))
+    assert np.array_equal(np.asarray(state.legal_action_mask), action_mask(expected, 1))
+
+
+def test_works_as_any_pgx_env_inside_one_jit():
+    """Random play with auto_reset in a lax.scan, as code written for any pgx.Env runs it."""
+    env = Conquian()
+    assert isinstance(env, pgx.Env)
+    assert (env.num_players, env.num_actions, env.observation_shape) == (2, 85, (456,))
+    init = jax.vmap(env.init)
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    @jax.jit
+    def run(key):
+        state = init(jax.random.split(key, 32))
+
+        def body(carry, _):
+            state, key = carry
+            key, k1, k2 = jax.random.split(key, 3)
+            action = act_randomly(k1, state.legal_action_mask)
+            state = step(state, action, jax.random.split(k2, 32))
+            return (state, key), state.terminated.sum()
+
+        (state, _), done = jax.lax.scan(body, (state, key), None, length=300)
+        return state, done.sum()
+
+    state, finished = run(jax.random.PRNGKey(1))
+    assert int(finished) > 32 * 2  # about 60 decisions a game
+    assert bool(state.legal_action_mask.any(axis=1).all())  # every game, restarted or not, has a move
+
+
+def test_bad_deals_are_named():
+    env = Conquian()
+    with pytest.raises(ValueError, match=r"shape \(40,\)"):
+        env.init_from_deal(np.arange(39))
+    with pytest.raises(ValueError, match="permutation"):
+        env.init_from_deal(np.zeros(40, dtype=np.int32))
+    with pytest.raises(ValueError, match="permutation"):
+        env.init_from_deal(np.arange(40) + 0.5)
+    with pytest.raises(ValueError, match="first must be 0 or 1"):
+        env.init_from_deal(np.arange(40), 2)
+    with pytest.raises(ValueError, match="first must be 0 or 1"):
+        env.init_from_deal(np.arange(40), True)
+
+
+def test_bad_options_are_named():
+    with pytest.raises(TypeError, match="forcing"):
+        Conquian(forcing=1)
+    with pytest.raises(ValueError, match="first"):
+        Conquian(first=2)
+    with pytest.raises(ValueError, match="first"):
+        Conquian(first=True)
+
+
+def test_import_conquian_env_needs_no_jax():
+    """The extra stays optional: the plain package imports neither JAX nor Pgx, even with them installed."""
+    import subprocess
+    import sys
+
+    code = "import sys, conquian_env; print(sorted(m for m in ('jax', 'pgx', 'conquian_env.jax') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
