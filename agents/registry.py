@@ -75,7 +75,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
         _ismcts,
         "compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing",
         {
-            "time": "0.05, seconds per searched decision",
+            "time": "0.15, seconds per searched decision at most (the race ends most decisions sooner)",
             "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
             "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
             "tries": "10, deals drawn per determinization to find one explaining the opponent's play",

@@ -16,7 +16,7 @@ from agents import SpecError, make_agent  # noqa: E402
 from agents import _search_kernels as K  # noqa: E402
 from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import _NEIGHBOURS, _PARTNERS, GreedyAgent, choose_discard, take_margin  # noqa: E402
+from agents.greedy import _NEIGHBOURS, _PARTNERS, GreedyAgent, choose_discard  # noqa: E402
 from agents.search import SearchAgent, analyze, view_row  # noqa: E402
 from conquian_env import _kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
@@ -113,9 +113,7 @@ def _python_implausibility(state, opp: int) -> int:
     bad = 0
     for card in cards_of(state.refusals[opp]):
         bit = 1 << card
-        if can_split_into_melds(meld | bit) or not (_NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand)):
-            continue
-        if take_margin(hand, meld, card, unseen & ~bit, my_meld, my_size, False)[0] >= 0:
+        if not can_split_into_melds(meld | bit) and _NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand):
             bad += 1
     for card in cards_of(state.discards[opp]):
         if any(pm & hand == pm for pm in _PARTNERS[card]):
@@ -385,7 +383,7 @@ def test_specs_build_the_compiled_and_the_python_search():
     from agents.ismcts import ISMCTSAgent
 
     bot = make_agent("ismcts", seed=3)
-    assert isinstance(bot, SearchAgent) and bot.time == 0.05 and bot.iterations is None
+    assert isinstance(bot, SearchAgent) and bot.time == 0.15 and bot.iterations is None
     bot = make_agent("ismcts:iterations=800,z=2,tries=4", seed=3)
     assert (bot.iterations, bot.time, bot.z, bot.tries) == (800, None, 2.0, 4)
     assert isinstance(make_agent("ismcts-py:iterations=20"), ISMCTSAgent)
