@@ -146,7 +146,8 @@ class SearchAgent(SearchBot):
 
     ``time``: seconds per searched decision at most (default 0.15: the race ends most
     decisions sooner; ignored when ``iterations`` is given); ``iterations``: playouts per
-    decision instead (reproducible); ``z``: standard errors at which an action leaves the race (0: never, every action gets every deal);
+    decision instead (reproducible); ``z``: standard errors at which an action leaves the
+    race (0: never, every action gets every deal);
     ``tries``: deals drawn per determinization to find a plausible one (1: uniform deals);
     ``take_options``: value a take with each discard that can follow it (the meld laid by
     greedy's plan), not only with greedy's discard: off by default, since the best of
