@@ -25,7 +25,8 @@ playouts (one determinization and one game played out: the unit of the Python se
 iterations); ``time`` sets seconds per decision instead, checked between chunks of
 playouts sized from the pace so far, so a decision ends within a playout or two of its
 budget (at the default 0.15 s, 49.5 ms per searched decision on average in 2000 games
-against greedy, which it scored 0.582 [0.568, 0.596] against: docs/benchmarks.md).  With ``iterations`` and a ``seed`` the bot is deterministic, and its decisions
+against greedy, which it scored 0.582 [0.568, 0.596] against: docs/benchmarks.md).
+With ``iterations`` and a ``seed`` the bot is deterministic, and its decisions
 do not change when the hidden cards are permuted (the pool of unseen cards is sorted).
 
 :func:`analyze` gives other code (training) the value and playout count of every legal
