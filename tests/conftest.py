@@ -1,9 +1,14 @@
 """Helpers shared by the test files: moves asked as the game loop asks them, duplicate
-deals, stacked deals, positions from greedy self-play and re-dealt hidden cards."""
+deals, stacked deals, positions from greedy self-play, re-dealt hidden cards, and the
+headless browser of the page tests."""
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
+
+import pytest
 
 from agents.base import PlayerView
 from agents.greedy import GreedyAgent
@@ -77,6 +82,42 @@ def permute_for(state, observer: int, rng: random.Random):
 def permute_hidden(state, rng: random.Random):
     """:func:`permute_for` the player to move."""
     return permute_for(state, state.player, rng)
+
+
+def stats_under_permutations(make_bot, state, seed: int, trials: int = 4) -> list:
+    """``last_stats`` of a fresh ``make_bot()`` (reset with ``seed``) deciding ``state`` and
+    ``trials - 1`` re-deals of its hidden cards: all equal for a bot that sees only its view."""
+    rng, stats = random.Random(seed), []
+    for trial in range(trials):
+        variant = state if trial == 0 else permute_hidden(state, rng)
+        bot = make_bot()
+        bot.reset(state.player, seed=99)
+        act(bot, variant)
+        stats.append(bot.last_stats)
+    return stats
+
+
+CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """The system's Chromium, headless, driven by Playwright; no host but 127.0.0.1 resolves, so a
+    page that fetches from the network fails here as it would offline.  Skips without Chromium."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set CONQUIAN_CHROMIUM)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser driver: pip install playwright")
+    with sync_api.sync_playwright() as pw:
+        flags = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]  # fmt: skip
+        try:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, args=flags, headless=True)
+        except Exception as err:  # e.g. a chromium that cannot start in this sandbox
+            pytest.skip(f"Chromium at {CHROMIUM} does not start: {str(err)[:200]}")
+        yield chromium
+        chromium.close()
 
 
 class SealedView(PlayerView):

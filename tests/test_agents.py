@@ -17,7 +17,15 @@ from conquian_env.cards import FULL_MASK, mask_of, parse_card
 from conquian_env.game import DISCARD, new_game
 from conquian_env.observation import action_mask, encode
 from conquian_env.view import PlayerView
-from tests.conftest import SealedView, act, duplicate, mid_game_state, permute_hidden, stacked_deal
+from tests.conftest import (
+    SealedView,
+    act,
+    duplicate,
+    mid_game_state,
+    permute_hidden,
+    stacked_deal,
+    stats_under_permutations,
+)
 
 
 def _results(records):
@@ -183,15 +191,7 @@ class _PeekingISMCTS(ISMCTSAgent):
 
 
 def test_the_permutation_check_catches_a_peeking_bot():
-    state = mid_game_state(13, 20)
-    rng = random.Random(13)
-    stats = []
-    for trial in range(4):
-        variant = state if trial == 0 else permute_hidden(state, rng)
-        bot = _PeekingISMCTS(iterations=60, seed=5)
-        bot.reset(state.player, seed=99)
-        act(bot, variant)
-        stats.append(bot.last_stats)
+    stats = stats_under_permutations(lambda: _PeekingISMCTS(iterations=60, seed=5), mid_game_state(13, 20), seed=13)
     assert any(s != stats[0] for s in stats[1:])
 
 

@@ -21,7 +21,6 @@ import importlib.util
 import os
 import pkgutil
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -35,10 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PACKAGES = ("conquian_env", "agents", "conquian_arena")
-CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
-)
+PACKAGES = ("conquian_env", "agents", "conquian_arena", "conquian_train")
 
 
 def _public_modules() -> set[str]:
@@ -199,30 +195,6 @@ def server(site):
     yield f"http://127.0.0.1:{httpd.server_port}/"
     httpd.shutdown()
     httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set CONQUIAN_CHROMIUM)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser driver: pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        try:
-            chromium = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-dev-shm-usage",
-                    # no other host resolves: a page that fetches from the network fails here as it would offline
-                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                ],
-                headless=True,
-            )
-        except Exception as err:  # e.g. a chromium that cannot start in this sandbox
-            pytest.skip(f"Chromium at {CHROMIUM} does not start: {str(err)[:200]}")
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -875,9 +875,9 @@ def test_importing_the_environment_loads_none_of_the_bots():
     code = (
         f"import sys, {', '.join(env_modules)}\n"
         "def ours(*top): return sorted(m for m in sys.modules if m.split('.')[0] in top)\n"
-        "print(ours('agents', 'conquian_arena', 'train', 'evaluate'))\n"
+        "print(ours('agents', 'conquian_arena', 'conquian_train', 'train', 'evaluate'))\n"
         f"import {', '.join(bot_modules)}\n"
-        "print(ours('conquian_arena', 'train', 'evaluate', 'torch'))\n"
+        "print(ours('conquian_arena', 'conquian_train', 'train', 'evaluate', 'torch'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]", out[0]
@@ -890,7 +890,7 @@ def test_no_module_of_the_environment_names_an_upper_layer():
     import ast
 
     root = Path(conquian_env.__file__).resolve().parent
-    upper = {"agents", "conquian_arena", "train", "evaluate"}
+    upper = {"agents", "conquian_arena", "conquian_train", "train", "evaluate"}
     found = []
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -902,12 +902,14 @@ def test_no_module_of_the_environment_names_an_upper_layer():
                 continue
             found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if n.split(".")[0] in upper]
     assert found == []
-    # and the bots import nothing of the runner package
-    for path in sorted((root.parent / "agents").glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        assert "conquian_arena" not in "".join(
-            line for line in text.splitlines() if line.lstrip().startswith(("import ", "from "))
-        ), path.name
+    # the bots import nothing of the runner or the training package, the runner nothing of training
+    for package, above in (("agents", ("conquian_arena", "conquian_train")), ("conquian_arena", ("conquian_train",))):
+        for path in sorted((root.parent / package).glob("*.py")):
+            imports = "".join(
+                line for line in path.read_text(encoding="utf-8").splitlines()
+                if line.lstrip().startswith(("import ", "from "))
+            )  # fmt: skip
+            assert not any(name in imports for name in above), f"{package}/{path.name}"
 
 
 def test_spec_strings_are_resolved_by_the_installed_bots(monkeypatch):

@@ -25,7 +25,7 @@ from conquian_env.game import DISCARD, DISCARDED, OFFER, TURNED, new_game  # noq
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
-from tests.conftest import act, duplicate, mid_game_state, permute_hidden  # noqa: E402
+from tests.conftest import act, duplicate, mid_game_state, permute_hidden, stats_under_permutations  # noqa: E402
 
 # ------------------------------------------------------------------ playouts
 
@@ -249,15 +249,7 @@ def test_the_permutation_check_catches_a_peeking_search(monkeypatch):
         return row, pool, n_opp
 
     monkeypatch.setattr(search_module, "view_row", peeking_view_row)
-    state = mid_game_state(13, 20)
-    rng = random.Random(13)
-    stats = []
-    for trial in range(4):
-        variant = state if trial == 0 else permute_hidden(state, rng)
-        bot = SearchAgent(iterations=300, seed=5)
-        bot.reset(state.player, seed=99)
-        act(bot, variant)
-        stats.append(bot.last_stats)
+    stats = stats_under_permutations(lambda: SearchAgent(iterations=300, seed=5), mid_game_state(13, 20), seed=13)
     assert any(s != stats[0] for s in stats[1:])
 
 

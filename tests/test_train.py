@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from agents import SpecError, make_agent
+from agents.batched import BatchPolicy
 from agents.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
 from agents.greedy import GreedyAgent
 from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy
@@ -19,6 +20,7 @@ from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 from conquian_env.wrappers import SingleAgentEnv
+from conquian_train.evaluation import Evaluator, evaluate_policy
 from tests.conftest import permute_for
 
 sb3c = pytest.importorskip("sb3_contrib")
@@ -406,19 +408,19 @@ def test_forcing_variant_run(tmp_path):
 
 def test_ctrl_c_saves_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
     out = tmp_path / "i"
-    real_evaluate = train.Evaluator.__call__
+    real_evaluate = Evaluator.__call__
 
     def interrupted(self, model, step, stage="ppo"):
         if step >= 512:
             raise KeyboardInterrupt
         return real_evaluate(self, model, step, stage)
 
-    monkeypatch.setattr(train.Evaluator, "__call__", interrupted)
+    monkeypatch.setattr(Evaluator, "__call__", interrupted)
     assert train.main(_tiny_args(out, total=1024)) == 130
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     assert 512 <= state["num_timesteps"] < 1024 and (out / "checkpoints" / "latest.zip").is_file()
     assert "interrupted at step" in (out / "train.log").read_text()
-    monkeypatch.setattr(train.Evaluator, "__call__", real_evaluate)
+    monkeypatch.setattr(Evaluator, "__call__", real_evaluate)
     assert train.main(["--resume", str(out), "--no-progress", "--workers", "1"]) == 0
     assert json.loads((out / "checkpoints" / "state.json").read_text())["num_timesteps"] == 1024
     assert (out / "final.zip").is_file()
@@ -438,9 +440,7 @@ def test_evaluations_see_the_updated_policy_and_the_final_model_is_evaluated(tmp
     rows = [r for r in csv.DictReader(open(out / "eval.csv")) if r["opponent"] == "greedy"]
     assert [int(r["step"]) for r in rows] == [0, 512, 1024]
     config = train.TrainConfig.from_dict(json.loads((out / "config.json").read_text()))
-    final = train.evaluate_policy(
-        load_policy(out / "final.zip"), "greedy", config.eval_games, config.eval_seed, batched=True
-    )
+    final = evaluate_policy(load_policy(out / "final.zip"), "greedy", config.eval_games, config.eval_seed, batched=True)
     last = rows[-1]
     logged = (int(last["wins"]), int(last["draws"]), int(last["losses"]))
     assert (final["wins"], final["draws"], final["losses"]) == logged
@@ -503,15 +503,13 @@ def test_evaluation_at_a_seed_plays_the_games_of_conquian_evaluate_at_that_seed(
     lines = sorted(
         (json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()), key=lambda g: g["index"]
     )
-    ours = train.evaluate_policy(load_policy(model), "greedy", games, seed, batched=batched)
+    ours = evaluate_policy(load_policy(model), "greedy", games, seed, batched=batched)
     wins = sum(g["winner_label"] == g["pair"][0] for g in lines)
     losses = sum(g["winner_label"] == g["pair"][1] for g in lines)
     assert (ours["games"], ours["wins"], ours["losses"]) == (games, wins, losses)
     # game by game: the evaluator train.py calls gives each game's deal and length
     policy = load_policy(model)
-    played = play_pair(
-        PolicyAgent(policy), "greedy", games, seed, a_batch=train.BatchPolicy(policy) if batched else None
-    )
+    played = play_pair(PolicyAgent(policy), "greedy", games, seed, a_batch=BatchPolicy(policy) if batched else None)
     keys = ("deal", "swap", "deal_seed", "moves")
     assert [tuple(g[k] for k in keys) for g in played] == [tuple(g[k] for k in keys) for g in lines]
 

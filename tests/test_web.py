@@ -9,10 +9,8 @@ They are skipped, saying why, when either is missing; the tests without a browse
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -27,30 +25,12 @@ from conquian_arena.record import RecordedGame, load_records, replay_states, res
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.seeding import derive_seed
 
-CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None
-)
-
 
 def _names(mask: int) -> str:
     return " ".join(CARD_NAMES[c] for c in cards_of(mask))
 
 
 # --------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set CONQUIAN_CHROMIUM)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser driver: pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        try:
-            chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
-        except Exception as err:  # e.g. a chromium that cannot start in this sandbox
-            pytest.skip(f"Chromium at {CHROMIUM} does not start: {str(err)[:200]}")
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1200, "height": 800})

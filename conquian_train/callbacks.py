@@ -1,0 +1,97 @@
+"""The named callbacks of ``MaskablePPO.learn`` (SB3's ``BaseCallback``; combine them in a ``CallbackList``).
+
+Each acts at the start of a rollout, not at its end: SB3 updates the policy after
+``_on_rollout_end``, so what was taken there saw the weights from before the update.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.ppo import NumpyPolicy
+
+from .evaluation import Evaluator
+from .run import RunFolder
+
+
+class SnapshotCallback(BaseCallback):
+    """Every ``every`` steps a snapshot of the learner joins the opponent pools (``self`` / ``past``)."""
+
+    def __init__(self, run: RunFolder, every: int, max_snapshots: int):
+        super().__init__()
+        self.run, self.every, self.max_snapshots = run, max(1, every), max_snapshots
+
+    def _on_rollout_start(self) -> None:
+        step, state = self.model.num_timesteps, self.run.state
+        if step >= state["next_snapshot"]:
+            snapshot = NumpyPolicy.from_sb3(self.model.policy)
+            self.training_env.env_method("add_snapshot", snapshot)
+            self.run.snapshots = [*self.run.snapshots, snapshot][-self.max_snapshots :]
+            state["snapshot_steps"].append(step)
+            state["next_snapshot"] = step + self.every
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class EvalCallback(BaseCallback):
+    """Every ``every`` steps (0: never) an evaluation (:class:`Evaluator`), and the opponents met so far."""
+
+    def __init__(self, run: RunFolder, evaluate: Evaluator, every: int):
+        super().__init__()
+        self.run, self.evaluate, self.every = run, evaluate, every
+
+    def _on_rollout_start(self) -> None:
+        step = self.model.num_timesteps
+        if self.every and step >= self.run.state["next_eval"]:
+            self.evaluate(self.model, step)
+            self.run.state["next_eval"] = step + self.every
+            counts: dict[str, int] = {}
+            for d in self.training_env.env_method("opponent_counts"):
+                for k, v in d.items():
+                    counts[k] = counts.get(k, 0) + v
+            self.run.log(f"opponents so far: {counts}")
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class CheckpointCallback(BaseCallback):
+    """Every ``every`` steps (0: never) a checkpoint for ``--resume``; the elapsed time to TensorBoard."""
+
+    def __init__(self, run: RunFolder, every: int):
+        super().__init__()
+        self.run, self.every = run, every
+
+    def _on_rollout_start(self) -> None:
+        step = self.model.num_timesteps
+        if self.every and step >= self.run.state["next_checkpoint"]:
+            self.run.save_checkpoint(self.model)
+            self.run.state["next_checkpoint"] = step + self.every
+        self.logger.record("conquian/elapsed_s", self.run.elapsed())
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class ProgressCallback(BaseCallback):
+    """A tqdm bar of the learner's steps on standard error."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True,
+                        file=sys.stderr)  # fmt: skip
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()

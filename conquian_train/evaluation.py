@@ -1,0 +1,55 @@
+"""A policy's evaluation on the duplicate deals of ``conquian-evaluate --seed S``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.batched import BatchPolicy
+from agents.ppo import NumpyPolicy, PolicyAgent
+from conquian_arena.tournament import pair_score, play_pair
+
+from .run import RunFolder, plot_learning_curve
+
+
+def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, forcing: bool = False,
+                    batched: bool = True, jobs: int = 1) -> dict[str, Any]:  # fmt: skip
+    """The deterministic policy against the bot ``spec`` on the duplicate deals of ``conquian-evaluate
+    --seed SEED`` (:func:`conquian_arena.tournament.play_pair`; ``batched``: on the batched engine
+    where ``spec`` has a batched form), as W/D/L and the score with its interval over deals."""
+    learner, learner_batch = PolicyAgent(policy, deterministic=True), BatchPolicy(policy, deterministic=True)
+    played = play_pair(
+        learner, spec, games, seed, forcing=forcing, jobs=jobs, a_batch=learner_batch if batched else None
+    )
+    return {"opponent": spec, **pair_score(played)}
+
+
+class Evaluator:
+    """One evaluation of a model (:func:`evaluate_policy` against each of ``opponents``): a row per
+    opponent in ``eval.csv``, the log, ``best.zip`` when the score against ``best_by`` is the best
+    so far, and ``learning_curve.png``."""
+
+    def __init__(self, run: RunFolder, opponents: tuple[str, ...], best_by: str, *, games: int, seed: int,
+                 forcing: bool = False, batched: bool = True, jobs: int = 1):  # fmt: skip
+        if best_by not in opponents:
+            raise ValueError(f"best_by {best_by!r} must be one of the evaluation opponents {list(opponents)}")
+        self.run, self.opponents, self.best_by = run, opponents, best_by
+        self.settings = dict(games=games, seed=seed, forcing=forcing, batched=batched, jobs=jobs)
+
+    def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
+        run, policy, rows = self.run, NumpyPolicy.from_sb3(model.policy), []
+        for spec in self.opponents:
+            r = evaluate_policy(policy, spec, **self.settings)
+            rows.append({"stage": stage, "step": step, "seconds": round(run.elapsed(), 1), **r})
+            run.log(f"eval @ {step:,}: vs {spec}: W/D/L {r['wins']}/{r['draws']}/{r['losses']}, score {r['score']:.3f} "
+                    f"[{r['low']:.3f}, {r['high']:.3f}], decided games won {r['decided_won']:.1%}")  # fmt: skip
+        run.append_csv(
+            "eval.csv", [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+        )
+        run.state["last_eval_step"] = step
+        best = next(r["score"] for r in rows if r["opponent"] == self.best_by)
+        if best > run.state["best_score"]:
+            run.state["best_score"], run.state["best_step"] = best, step
+            model.save(run.out / "best.zip")
+            run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / 'best.zip'}")
+        plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png")
+        return rows

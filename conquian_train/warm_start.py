@@ -1,0 +1,104 @@
+"""The warm start: behaviour cloning of a teacher bot, then rounds of DAgger (the policy plays, the teacher labels)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agents.imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
+from agents.ppo import NumpyPolicy, PolicyAgent
+from agents.registry import make_agent
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_env.seeding import derive_seed
+
+from .run import RunFolder
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """What the warm start plays and learns (``train.py``'s ``bc_*`` and ``dagger_*`` knobs)."""
+
+    games: int = 4000
+    teacher: str = "greedy"
+    opponents: tuple[str, ...] = ("greedy", "random")
+    data: str = ""  # an earlier run's bc_data.npz instead of playing
+    dagger_rounds: int = 0
+    dagger_games: int = 1000
+    features: str = "meld"
+    forcing: bool = False
+    seed: int = 0
+    processes: int = 1
+    imitation: ImitationSettings = field(default_factory=ImitationSettings)
+
+
+def warm_start(policy, ws: WarmStart, run: RunFolder, evaluate: Callable[[str], object]) -> None:
+    """Behaviour cloning of ``ws.teacher`` into ``policy`` (an SB3 policy), then ``ws.dagger_rounds``
+    rounds of DAgger, each evaluated first (``evaluate(stage)``); the data set goes to ``bc_data.npz``."""
+    t0 = time.time()
+    if ws.data:
+        data, meta = ImitationData.load(ws.data, ws.features)
+        run.log(f"warm start: {len(data)} decisions of {meta.get('teacher')} from {ws.data}")
+    else:
+        data, results = record_games(ws, ws.games, None, 0)
+        run.log(f"warm start: {ws.games} games of {ws.teacher} vs {list(ws.opponents)} "
+                f"(W/D/L {results}), {len(data)} decisions, {time.time() - t0:.0f} s")  # fmt: skip
+    run.append_csv("bc.csv", fit_imitation(policy, data, ws.imitation, ws.seed, "bc", run.log))
+    for r in range(1, ws.dagger_rounds + 1):
+        evaluate("bc" if r == 1 else f"dagger{r - 1}")
+        t0 = time.time()
+        new, results = record_games(ws, ws.dagger_games, NumpyPolicy.from_sb3(policy), r)
+        run.log(f"DAgger round {r}: the policy played {ws.dagger_games} games vs {list(ws.opponents)} (W/D/L "
+                f"{results}), {ws.teacher} labelled {len(new)} decisions, {time.time() - t0:.0f} s")  # fmt: skip
+        data = ImitationData.concatenate([data, new])
+        run.append_csv("bc.csv", fit_imitation(policy, data, ws.imitation, ws.seed, f"dagger{r}", run.log))
+    data.save(run.out / "bc_data.npz", {"teacher": ws.teacher, "features": ws.features,
+                                        "bc_opponents": list(ws.opponents)})  # fmt: skip
+
+
+def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_: int):
+    """Round ``round_``: ``games`` games over the worker processes; the teacher's decisions and W/D/L by opponent."""
+    n = max(1, min(ws.processes, games))
+    per = [games // n + (1 if i < games % n else 0) for i in range(n)]
+    jobs = [(ws.teacher, ws.opponents, int(s), k, ws.seed, round_, ws.features, ws.forcing, student)
+            for s, k in zip(np.cumsum([0, *per[:-1]]), per, strict=True) if k]  # fmt: skip
+    chunks = map_jobs(_record_chunk, jobs, ws.processes)
+    results: dict[str, list[int]] = {}
+    for _, part in chunks:
+        for k, v in part.items():
+            results[k] = [a + b for a, b in zip(results.get(k, [0, 0, 0]), v, strict=True)]
+    return ImitationData.concatenate([data for data, _ in chunks]), results
+
+
+def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
+    """Games ``start .. start+count`` of a warm-start round (in a worker): the teacher's decisions, W/D/L."""
+    teacher_spec, opponent_specs, start, count, seed, round_, features, forcing, student = job
+    learner = PolicyAgent(student, deterministic=False) if student is not None else None
+    teacher = RecordingAgent(make_agent(teacher_spec, seed), features, learner)
+    opponents = {spec: make_agent(spec, seed + 1) for spec in opponent_specs}
+    decisions, results = [], {}
+    for g in range(start, start + count):
+        spec = opponent_specs[g % len(opponent_specs)]
+        seat = (g // len(opponent_specs)) % 2
+        game_seed = derive_seed(seed, 11, round_, g)
+        hands, stock = deal_for_seed(game_seed)
+        players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
+        record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=forcing)
+        if record.failure is not None:
+            raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
+        result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
+        results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
+        # which game each row is from: held-out sets take whole games
+        decisions += [(o, m, a, result, q, round_ * 1_000_000_000 + g) for o, m, a, q in teacher.rows]
+    return ImitationData.from_decisions(decisions, features), results
+
+
+def map_jobs(fn, jobs: list, processes: int) -> list:
+    """``[fn(j) for j in jobs]`` over up to ``processes`` spawned processes (in this one when 1)."""
+    if min(processes, len(jobs)) <= 1:
+        return [fn(j) for j in jobs]
+    with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
+        return pool.map(fn, jobs)
