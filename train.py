@@ -7,6 +7,7 @@ Usage::
     python train.py --resume runs/long                # continue a run where it stopped
     python train.py --export runs/long/best.zip model.zip   # a small file to ship (no optimizer state)
     python train.py --help                            # every knob, with its meaning
+    python train.py exit --out runs/exit              # expert iteration on the compiled search (conquian_train.exit)
 
 Every knob is a field of :class:`TrainConfig` (its help text is the field's ``help``); the
 command line is generated from it, and the config is printed and saved as ``config.json``.
@@ -293,6 +294,11 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["exit"]:  # the expert-iteration recipe, its own knobs
+        from conquian_train.exit import main as exit_main
+
+        return exit_main(argv[1:])
     export = build_parser().parse_args(argv).export if argv is None or "--export" in argv else None
     if export:
         try:

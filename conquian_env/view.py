@@ -120,6 +120,11 @@ class PlayerView:
     def legal_action_mask(self) -> int:
         return self._state.legal_action_mask() if self._state.player == self.player else 0
 
+    def snapshot(self) -> PlayerView:
+        """This view as it is now: a view of a copy of the game, which later moves do not change
+        (for code that keeps positions to look at later, e.g. to label them in a batch)."""
+        return PlayerView(self._state.clone(), self.player)
+
     def determinize(self, rng: Any) -> GameState:
         """A full game state sampled from what this player knows (hidden cards re-dealt)."""
         return self._state.determinize(self.player, rng)

@@ -29,10 +29,11 @@ class Evaluator:
     so far, and ``learning_curve.png``."""
 
     def __init__(self, run: RunFolder, opponents: tuple[str, ...], best_by: str, *, games: int, seed: int,
-                 forcing: bool = False, batched: bool = True, jobs: int = 1):  # fmt: skip
+                 forcing: bool = False, batched: bool = True, jobs: int = 1,
+                 xlabel: str = "learner steps"):  # fmt: skip
         if best_by not in opponents:
             raise ValueError(f"best_by {best_by!r} must be one of the evaluation opponents {list(opponents)}")
-        self.run, self.opponents, self.best_by = run, opponents, best_by
+        self.run, self.opponents, self.best_by, self.xlabel = run, opponents, best_by, xlabel
         self.settings = dict(games=games, seed=seed, forcing=forcing, batched=batched, jobs=jobs)
 
     def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
@@ -51,5 +52,5 @@ class Evaluator:
             run.state["best_score"], run.state["best_step"] = best, step
             model.save(run.out / "best.zip")
             run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / 'best.zip'}")
-        plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png")
+        plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel=self.xlabel)
         return rows

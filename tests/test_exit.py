@@ -1,0 +1,138 @@
+"""Expert iteration (``train.py exit``, :mod:`conquian_train.exit`): label, learn, save, load, play, resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.imitation import ImitationData
+from agents.ppo import load_policy
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_env.game import MELD, new_game
+from conquian_env.view import PlayerView
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("numba")
+train = pytest.importorskip("train")
+from conquian_train import exit as exit_mod  # noqa: E402
+
+
+def _args(out, rounds=2):
+    return [
+        "exit", "--out", str(out), "--rounds", str(rounds), "--games", "8", "--chunk", "4", "--playouts", "60",
+        "--epochs", "2", "--eval-games", "8", "--seed", "3",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def exit_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exit") / "run"
+    assert train.main(_args(out)) == 0
+    return out
+
+
+def test_a_short_run_labels_learns_and_saves(exit_run):
+    shards = sorted((exit_run / "labels").glob("*.npz"))
+    assert [p.name for p in shards] == ["r00_0000.npz", "r00_0001.npz", "r01_0000.npz", "r01_0001.npz"]
+    for p in shards:
+        data, meta = ImitationData.load(p, "meld")
+        assert meta["playouts"] == 60 and len(data) > 0
+        searched = ~np.isnan(data.q.astype(np.float32)).all(axis=1)
+        assert searched.any() and (~searched).any()  # search labels and greedy's meld labels
+        # a value for every legal action and none elsewhere; the label is a legal action
+        q = data.q[searched].astype(np.float32)
+        assert np.array_equal(~np.isnan(q), data.masks[searched])
+        assert ((q >= 0) & (q <= 1) | np.isnan(q)).all()
+        assert data.masks[np.arange(len(data)), data.actions].all()
+        assert (data.masks.sum(axis=1) > 1).all()  # only decisions with a choice
+    for name in ("config.json", "train.log", "eval.csv", "bc.csv", "rounds.csv", "round0.zip", "round1.zip",
+                 "best.zip", "final.zip", "learning_curve.png"):  # fmt: skip
+        assert (exit_run / name).is_file(), name
+    rows = list(csv.DictReader(open(exit_run / "eval.csv")))
+    assert [(r["stage"], r["opponent"]) for r in rows] == [
+        ("round0", "random"), ("round0", "greedy"), ("round1", "random"), ("round1", "greedy")
+    ]  # fmt: skip
+    labels = [len(ImitationData.load(p, "meld")[0]) for p in shards]
+    assert [int(r["step"]) for r in rows[::2]] == [sum(labels[:2]), sum(labels)]
+    times = list(csv.DictReader(open(exit_run / "rounds.csv")))
+    assert [int(r["round"]) for r in times] == [0, 1]
+    assert all(float(r["label_s"]) > 0 and float(r["fit_s"]) > 0 for r in times)
+
+
+def test_the_network_plays_legal_moves_through_the_ppo_spec(exit_run):
+    bot = make_agent(f"ppo:{exit_run / 'best.zip'}", seed=1)
+    for g in range(6):
+        hands, stock = deal_for_seed(700 + g)
+        record = play_game([bot, make_agent("greedy")][:: 1 if g % 2 else -1], hands=hands, stock=stock, seed=g)
+        assert record.failure is None  # an illegal move would be a failure of the game loop
+
+
+def test_the_recorder_keeps_decisions_with_a_choice_and_greedy_melds():
+    recorder = exit_mod.ViewRecorder(make_agent("greedy"), "meld")
+    hands, stock = deal_for_seed(11)
+    play_game([recorder, make_agent("random", seed=2)], hands=hands, stock=stock, seed=1)
+    assert recorder.rows
+    for obs, mask, view, meld_label in recorder.rows:
+        assert obs.shape == (865,)
+        assert mask.sum() > 1 and mask[view.legal_actions()].all()
+        assert (meld_label >= 0) == (view.phase == MELD)
+        assert meld_label < 0 or mask[meld_label]
+    # the snapshots are frozen: each still shows its own decision, not the end of the game
+    assert len({view.move_count for *_, view, _ in recorder.rows}) == len(recorder.rows)
+
+
+def test_a_snapshot_is_not_changed_by_later_moves():
+    state = new_game(seed=4)
+    view = PlayerView(state, state.player)
+    frozen, before = view.snapshot(), view.legal_action_mask()
+    state.apply(state.legal_actions()[0])
+    assert frozen.legal_action_mask() == before and frozen.move_count == 0 and view.move_count == 1
+
+
+def test_a_killed_run_resumes_into_the_same_run(exit_run, tmp_path):
+    # one round, then a shard of the second round lost with the kill: resuming with two rounds
+    # makes the missing shards and gives the very shards and network of the uninterrupted run
+    out = tmp_path / "run"
+    assert train.main(_args(out, rounds=1)) == 0
+    assert train.main(["exit", "--resume", str(out), "--rounds", "2"]) == 0
+    (out / "labels" / "r01_0001.npz").unlink()
+    state = json.loads((out / "checkpoints" / "state.json").read_text())
+    state.update(round=1, pending_eval=None)
+    (out / "checkpoints" / "state.json").write_text(json.dumps(state))
+    (out / "checkpoints" / "latest.zip").write_bytes((out / "round0.zip").read_bytes())
+    assert train.main(["exit", "--resume", str(out)]) == 0
+    assert "resumed" in (out / "train.log").read_text()
+    for name in ("r00_0000.npz", "r01_0000.npz", "r01_0001.npz"):
+        a, b = (ImitationData.load(d / "labels" / name, "meld")[0] for d in (exit_run, out))
+        for column in ("obs", "masks", "actions", "returns", "q", "game"):
+            assert np.array_equal(getattr(a, column), getattr(b, column), equal_nan=True), (name, column)
+    mine, theirs = (load_policy(d / "round1.zip") for d in (out, exit_run))
+    for (w1, b1, a1), (w2, b2, a2) in zip(mine.layers, theirs.layers, strict=True):
+        assert np.allclose(w1, w2, atol=1e-6) and np.allclose(b1, b2, atol=1e-6) and a1 == a2
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--playouts", "0"], "playouts must be a positive integer"),
+        (["--features", "pixels"], "features must be 'meld' or 'raw'"),
+        (["--opponents", "nosuchbot"], "nosuchbot"),
+        (["--best-by", "ismcts"], "best_by 'ismcts' must be one of eval_opponents"),
+    ],
+)
+def test_bad_knobs_are_named(tmp_path, capsys, extra, message):
+    assert train.main(["exit", "--out", str(tmp_path / "r"), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_resume_refuses_a_folder_without_a_run_and_a_changed_recipe(exit_run, tmp_path, capsys):
+    assert train.main(["exit", "--resume", str(tmp_path / "nothing")]) == 2
+    assert "no config.json" in capsys.readouterr().err
+    assert train.main(["exit", "--resume", str(exit_run), "--playouts", "9"]) == 2
+    assert "only --rounds" in capsys.readouterr().err
+    assert train.main(_args(exit_run)) == 2
+    assert "already holds a run" in capsys.readouterr().err
