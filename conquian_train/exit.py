@@ -19,7 +19,8 @@ Each **round** ``r``:
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`agents.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
    first missing one, with the same student, so it makes the same games.
-3. **Learn.** The network (an SB3 ``MaskablePPO`` policy, so ``ppo:PATH`` plays it) is fitted
+3. **Learn.** The network (an SB3 ``MaskablePPO`` policy, so ``ppo:PATH`` plays it; its first
+   weights from ``init``, by default the shipped ``ppo`` model, greedy's clone) is fitted
    on every shard of every round so far (:func:`agents.imitation.fit_imitation`: the
    ``advantage`` loss, logits regressing the search's values, least squares averaging their
    noise; the value head the results), ``epochs`` passes, continuing from the last round.
@@ -49,7 +50,7 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import NumpyPolicy, PolicyAgent, restore_checkpoint
+from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, read_model, restore_checkpoint
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
@@ -77,6 +78,7 @@ class ExItConfig:
         "meld", "network input: 'meld' (raw observation + meld features, greedy's choice among them) or 'raw'"
     )
     net_arch: tuple[int, ...] = knob((256, 256), "hidden layer sizes of the policy and value networks")
+    init: str = knob("ppo", "weights that start the network: 'ppo' (the shipped model), a model .zip, '' (random)")
     epochs: int = knob(3, "passes over all labels so far, per round")
     lr: float = knob(1e-3, "learning rate (Adam)")
     temperature: float = knob(0.02, "scale of the logits against the search's values (advantage loss)")
@@ -110,6 +112,8 @@ class ExItConfig:
         if not self.opponents:
             raise ValueError("opponents is empty")
         self.imitation()
+        if self.init and self.init != "ppo" and not Path(self.init).is_file():
+            raise ValueError(f"init {self.init!r} is neither 'ppo', '' nor a model file")
         for spec in (*self.opponents, *self.eval_opponents):
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
 
@@ -222,6 +226,19 @@ class ExItRun:
             if latest.exists():
                 restore_checkpoint(self.model, latest, c.features)
             self.run.log(f"resumed {self.run.out} at round {self.run.state['round']}")
+        elif c.init:
+            self.start_from(DEFAULT_MODEL if c.init == "ppo" else Path(c.init))
+
+    def start_from(self, path: Path) -> None:
+        """The network's first weights from the model file ``path`` (read weights-only)."""
+        saved = read_model(path)
+        if saved.features != self.config.features:
+            raise ValueError(f"init {str(path)!r} reads {saved.features!r} features, the run {self.config.features!r}")
+        try:
+            self.model.policy.load_state_dict(saved.policy_state)
+        except RuntimeError as err:
+            raise ValueError(f"init {str(path)!r} does not fit net_arch {self.config.net_arch}: {err}") from err
+        self.run.log(f"the network starts from {path}")
 
     def shard(self, round_: int, chunk: int) -> Path:
         return self.run.out / "labels" / f"r{round_:02d}_{chunk:04d}.npz"

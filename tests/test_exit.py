@@ -60,7 +60,7 @@ def test_a_short_run_labels_learns_and_saves(exit_run):
     assert [int(r["step"]) for r in rows[::2]] == [sum(labels[:2]), sum(labels)]
     times = list(csv.DictReader(open(exit_run / "rounds.csv")))
     assert [int(r["round"]) for r in times] == [0, 1]
-    assert all(float(r["label_s"]) > 0 and float(r["fit_s"]) > 0 for r in times)
+    assert all(int(r["searched"]) > 0 and float(r["label_s"]) >= 0 and float(r["fit_s"]) > 0 for r in times)
 
 
 def test_the_network_plays_legal_moves_through_the_ppo_spec(exit_run):
@@ -122,6 +122,7 @@ def test_a_killed_run_resumes_into_the_same_run(exit_run, tmp_path):
         (["--features", "pixels"], "features must be 'meld' or 'raw'"),
         (["--opponents", "nosuchbot"], "nosuchbot"),
         (["--best-by", "ismcts"], "best_by 'ismcts' must be one of eval_opponents"),
+        (["--init", "no-such-model.zip"], "neither 'ppo'"),
     ],
 )
 def test_bad_knobs_are_named(tmp_path, capsys, extra, message):
