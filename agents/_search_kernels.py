@@ -475,12 +475,18 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
 
 @njit(cache=True)
 def best_action(info, actions, active, sums):
-    """The action in the race with the best mean score (ties: the earlier one, greedy's first)."""
-    best = 0
+    """The action in the race with the best mean score (ties: the earlier one, greedy's first;
+    none played out yet: the first one in the race)."""
+    best = -1
     best_mean = -1.0
     for k in range(info[I_ACTIONS]):
         if active[k] and sums[1, k] > 0 and sums[0, k] / sums[1, k] > best_mean:
             best, best_mean = k, sums[0, k] / sums[1, k]
+    if best < 0:
+        best = 0
+        for k in range(info[I_ACTIONS] - 1, -1, -1):
+            if active[k]:
+                best = k
     return TAKE if actions[best] >= TAKE_THEN else actions[best]
 
 

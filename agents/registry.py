@@ -1,8 +1,9 @@
 """Build bots from spec strings: ``random``, ``greedy``, ``ismcts:iterations=400``,
-``ppo`` (the shipped model), ``ppo:PATH.zip``, ``python:package.module:ClassName``.
+``ppo`` (the shipped model), ``ppo:PATH.zip``, ``guided:PATH.zip``, ``python:package.module:ClassName``.
 
-Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Two kinds take a positional
-argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model) and
+Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Some kinds take a positional
+argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``guided`` and
+``rllib`` take a path the same way) and
 ``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
@@ -52,6 +53,12 @@ def _rollout() -> type[Agent]:
     return RolloutAgent
 
 
+def _guided() -> type[Agent]:
+    from .search import GuidedSearchAgent
+
+    return GuidedSearchAgent
+
+
 def _rllib() -> type[Agent]:
     from .rllib_bot import RLlibAgent
 
@@ -81,6 +88,18 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
             "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
         },
+    ),
+    "guided": BotInfo(
+        _guided,
+        "the compiled search guided by a network: only the policy's most likely actions enter the race",
+        {
+            "keep": "3, legal actions (by the policy's ranking) that are searched",
+            "time": "0.15, seconds per searched decision at most",
+            "iterations": "none, playouts per decision instead of time",
+            "z": "3, standard errors behind the leader at which an action leaves the race",
+            "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
+        },
+        positional="PATH.zip",
     ),
     "ismcts-py": BotInfo(
         _ismcts_py,
@@ -194,7 +213,7 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
         positional = f"{module}:{cls_name}"
         items = params_text.split(",") if params_text else []
-    elif kind in ("ppo", "rllib"):
+    elif kind in ("ppo", "rllib", "guided"):
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
             path = path[5:]
@@ -223,8 +242,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         return _construct(spec, cls, params, seed, allow_any=True)
     if kind == "rllib" and positional is None:
         raise SpecError(f"bot spec {spec!r}: an rllib bot needs the checkpoint path, e.g. rllib:runs/rllib")
+    if kind == "guided" and positional is None:
+        raise SpecError(f"bot spec {spec!r}: a guided search needs the network's model, e.g. guided:runs/exit/best.zip")
     cls = KNOWN_BOTS[kind].factory()
-    if kind in ("ppo", "rllib") and positional is not None:
+    if kind in ("ppo", "rllib", "guided") and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
 

@@ -209,6 +209,7 @@ class SearchAgent(SearchBot):
         row, pool, n_opp = view_row(view)
         info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1, self.take_options)
         n = int(info[K.I_ACTIONS])
+        self.restrict(view, actions[:n], active[:n])
 
         def run(deals: int) -> None:
             nonlocal results
@@ -240,6 +241,59 @@ class SearchAgent(SearchBot):
         }
         self.last_stats = _by_action(self.last_options)
         return int(K.best_action(info, actions, active, sums))
+
+    def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
+        """Take options out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
+
+
+class GuidedSearchAgent(SearchAgent):
+    """The compiled search guided by a network (spec ``guided:PATH``): the policy of the model
+    ``PATH`` (a MaskablePPO ``.zip``, e.g. from ``train.py exit``, read weights-only) ranks the
+    legal actions, and only its ``keep`` most likely ones enter the race, so the playouts go
+    to the moves the network deems worth a look; the other knobs are the search's.
+    """
+
+    name = "guided"
+
+    def __init__(
+        self,
+        path: str,
+        keep: int = 3,
+        time: float | None = None,
+        iterations: int | None = None,
+        z: float = DEFAULT_Z,
+        tries: int = DEFAULT_TRIES,
+        seed: int | None = None,
+    ):
+        from .ppo import load_policy
+
+        _check_number("keep", keep, 1, integer=True)
+        super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
+        self.keep = int(keep)
+        self.policy = load_policy(path)
+        self.encoder = None
+        if self.policy.features == "meld":
+            from .features import FeatureEncoder
+
+            self.encoder = FeatureEncoder()
+        self.name = f"guided:{path}"
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        super().reset(player, seed)
+        if self.encoder is not None:
+            self.encoder.reset()
+
+    def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
+        if len(options) <= self.keep:
+            return
+        obs = view.observation() if self.encoder is None else self.encoder.encode(view)
+        logits = self.policy.logits(obs)
+        base = np.where(options >= K.TAKE_THEN, TAKE, options)  # a take's options share the take's logit
+        order = sorted(set(base.tolist()), key=lambda a: (-logits[a], a))
+        keep = set(order[: self.keep])
+        for k, a in enumerate(base):
+            if a not in keep:
+                active[k] = 0
 
 
 def _by_action(options: dict[int, tuple[int, float]]) -> dict[int, tuple[int, float]]:

@@ -21,7 +21,7 @@ from agents.search import SearchAgent, analyze, view_row  # noqa: E402
 from conquian_env import _kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
-from conquian_env.game import DISCARD, DISCARDED, OFFER, TURNED, new_game  # noqa: E402
+from conquian_env.game import DISCARD, DISCARDED, MELD, OFFER, TURNED, new_game  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
@@ -396,3 +396,111 @@ def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
     monkeypatch.setattr(search_module, "_IMPORT_ERROR", ImportError("No module named 'numba'"), raising=False)
     with pytest.raises(ImportError, match=r"conquian-env\[fast\].*ismcts-py"):
         SearchAgent()
+
+
+# ------------------------------------------------------------------ the search guided by a network
+
+
+def _guided(**kw):
+    pytest.importorskip("torch")
+    from agents.ppo import DEFAULT_MODEL
+    from agents.search import GuidedSearchAgent
+
+    return GuidedSearchAgent(str(DEFAULT_MODEL), **kw)
+
+
+def _searched(count: int, seed: int):
+    """Decisions of greedy self-play that the search searches (not a meld) with three or more legal actions."""
+    greedy, out = GreedyAgent(), []
+    for s in range(seed, seed + 100):
+        state = new_game(seed=s)
+        while not state.is_terminal() and len(out) < count:
+            if state.phase != MELD and bin(state.legal_action_mask()).count("1") >= 3:
+                out.append(state.clone())
+            state.apply(greedy.choose(PlayerView(state, state.player)))
+        if len(out) == count:
+            break
+    return out[:count]
+
+
+def test_guided_search_keeping_one_action_plays_the_networks_choice():
+    from agents.ppo import DEFAULT_MODEL, PolicyAgent, load_policy
+
+    bot, net = _guided(keep=1, iterations=200, seed=1), PolicyAgent(load_policy(DEFAULT_MODEL))
+    states = _searched(12, seed=50)
+    assert len(states) >= 5
+    for state in states:
+        bot.reset(state.player, seed=2)
+        assert act(bot, state) == act(net, state)
+        assert bot.last_iterations == 0  # one action in the race: nothing to search
+
+
+def test_guided_search_keeping_every_action_is_the_plain_search():
+    for state in _positions(10, seed=60):
+        plain, guided = SearchAgent(iterations=300, seed=4), _guided(keep=NUM_ACTIONS, iterations=300, seed=4)
+        for bot in (plain, guided):
+            bot.reset(state.player, seed=7)
+        assert act(plain, state) == act(guided, state)
+        assert plain.last_stats == guided.last_stats
+
+
+def test_guided_search_plays_out_only_the_kept_actions():
+    from agents.features import FeatureEncoder
+    from agents.ppo import DEFAULT_MODEL, load_policy
+
+    policy, encoder = load_policy(DEFAULT_MODEL), FeatureEncoder()
+    states = _searched(10, seed=70)
+    for state in states:
+        bot = _guided(keep=2, iterations=300, seed=4)
+        bot.reset(state.player, seed=7)
+        choice = act(bot, state)
+        logits = policy.logits(encoder.encode(PlayerView(state, state.player)))
+        legal = state.legal_actions()
+        top = sorted(legal, key=lambda a: (-logits[a], a))[:2]
+        played = {a for a, (n, _) in bot.last_stats.items() if n > 0}
+        assert played == set(top) and choice in top
+
+
+def test_guided_search_sees_only_the_players_view():
+    stats = stats_under_permutations(lambda: _guided(keep=2, iterations=300, seed=5), mid_game_state(13, 20), seed=13)
+    assert all(s == stats[0] for s in stats[1:])
+
+
+def test_guided_search_keeps_its_time_budget(monkeypatch):
+    """The network's ranking is paid from the budget: on the fake clock of the plain search's
+    test every decision ends within it; on the real clock, a loose check."""
+    clock = [0.0]
+    real_run = K.run_search
+
+    def timed_run(*args):
+        clock[0] += 2e-4 * args[5]
+        return real_run(*args)
+
+    bot = _guided(keep=2, time=0.01, seed=3)
+    states = _searched(10, seed=80)
+    monkeypatch.setattr(search_module.K, "run_search", timed_run)
+    monkeypatch.setattr(search_module._time, "perf_counter", lambda: clock[0])
+    for state in states:
+        bot.reset(state.player, seed=3)
+        started = clock[0]
+        act(bot, state)
+        assert clock[0] - started <= 0.01 and bot.last_iterations > 0
+    monkeypatch.undo()
+    for state in states[:5]:
+        started = time.perf_counter()
+        act(bot, state)
+        assert time.perf_counter() - started < 0.01 + 0.5
+
+
+def test_bad_guided_specs_are_named():
+    pytest.importorskip("torch")
+    from agents.ppo import DEFAULT_MODEL
+
+    with pytest.raises(SpecError, match="needs the network's model"):
+        make_agent("guided")
+    with pytest.raises(SpecError, match="keep"):
+        make_agent(f"guided:{DEFAULT_MODEL},keep=0")
+    with pytest.raises(SpecError, match="no-such.zip"):
+        make_agent("guided:no-such.zip")
+    bot = make_agent(f"guided:{DEFAULT_MODEL},keep=2,iterations=50", seed=1)
+    assert bot.keep == 2 and bot.iterations == 50
