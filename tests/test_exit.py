@@ -137,3 +137,25 @@ def test_resume_refuses_a_folder_without_a_run_and_a_changed_recipe(exit_run, tm
     assert "only --rounds" in capsys.readouterr().err
     assert train.main(_args(exit_run)) == 2
     assert "already holds a run" in capsys.readouterr().err
+
+
+def test_the_baseline_script_trains_from_scratch_and_writes_its_csv(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import baselines
+
+    out, csv_path, png = tmp_path / "runs", tmp_path / "curves.csv", tmp_path / "curves.png"
+    args = ["--steps", "1024", "--seeds", "1", "--eval-every", "512", "--eval-games", "8", "--out", str(out),
+            "--csv", str(csv_path), "--png", str(png),
+            "--train-args", "--n-envs 2 --n-steps 256 --batch-size 128 --n-epochs 1 --workers 1"]  # fmt: skip
+    assert baselines.main(args) == 0
+    rows = list(csv.DictReader(open(csv_path)))
+    assert {(r["variant"], r["seed"]) for r in rows} == {("raw", "1"), ("meld", "1")}
+    assert sorted({int(r["step"]) for r in rows}) == [0, 512, 1024]
+    assert {r["opponent"] for r in rows} == {"random", "greedy"} and png.is_file()
+    config = json.loads((out / "raw_s1" / "config.json").read_text())
+    assert config["features"] == "raw" and config["bc_games"] == 0 and config["seed"] == 1
+    assert baselines.main(args) == 0  # finished runs are skipped, not trained again
+    assert (out / "raw_s1" / "train.log").read_text().count("done:") == 1
