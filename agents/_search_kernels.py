@@ -493,7 +493,8 @@ def best_action(info, actions, active, sums):
 @njit(cache=True, parallel=True)
 def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_options, playouts, values, counts):
     """A search of ``playouts`` playouts from each of ``views`` (row b's pool is
-    ``pools[b, :pool_sizes[b]]``), on all cores; ``values[b, a]`` the mean score of action
+    ``pools[b, :pool_sizes[b]]``; with ``z`` > 0 it ends sooner where the race is won), on all
+    cores; ``values[b, a]`` the mean score of action
     ``a`` (win 1, draw 1/2, loss 0; NaN where not legal), ``counts[b, a]`` its playouts;
     returns the action each search chose."""
     B = views.shape[0]
@@ -505,7 +506,7 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_option
         keys, plans, filled = _new_cache(CACHE_SIZE)
         pool = pools[b, : pool_sizes[b]].copy()
         n = info[I_ACTIONS]
-        while info[I_PLAYOUTS] < playouts:
+        while info[I_PLAYOUTS] < playouts and (z <= 0 or active[:n].sum() > 1):  # z > 0: until the race is won
             results = run_search(
                 view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled
             )

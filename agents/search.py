@@ -322,7 +322,10 @@ def analyze(
     Returns ``(values, counts, chosen)``: ``values[b, a]`` the mean score of action ``a``
     (win 1, draw 1/2, loss 0; NaN where not legal or not searched), ``counts[b, a]`` its
     playouts, ``chosen[b]`` the action the bot would play.  ``z`` = 0 (default) gives every
-    legal action every deal (values of equal precision, for training).
+    legal action every deal (values of equal precision, for training); with ``z`` > 0 the
+    actions race as in the bot (one more than ``z`` standard errors behind the leader is
+    played out no more) and a position's search ends when one action is left, so
+    ``iterations`` is a cap and the playouts go to the positions and actions in doubt.
     """
     _need_numba()
     _check_number("iterations", iterations, 1, integer=True)

@@ -13,9 +13,9 @@ Each **round** ``r``:
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
-   search (:func:`agents.search.analyze`, ``playouts`` playouts per position, every legal
-   action on every deal) gives the value of every legal action; in the meld phase the label
-   is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
+   search (:func:`agents.search.analyze`, at most ``playouts`` playouts per position, the
+   actions racing as in the ``ismcts`` bot at ``z``) gives the value of every legal action; in
+   the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`agents.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
    first missing one, with the same student, so it makes the same games.
@@ -72,7 +72,8 @@ class ExItConfig:
     rounds: int = knob(4, "rounds of play, label, learn, evaluate")
     games: int = knob(2000, "games the student plays per round")
     chunk: int = knob(100, "games per label shard (the unit a killed run redoes)")
-    playouts: int = knob(600, "playouts of the search per labelled position (every legal action each deal)")
+    playouts: int = knob(3000, "playouts of the search per labelled position at most")
+    z: float = knob(3.0, "the search's race: an action this many standard errors behind stops (0: no race)")
     opponents: tuple[str, ...] = knob(("greedy",), "bot specs the student plays while its positions are labelled")
     features: str = knob(
         "meld", "network input: 'meld' (raw observation + meld features, greedy's choice among them) or 'raw'"
@@ -105,6 +106,8 @@ class ExItConfig:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.features not in ("meld", "raw"):
             raise ValueError(f"features must be 'meld' or 'raw', got {self.features!r}")
+        if not (isinstance(self.z, (int, float)) and self.z >= 0):
+            raise ValueError(f"z must be a number >= 0, got {self.z!r}")
         if not self.net_arch or any(int(n) < 1 for n in self.net_arch):
             raise ValueError(f"net_arch must be positive layer sizes, got {self.net_arch!r}")
         if self.best_by not in self.eval_opponents:
@@ -183,7 +186,7 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
     values = np.full((len(rows), len(rows[0][1]) if rows else 0), np.nan, np.float32)
     actions = np.array([r[3] for r in rows], np.int64)
     if searched:
-        v, _, chosen = analyze([rows[i][2] for i in searched], iterations=c.playouts, z=0.0,
+        v, _, chosen = analyze([rows[i][2] for i in searched], iterations=c.playouts, z=c.z,
                                seed=derive_seed(c.seed, 29, round_, chunk))  # fmt: skip
         values[searched] = v
         actions[searched] = chosen

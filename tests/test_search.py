@@ -504,3 +504,19 @@ def test_bad_guided_specs_are_named():
         make_agent("guided:no-such.zip")
     bot = make_agent(f"guided:{DEFAULT_MODEL},keep=2,iterations=50", seed=1)
     assert bot.keep == 2 and bot.iterations == 50
+
+
+def test_analyze_with_a_race_ends_where_the_race_is_won():
+    """With z > 0 the playouts go to the actions in doubt: every legal action still gets a
+    value, a search whose race is won stops before its cap, and the choice is the race's winner."""
+    states = _positions(10, seed=60)
+    views = [PlayerView(s, s.player) for s in states]
+    cap = 6000
+    values, counts, chosen = analyze(views, iterations=cap, z=3.0, seed=9)
+    totals = counts.sum(axis=1)
+    assert (totals <= cap + NUM_ACTIONS).all() and (totals < cap).any()
+    for b, view in enumerate(views):
+        legal = view.legal_actions()
+        assert (counts[b, legal] > 0).all() and not np.isnan(values[b, legal]).any()
+        if totals[b] < cap:  # won: the winner is ahead of every other action
+            assert all(values[b, chosen[b]] >= values[b, a] for a in legal)
