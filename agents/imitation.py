@@ -157,6 +157,9 @@ class ImitationSettings:
     loss: str = "advantage"
     greedy_bonus: float = 0.0
     value_coef: float = 0.5
+    #: keep the weights of the epoch with the lowest held-out regret (a searching teacher's
+    #: values), not the last epoch's: more passes over few noisy labels overfit them
+    best_epoch: bool = False
 
     def __post_init__(self) -> None:
         bad = sorted(set(self.smoothing_phases) - set(DECISION_PHASES))
@@ -239,6 +242,7 @@ def fit_imitation(
     opt = torch.optim.Adam(policy.parameters(), lr=s.lr)
     to_t = lambda a: torch.as_tensor(a, device=policy.device)  # noqa: E731
     report = []
+    best: tuple[float, int, dict] | None = None  # (held-out regret, epoch, weights) with best_epoch
     for epoch in range(s.epochs):
         rng.shuffle(train)
         losses = []
@@ -301,11 +305,18 @@ def fit_imitation(
                 "holdout_regret_of_greedy": greedy_regret,
             }
         )
+        if s.best_epoch and not math.isnan(regret) and (best is None or regret < best[0]):
+            best = (regret, epoch + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
         log(
             f"{stage} epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.4f} "
             f"({acc_choice:.4f} on decisions with a choice)"
             + (f", regret {regret:.4f} (greedy {greedy_regret:.4f})" if len(searched) else "")
         )
+    if best is not None and best[1] != s.epochs:
+        policy.load_state_dict(best[2])
+        log(f"{stage}: kept the weights of epoch {best[1]} (lowest held-out regret, {best[0]:.4f})")
+    for row in report:
+        row["kept"] = best is None and row["epoch"] == s.epochs or best is not None and row["epoch"] == best[1]
     policy.set_training_mode(False)
     return report
 

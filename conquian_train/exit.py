@@ -80,7 +80,7 @@ class ExItConfig:
     )
     net_arch: tuple[int, ...] = knob((256, 256), "hidden layer sizes of the policy and value networks")
     init: str = knob("ppo", "weights that start the network: 'ppo' (the shipped model), a model .zip, '' (random)")
-    epochs: int = knob(3, "passes over all labels so far, per round")
+    epochs: int = knob(3, "passes over all labels so far, per round (the one with the lowest held-out regret kept)")
     lr: float = knob(1e-3, "learning rate (Adam)")
     temperature: float = knob(0.02, "scale of the logits against the search's values (advantage loss)")
     loss: str = knob(
@@ -124,7 +124,7 @@ class ExItConfig:
         """The fit's settings (no label smoothing: the targets are the search's values)."""
         return ImitationSettings(
             epochs=self.epochs, lr=self.lr, smoothing=0.0, temperature=self.temperature, loss=self.loss,
-            greedy_bonus=self.greedy_bonus, value_coef=self.value_coef,
+            greedy_bonus=self.greedy_bonus, value_coef=self.value_coef, best_epoch=True,
         )  # fmt: skip
 
 

@@ -159,3 +159,29 @@ def test_the_baseline_script_trains_from_scratch_and_writes_its_csv(tmp_path):
     assert config["features"] == "raw" and config["bc_games"] == 0 and config["seed"] == 1
     assert baselines.main(args) == 0  # finished runs are skipped, not trained again
     assert (out / "raw_s1" / "train.log").read_text().count("done:") == 1
+
+
+def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
+    import torch
+
+    from agents.imitation import ImitationSettings, fit_imitation
+    from conquian_train.envs import make_vec_env
+
+    sb3c = pytest.importorskip("sb3_contrib")
+    data = ImitationData.concatenate(
+        [ImitationData.load(p, "meld")[0] for p in sorted((exit_run / "labels").glob("*.npz"))]
+    )
+    model = sb3c.MaskablePPO("MlpPolicy", make_vec_env(("random",), 1, features="meld"), seed=0)
+    weights = []
+
+    def log(line):
+        if " epoch " in line:  # after each epoch: its weights
+            weights.append({k: v.detach().clone() for k, v in model.policy.state_dict().items()})
+
+    rows = fit_imitation(model.policy, data, ImitationSettings(epochs=6, lr=3e-3, best_epoch=True), 0, "t", log)
+    kept = [r for r in rows if r["kept"]]
+    assert len(kept) == 1
+    regrets = [r["holdout_regret"] for r in rows]
+    assert kept[0]["holdout_regret"] == min(regrets)
+    final = model.policy.state_dict()
+    assert all(torch.equal(final[k], weights[kept[0]["epoch"] - 1][k]) for k in final)
