@@ -242,7 +242,7 @@ def fit_imitation(
     opt = torch.optim.Adam(policy.parameters(), lr=s.lr)
     to_t = lambda a: torch.as_tensor(a, device=policy.device)  # noqa: E731
     report = []
-    best: tuple[float, int, dict] | None = None  # (held-out regret, epoch, weights) with best_epoch
+    kept: tuple[float, int, dict] | None = None  # (held-out regret, epoch, weights) with best_epoch
     for epoch in range(s.epochs):
         rng.shuffle(train)
         losses = []
@@ -305,18 +305,18 @@ def fit_imitation(
                 "holdout_regret_of_greedy": greedy_regret,
             }
         )
-        if s.best_epoch and not math.isnan(regret) and (best is None or regret < best[0]):
-            best = (regret, epoch + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        if s.best_epoch and not math.isnan(regret) and (kept is None or regret < kept[0]):
+            kept = (regret, epoch + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
         log(
             f"{stage} epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.4f} "
             f"({acc_choice:.4f} on decisions with a choice)"
             + (f", regret {regret:.4f} (greedy {greedy_regret:.4f})" if len(searched) else "")
         )
-    if best is not None and best[1] != s.epochs:
-        policy.load_state_dict(best[2])
-        log(f"{stage}: kept the weights of epoch {best[1]} (lowest held-out regret, {best[0]:.4f})")
+    if kept is not None and kept[1] != s.epochs:
+        policy.load_state_dict(kept[2])
+        log(f"{stage}: kept the weights of epoch {kept[1]} (lowest held-out regret, {kept[0]:.4f})")
     for row in report:
-        row["kept"] = best is None and row["epoch"] == s.epochs or best is not None and row["epoch"] == best[1]
+        row["kept"] = row["epoch"] == (s.epochs if kept is None else kept[1])
     policy.set_training_mode(False)
     return report
 
