@@ -385,16 +385,17 @@ def _greedy_action(state: State) -> jax.Array:
         feed_slot=feed[:SLOTS],
     )
     is_meld, is_discard = phase == MELD, phase == DISCARD
-    # first search: the take's plan (offer, meld) or the discard (discard phase)
-    lay0, discard0, value0 = _plan(ctx, meld | face, hand, ~is_discard, jnp.bool_(False))
-    # second: the re-plan from the cards chosen (meld) or the value of keeping the hand (offer)
-    lay1, _, keep = _plan(
-        ctx,
-        jnp.where(is_meld, meld | face | chosen, meld),
-        jnp.where(is_meld, hand & ~chosen, hand),
-        is_meld,
-        ~is_meld,
+    # two searches, traced once (vmapped over a pair): the take's plan (offer, meld) or the
+    # discard (discard phase); and the re-plan from the cards chosen (meld) or the value of
+    # keeping the hand (offer)
+    bases = jnp.stack([meld | face, jnp.where(is_meld, meld | face | chosen, meld)])
+    rests = jnp.stack([hand, jnp.where(is_meld, hand & ~chosen, hand)])
+    enums = jnp.stack([~is_discard, is_meld])
+    lays, discards, values = jax.vmap(lambda b, r, e, u: _plan(ctx, b, r, e, u))(
+        bases, rests, enums, jnp.stack([jnp.bool_(False), ~is_meld])
     )
+    lay0, discard0, value0 = lays[0], discards[0], values[0]
+    lay1, keep = lays[1], values[1]
     # offer: take when the plan is at least as good as keeping (greedy.take_margin)
     passes = (state._source == TURNED) & (state._owner == p) & ~state._passed
     keep = jnp.where(passes, keep - feed[SLOTS], keep)
