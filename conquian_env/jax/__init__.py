@@ -21,6 +21,6 @@ except ImportError as err:  # pragma: no cover - depends on the installation
 
 from .env import Conquian
 from .game import State, to_game_state
-from .greedy import greedy_action
+from .greedy import greedy_action, greedy_actions
 
-__all__ = ["Conquian", "State", "greedy_action", "to_game_state"]
+__all__ = ["Conquian", "State", "greedy_action", "greedy_actions", "to_game_state"]

@@ -186,31 +186,43 @@ def _split_many(queries: jax.Array, needed: jax.Array, chunk: int = CHUNK) -> ja
 
 
 # ---------------------------------------------------------------- the evaluation (agents.greedy)
-class _Ctx:
-    """What every evaluation of one decision shares (lay-independent)."""
+# ``lane``: what every evaluation of one decision shares (lay-independent), a dict of arrays
+# of one game: the hand's cards in card order as slots (``card``, ``valid``, ``words``,
+# their neighbours ``nb``, partner pairs ``part`` / ``part_ok``), ``live``, the winning
+# cards after each discard ``wins`` (11, 2; row 10: no discard) and the feed penalty of
+# each slot's card ``feed`` (10,).
 
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
 
-
-def _evaluate(ctx: _Ctx, meld: jax.Array, hand: jax.Array, use_none: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``greedy.choose_discard(hand, meld, ...)`` (``use_none`` False) or
-    ``greedy.position_value(hand, meld, live)`` (True): ``(discard card or -1, value)``."""
-    t = ctx.t
-    f64 = jnp.float64
-    cw = ctx.slot_words  # (10, 2)
-    active = ctx.slot_valid & _any(cw & hand)  # (10,)
-    nb = ctx.slot_nb  # (10, 2)
-    pm = ctx.slot_part  # (10, 6, 2)
-    pm_ok = ctx.slot_part_ok  # (10, 6)
-    # meld questions of this meld: the card fits it alone, the card and a partner pair fit it
-    fit_q = meld | cw
-    fit_need = active & _any(meld & nb)
+def _eval_queries(lane: dict, meld: jax.Array, hand: jax.Array, fit: jax.Array | None = None):
+    """The meld questions of one evaluation: with ``fit`` None, whether each hand card fits
+    ``meld`` alone (``(10, 2)`` words and whether each is asked); given ``fit``, each card
+    with each partner pair (``(60, 2)``), asked only where the answer can matter: the card
+    does not fit alone, the pair meets the meld but is not inside it (then the question is
+    the fit question), and its card outside the meld is held or live (else it is gone)."""
+    cw, nb, pm = lane["words"], lane["nb"], lane["part"]
+    active = lane["valid"] & _any(cw & hand)
+    if fit is None:
+        return meld | cw, active & _any(meld & nb)
+    pool = hand | meld
     s_q = meld[None, None] | cw[:, None] | pm
-    s_need = active[:, None] & pm_ok & _any(pm & meld)
-    ok = _split_many(jnp.concatenate([fit_q, s_q.reshape(-1, 2)]), jnp.concatenate([fit_need, s_need.reshape(-1)]))
+    meets = _any(pm & meld) & _any(pm & ~meld)
+    reachable = ~_any(pm & ~pool & ~lane["live"])
+    s_need = (active & ~fit)[:, None] & lane["part_ok"] & meets & reachable
+    return s_q.reshape(-1, 2), s_need.reshape(-1)
+
+
+def _eval_finish(
+    lane: dict, meld: jax.Array, hand: jax.Array, use_none: jax.Array, ok: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``greedy.choose_discard(hand, meld, ...)`` (``use_none`` False) or
+    ``greedy.position_value(hand, meld, live)`` (True) as ``(discard card or -1, value)``,
+    given the answers ``ok`` to :func:`_eval_queries`."""
+    f64 = jnp.float64
+    cw, nb, pm, pm_ok, live = lane["words"], lane["nb"], lane["part"], lane["part_ok"], lane["live"]
+    active = lane["valid"] & _any(cw & hand)
     fit = ok[:SLOTS]
-    split3 = ok[SLOTS:].reshape(SLOTS, 6)
+    # a pair inside the meld asks the fit question (and a card that fits needs no pair)
+    split3 = ok[SLOTS:].reshape(SLOTS, 6) | (fit[:, None] & ~_any(pm & ~meld))
     pool = hand | meld
     # the options: discard slot e (0..9), or no discard (10)
     e_words = jnp.concatenate([cw, jnp.zeros((1, 2), jnp.uint32)])  # (11, 2)
@@ -221,200 +233,234 @@ def _evaluate(ctx: _Ctx, meld: jax.Array, hand: jax.Array, use_none: jax.Array) 
     full = jnp.all(have == pm[None], axis=-1) & pm_ok[None]
     in_meld = _any(pm & meld)[None]  # (1, 10, 6)
     ret = full & (~in_meld | split3[None])
-    gone = ~full & _any(pm[None] & ~held[:, :, None] & ~ctx.live)
-    have_any = _any(have)
-    have_in_meld = _any(have & meld)
-    partial = jnp.where(~have_in_meld | split3[None], f64(PARTIAL_WEIGHT), f64(0.0))
-    inc = jnp.where(pm_ok[None] & ~full & ~gone, jnp.where(have_any, partial, f64(DISTANT_WEIGHT)), f64(0.0))
+    gone = ~full & _any(pm[None] & ~held[:, :, None] & ~live)
+    partial = jnp.where(~_any(have & meld) | split3[None], f64(PARTIAL_WEIGHT), f64(0.0))
+    inc = jnp.where(pm_ok[None] & ~full & ~gone, jnp.where(_any(have), partial, f64(DISTANT_WEIGHT)), f64(0.0))
     q = jnp.zeros(inc.shape[:2], f64)
-    for k in range(6):  # in greedy's partner order
+    for k in range(6):  # greedy.card_quality: in partner order
         q = q + inc[:, :, k]
     q = jnp.where(q < 1.0, q, f64(1.0))
     q = jnp.where(fit[None] | jnp.any(ret, axis=-1), f64(1.0), q)  # (11, 10)
     card_active = active[None] & (jnp.arange(11)[:, None] != jnp.arange(SLOTS)[None])
     value = jnp.broadcast_to(count(meld).astype(f64), (11,))
-    for j in range(SLOTS):  # in card order
+    for j in range(SLOTS):  # greedy._value_given: in card order
         value = value + jnp.where(card_active[:, j], q[:, j], f64(0.0))
     hopeless = jnp.any(card_active & (q == 0.0), axis=-1)
     incomplete = card_active & (q < 1.0)
     ones = jnp.full((2,), _WORD, jnp.uint32)
     cand = jax.lax.reduce(
         jnp.where(incomplete[..., None], nb[None], ones), jnp.uint32(_WORD), jax.lax.bitwise_and, (1,)
-    )  # (11, 2)
+    )
+    nb_all = jnp.asarray(_t()["nb"])
     near = jax.lax.reduce(
-        jnp.where(words_to_bools(pool_e)[..., None], t["nb"][None], jnp.uint32(0)),
+        jnp.where(words_to_bools(pool_e)[..., None], nb_all[None], jnp.uint32(0)),
         jnp.uint32(0),
         jax.lax.bitwise_or,
         (1,),
     )
     cand = jnp.where(jnp.any(incomplete, axis=-1)[:, None], cand, near)
-    outs = count(ctx.wins & cand & ctx.live & ~pool_e)  # (11,)
+    outs = count(lane["wins"] & cand & live & ~pool_e)  # (11,)
     value = jnp.where(~hopeless & (outs > 0), value + (f64(READY_BONUS) + f64(OUT_WEIGHT) * outs.astype(f64)), value)
-    value = value - jnp.concatenate([ctx.feed_slot, jnp.zeros(1, f64)])
+    value = value - jnp.concatenate([lane["feed"], jnp.zeros(1, f64)])
     # greedy.choose_discard: the first card of highest value, from -1e9
     best_card, best_value = jnp.int32(-1), f64(-1e9)
     for e in range(SLOTS):
         better = e_active[e] & (value[e] > best_value)
-        best_card = jnp.where(better, ctx.slot_card[e], best_card)
+        best_card = jnp.where(better, lane["card"][e], best_card)
         best_value = jnp.where(better, value[e], best_value)
     return jnp.where(use_none, jnp.int32(-1), best_card), jnp.where(use_none, value[SLOTS], best_value)
-
-
-def _plan(ctx: _Ctx, base: jax.Array, rest: jax.Array, enum: jax.Array, use_none: jax.Array):
-    """``greedy.plan_take(hand, meld, card, chosen, ...)`` as ``(lay, discard, value)`` with
-    ``base = meld | card | chosen`` and ``rest = hand - chosen`` when ``enum``; otherwise the
-    evaluation of ``(hand=rest, meld=base)`` alone (:func:`_evaluate`)."""
-    t = ctx.t
-    f64 = jnp.float64
-    out, playable, _ = meld_search(base, rest)
-    goes_out = enum & can_split(base | rest)
-    playable = jnp.where(enum, playable, jnp.zeros(2, jnp.uint32))
-    n = count(playable)
-    pb = words_to_bools(playable)
-    rank = jnp.clip(jnp.cumsum(pb, dtype=jnp.int32) - 1, 0, SLOTS - 1)
-    js = jnp.asarray(t["lays"])[n]  # (K,)
-    lay_ok = jnp.asarray(t["lay_ok"])[n]
-    lays = _to_words(pb[None] & ((js[:, None] >> rank[None]) & 1).astype(bool))  # (K, 2)
-    k_all = lays.shape[0]
-    splits = _split_many(base | lays, lay_ok)
-    # not enumerating: the empty lay only, evaluated whether or not base splits
-    valid = jnp.where(enum, splits & ~goes_out, jnp.arange(k_all) == 0)
-    total = jnp.sum(valid, dtype=jnp.int32)
-    pad = -(-k_all // LAY_CHUNK) * LAY_CHUNK
-    pos = jnp.cumsum(valid, dtype=jnp.int32) - 1
-    order = (
-        jnp.full(pad, k_all, jnp.int32)
-        .at[jnp.where(valid, pos, pad)]
-        .set(jnp.arange(k_all, dtype=jnp.int32), mode="drop")
-    )
-    lays_p = jnp.concatenate([lays, jnp.zeros((1, 2), jnp.uint32)])
-    sizes = count(lays_p)
-
-    def body(carry):
-        i, best_lay, best_discard, best_value = carry
-        idx = jax.lax.dynamic_slice(order, (i * LAY_CHUNK,), (LAY_CHUNK,))
-        lay = lays_p[idx]
-        discard, value = jax.vmap(lambda m, h: _evaluate(ctx, m, h, use_none))(base | lay, rest & ~lay)
-        value = value - f64(LAY_COST) * sizes[idx].astype(f64)
-        for k in range(LAY_CHUNK):  # greedy's order: the first of highest value
-            better = (i * LAY_CHUNK + k < total) & (value[k] > best_value)
-            best_lay = jnp.where(better, lay[k], best_lay)
-            best_discard = jnp.where(better, discard[k], best_discard)
-            best_value = jnp.where(better, value[k], best_value)
-        return i + 1, best_lay, best_discard, best_value
-
-    start = (jnp.int32(0), jnp.zeros(2, jnp.uint32), jnp.int32(-1), f64(-jnp.inf))
-    _, lay, discard, value = jax.lax.while_loop(lambda c: c[0] * LAY_CHUNK < total, body, start)
-    del out
-    return (
-        jnp.where(goes_out, rest, lay),
-        jnp.where(goes_out, jnp.int32(-1), discard),
-        jnp.where(goes_out, f64(jnp.inf), value),
-    )
-
-
-def _feed(t: dict, cards_words: jax.Array, opp_meld: jax.Array, opp_size: jax.Array, cards_nb: jax.Array) -> jax.Array:
-    """``greedy.feed_penalty`` of each card of ``cards_words`` (``(k, 2)``)."""
-    fits = _split_many(opp_meld | cards_words, _any(opp_meld & cards_nb) & _any(cards_words))
-    penalty = jnp.where(opp_size <= 1, jnp.float64(FEED_PENALTY_NEAR_OUT), jnp.float64(FEED_PENALTY))
-    return jnp.where(fits, penalty, jnp.float64(0.0))
 
 
 def _highest(bools: jax.Array) -> jax.Array:
     """Index of the last True (-1 if none); min/max reductions, no argmax (whose cached
     lowering does not survive the scoped ``enable_x64``)."""
-    return jnp.max(jnp.where(bools, jnp.arange(bools.shape[-1], dtype=jnp.int32), jnp.int32(-1)))
+    return jnp.max(jnp.where(bools, jnp.arange(bools.shape[-1], dtype=jnp.int32), jnp.int32(-1)), axis=-1)
 
 
 def _lowest(bools: jax.Array) -> jax.Array:
     n = bools.shape[-1]
-    return jnp.min(jnp.where(bools, jnp.arange(n, dtype=jnp.int32), jnp.int32(n)))
+    return jnp.min(jnp.where(bools, jnp.arange(n, dtype=jnp.int32), jnp.int32(n)), axis=-1)
 
 
-def greedy_action(state: State) -> jax.Array:
-    """``GreedyAgent.choose`` for the player to move in one (un-batched) state: an int32
-    action id, -1 once the game is over.  ``jax.vmap`` it for a batch; ``jax.jit`` it."""
-    with jax.enable_x64(True):
-        return _greedy_action(state).astype(jnp.int32)
-
-
-def _greedy_action(state: State) -> jax.Array:
+def _setup(state: State) -> dict:
+    """One game's lane (see above), the two searches' inputs and their candidate lays, and
+    the meld questions that do not depend on the lay (winning cards, feed penalties)."""
     t = _t()
-    f64 = jnp.float64
     p = state.current_player
     hand, meld = _row(state._hands, p), _row(state._melds, p)
     opp_meld, opp_size = _row(state._melds, 1 - p), count(_row(state._hands, 1 - p))
     face = card_words(state._face)
     chosen = state._chosen
-    full = jnp.full(2, _WORD, jnp.uint32)
-    live = full & ~(hand | state._melds[0] | state._melds[1] | state._dead | chosen | face)
+    live = jnp.full(2, _WORD, jnp.uint32) & ~(hand | state._melds[0] | state._melds[1] | state._dead | chosen | face)
     phase = state._phase
-    mask = state.legal_action_mask
-    # hand slots: the hand's cards in card order
     hb = words_to_bools(hand)
     slot_card = jnp.argsort(~hb, stable=True)[:SLOTS].astype(jnp.int32)
     slot_valid = jnp.arange(SLOTS) < count(hand)
     slot_words = jnp.where(slot_valid[:, None], card_words(slot_card), jnp.uint32(0))
-    nb_t, part_t, part_ok_t = jnp.asarray(t["nb"]), jnp.asarray(t["part"]), jnp.asarray(t["part_ok"])
+    nb_t = jnp.asarray(t["nb"])
     slot_nb = nb_t[slot_card]
-    # winning cards after each discard (the pool is the same for every lay) and of the hand kept
-    pool = hand | meld | face
-    r = jnp.concatenate([pool & ~slot_words, (hand | meld)[None]])  # (11, 2)
-    xs = card_words(jnp.arange(40))
-    live_b = words_to_bools(live)
-    win_q = r[:, None] | xs[None]
-    win_need = (live_b[None] & ~words_to_bools(r)) & jnp.concatenate([slot_valid, jnp.ones(1, bool)])[:, None]
-    wins = _to_words(_split_many(win_q.reshape(-1, 2), win_need.reshape(-1)).reshape(11, 40))
-    feed = _feed(
-        t,
-        jnp.concatenate([slot_words, face[None]]),
-        opp_meld,
-        opp_size,
-        jnp.concatenate([slot_nb, nb_t[jnp.maximum(state._face, 0)][None]]),
-    )
-    ctx = _Ctx(
-        t=t,
-        live=live,
-        slot_card=slot_card,
-        slot_valid=slot_valid,
-        slot_words=slot_words,
-        slot_nb=slot_nb,
-        slot_part=part_t[slot_card],
-        slot_part_ok=part_ok_t[slot_card] & slot_valid[:, None],
-        wins=wins,
-        feed_slot=feed[:SLOTS],
-    )
+    # winning cards after each discard: the pool (hand, meld, face-up card) is the same for every lay
+    r = jnp.concatenate([(hand | meld | face) & ~slot_words, (hand | meld)[None]])  # (11, 2)
+    win_q = r[:, None] | card_words(jnp.arange(40))[None]
+    win_need = words_to_bools(live & ~r) & jnp.concatenate([slot_valid, jnp.ones(1, bool)])[:, None]
+    feed_words = jnp.concatenate([slot_words, face[None]])
+    feed_nb = jnp.concatenate([slot_nb, nb_t[jnp.maximum(state._face, 0)][None]])
+    # the two searches: the take's plan (offer, meld) or the discard (discard phase); and the
+    # re-plan from the cards chosen (meld) or the value of keeping the hand (offer)
     is_meld, is_discard = phase == MELD, phase == DISCARD
-    # two searches, traced once (vmapped over a pair): the take's plan (offer, meld) or the
-    # discard (discard phase); and the re-plan from the cards chosen (meld) or the value of
-    # keeping the hand (offer)
     bases = jnp.stack([meld | face, jnp.where(is_meld, meld | face | chosen, meld)])
     rests = jnp.stack([hand, jnp.where(is_meld, hand & ~chosen, hand)])
     enums = jnp.stack([~is_discard, is_meld])
-    lays, discards, values = jax.vmap(lambda b, r, e, u: _plan(ctx, b, r, e, u))(
-        bases, rests, enums, jnp.stack([jnp.bool_(False), ~is_meld])
-    )
+    use_none = jnp.stack([jnp.bool_(False), ~is_meld])
+    _, playable, _ = jax.vmap(meld_search)(bases, rests)
+    goes_out = enums & jax.vmap(can_split)(bases | rests)
+    playable = jnp.where(enums[:, None], playable, jnp.uint32(0))
+    n = count(playable)
+    pb = words_to_bools(playable)  # (2, 40)
+    rank = jnp.clip(jnp.cumsum(pb, axis=-1, dtype=jnp.int32) - 1, 0, SLOTS - 1)
+    js = jnp.asarray(t["lays"])[n]  # (2, K)
+    lay_ok = jnp.asarray(t["lay_ok"])[n] & enums[:, None]
+    lays = _to_words(pb[:, None] & ((js[:, :, None] >> rank[:, None]) & 1).astype(bool))  # (2, K, 2)
+    return {
+        "lane": {
+            "card": slot_card,
+            "valid": slot_valid,
+            "words": slot_words,
+            "nb": slot_nb,
+            "part": jnp.asarray(t["part"])[slot_card],
+            "part_ok": jnp.asarray(t["part_ok"])[slot_card] & slot_valid[:, None],
+            "live": live,
+        },
+        "win_q": win_q,
+        "win_need": win_need,
+        "feed_q": opp_meld | feed_words,
+        "feed_need": _any(opp_meld & feed_nb) & _any(feed_words),
+        "opp_size": opp_size,
+        "bases": bases,
+        "rests": rests,
+        "enums": enums,
+        "use_none": use_none,
+        "goes_out": goes_out,
+        "lays": lays,
+        "lay_q": bases[:, None] | lays,
+        "lay_ok": lay_ok,
+    }
+
+
+def _decide(state: State, s: dict, lays: jax.Array, discards: jax.Array, values: jax.Array, feed_face: jax.Array):
+    """GreedyAgent.choose from the two searches' results (one game)."""
+    p = state.current_player
+    phase, mask, chosen = state._phase, state.legal_action_mask, state._chosen
     lay0, discard0, value0 = lays[0], discards[0], values[0]
     lay1, keep = lays[1], values[1]
     # offer: take when the plan is at least as good as keeping (greedy.take_margin)
     passes = (state._source == TURNED) & (state._owner == p) & ~state._passed
-    keep = jnp.where(passes, keep - feed[SLOTS], keep)
+    keep = jnp.where(passes, keep - feed_face, keep)
     offer = jnp.where(mask[TAKE] & (value0 - keep >= 0), TAKE, REFUSE)
     # meld: replay the plan, highest card first, then finish
     plan = jnp.where(_any(chosen & ~lay0), lay1 | chosen, lay0)
     todo = words_to_bools(plan & ~chosen) & mask[:40]
     lowest = _lowest(mask)
     meld_action = jnp.where(jnp.any(todo), _highest(todo), jnp.where(mask[FINISH], FINISH, lowest))
-    force = jnp.where(opp_size >= FORCE_MIN_HAND, FORCE, NO_FORCE)
+    force = jnp.where(s["opp_size"] >= FORCE_MIN_HAND, FORCE, NO_FORCE)
     action = jnp.where(
         phase == OFFER,
         offer,
         jnp.where(
-            is_meld,
+            phase == MELD,
             meld_action,
-            jnp.where(is_discard, DISCARD_BASE + discard0, jnp.where(phase == FORCE_DECISION, force, lowest)),
+            jnp.where(phase == DISCARD, DISCARD_BASE + discard0, jnp.where(phase == FORCE_DECISION, force, lowest)),
         ),
     )
     single = jnp.sum(mask, dtype=jnp.int32) <= 1
-    del f64
-    return jnp.where(phase == GAME_OVER, -1, jnp.where(single, lowest, action))
+    return jnp.where(phase == GAME_OVER, -1, jnp.where(single, lowest, action)).astype(jnp.int32)
+
+
+def _chunks(n: int) -> tuple[int, int]:
+    """(meld questions, lays) searched per loop step for a batch of ``n`` games."""
+    return max(CHUNK, min(n, 8192)), max(LAY_CHUNK, min(n // 2, 4096))
+
+
+def _greedy_actions(states: State) -> jax.Array:
+    f64 = jnp.float64
+    n = states.current_player.shape[0]
+    chunk, lay_chunk = _chunks(n)
+    s = jax.vmap(_setup)(states)
+    lane = s["lane"]
+    # the lay-independent questions of the whole batch, compacted together
+    wins = _split_many(s["win_q"].reshape(-1, 2), s["win_need"].reshape(-1), chunk).reshape(n, 11, 40)
+    lane["wins"] = _to_words(wins)
+    fits = _split_many(s["feed_q"].reshape(-1, 2), s["feed_need"].reshape(-1), chunk).reshape(n, SLOTS + 1)
+    penalty = jnp.where(s["opp_size"] <= 1, f64(FEED_PENALTY_NEAR_OUT), f64(FEED_PENALTY))[:, None]
+    feed = jnp.where(fits, penalty, f64(0.0))
+    lane["feed"] = feed[:, :SLOTS]
+    # the candidate lays whose meld splits (greedy.plan_take), of every game and both searches
+    k_all = s["lays"].shape[2]
+    splits = _split_many(s["lay_q"].reshape(-1, 2), s["lay_ok"].reshape(-1), chunk).reshape(n, 2, k_all)
+    first = jnp.arange(k_all) == 0
+    valid = jnp.where(
+        s["enums"][..., None], splits & ~s["goes_out"][..., None], first
+    )  # not enumerating: the empty lay
+    # evaluate them all, lay_chunk at a time across the batch
+    flat = valid.reshape(-1)
+    total = jnp.sum(flat, dtype=jnp.int32)
+    size = flat.shape[0]
+    pad = -(-size // lay_chunk) * lay_chunk
+    pos = jnp.cumsum(flat, dtype=jnp.int32) - 1
+    order = (
+        jnp.full(pad, size, jnp.int32).at[jnp.where(flat, pos, pad)].set(jnp.arange(size, dtype=jnp.int32), mode="drop")
+    )
+    lays_flat = jnp.concatenate([s["lays"].reshape(-1, 2), jnp.zeros((1, 2), jnp.uint32)])
+    sizes = count(lays_flat).astype(f64)
+
+    def body(carry):
+        i, vals, discs = carry
+        idx = jax.lax.dynamic_slice(order, (i * lay_chunk,), (lay_chunk,))
+        g = jnp.minimum(idx // (2 * k_all), n - 1)
+        which = (idx // k_all) % 2
+        lay = lays_flat[idx]
+        meld = s["bases"][g, which] | lay
+        hand = s["rests"][g, which] & ~lay
+        none = s["use_none"][g, which]
+        sub = jax.tree_util.tree_map(lambda x: x[g], lane)
+        q, need = jax.vmap(_eval_queries)(sub, meld, hand)
+        fit = _split_many(q.reshape(-1, 2), need.reshape(-1), chunk).reshape(need.shape)
+        q, need = jax.vmap(_eval_queries)(sub, meld, hand, fit)
+        pair = _split_many(q.reshape(-1, 2), need.reshape(-1), chunk).reshape(need.shape)
+        ok = jnp.concatenate([fit, pair], axis=1)
+        disc, value = jax.vmap(_eval_finish)(sub, meld, hand, none, ok)
+        value = value - f64(LAY_COST) * sizes[idx]
+        return i + 1, vals.at[idx].set(value, mode="drop"), discs.at[idx].set(disc, mode="drop")
+
+    start = (jnp.int32(0), jnp.full(size + 1, -jnp.inf, f64), jnp.full(size + 1, -1, jnp.int32))
+    _, vals, discs = jax.lax.while_loop(lambda c: c[0] * lay_chunk < total, body, start)
+    vals, discs = vals[:size].reshape(n, 2, k_all), discs[:size].reshape(n, 2, k_all)
+    # greedy.plan_take: the first lay of highest value (none valid: lay 0, discard -1, -inf)
+    best = jnp.max(vals, axis=-1)
+    k = _lowest(vals == best[..., None])
+    pick = jnp.arange(k_all) == k[..., None]
+    lay = jnp.sum(jnp.where(pick[..., None], s["lays"], jnp.uint32(0)), axis=-2, dtype=jnp.uint32)
+    disc = jnp.sum(jnp.where(pick, discs, 0), axis=-1, dtype=jnp.int32)
+    out = s["goes_out"]
+    lay = jnp.where(out[..., None], s["rests"], lay)
+    disc = jnp.where(out, jnp.int32(-1), disc)
+    best = jnp.where(out, f64(jnp.inf), best)
+    return jax.vmap(_decide)(states, s, lay, disc, best, feed[:, SLOTS])
+
+
+def greedy_actions(states: State) -> jax.Array:
+    """``GreedyAgent.choose`` for the player to move in each game of a batch of states (a
+    leading batch axis, as ``jax.vmap(env.init)`` makes): int32 action ids, -1 where a game
+    is over.  Pure; ``jax.jit`` it.  The meld questions of the whole batch are searched
+    together (see the module docstring), so a batch costs its total work."""
+    with jax.enable_x64(True):
+        return _greedy_actions(states)
+
+
+def greedy_action(state: State) -> jax.Array:
+    """``GreedyAgent.choose`` for the player to move in one (un-batched) state: an int32
+    action id, -1 once the game is over.  ``jax.vmap`` it for a batch (each game then
+    loops until the batch's busiest one is done: :func:`greedy_actions` is faster), or
+    ``jax.lax.map`` it (each game's own work)."""
+    batch = jax.tree_util.tree_map(lambda x: x[None], state)
+    return greedy_actions(batch)[0]
