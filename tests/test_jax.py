@@ -304,10 +304,10 @@ def test_import_conquian_env_needs_no_jax():
 # ---------------------------------------------------------------- the greedy bot in JAX
 @functools.cache
 def _greedy():
-    """greedy_action jitted for the batch shape of every test (compiled once per test run)."""
-    from conquian_env.jax import greedy_action
+    """greedy_actions jitted for the batch shape of every test (compiled once per test run)."""
+    from conquian_env.jax import greedy_actions
 
-    return jax.jit(jax.vmap(greedy_action))
+    return jax.jit(greedy_actions)
 
 
 def test_greedy_constants_match_agents_greedy():
@@ -350,19 +350,25 @@ def _reference_choice(s: game.GameState) -> int:
     return agent.choose(PlayerView(s, p))
 
 
-def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed: int) -> dict[int, int]:
+def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed: int, choose=None) -> dict[int, int]:
     """Random play in N games (auto_reset); every ``every`` steps the JAX greedy action of each
-    game is compared with GreedyAgent's.  Returns the positions compared, by phase."""
+    game is compared with GreedyAgent's (``greedy_actions``, asked for a random four fifths
+    of the games: the others must get -1; or ``choose`` of the whole batch).  Returns the
+    positions compared, by phase."""
     _, init, _, step = _compiled(forcing, "random")
-    choose = _greedy()
     key = jax.random.PRNGKey(seed)
     key, sub = jax.random.split(key)
     state = init(jax.random.split(sub, N))
     phases: dict[int, int] = {}
+    rng = np.random.default_rng(seed)
     for _ in range(rounds):
-        ours = np.asarray(choose(state))
+        asked = rng.random(N) < 0.8 if choose is None else np.ones(N, bool)
+        ours = np.asarray(_greedy()(state, jnp.asarray(asked)) if choose is None else choose(state))
         host = jax.device_get(state)
         for i in range(N):
+            if not asked[i]:
+                assert ours[i] == -1, i
+                continue
             s = to_game_state(_lane(host, i), forcing)
             assert ours[i] == _reference_choice(s), (i, s.to_dict())
             phases[s.phase] = phases.get(s.phase, 0) + 1
@@ -374,8 +380,8 @@ def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed:
 
 @pytest.mark.parametrize("forcing", [False, True])
 def test_greedy_action_equals_greedy_agent_on_random_play(forcing):
-    phases = _greedy_matches_on_random_play(forcing, rounds=12, every=5, seed=40 + forcing)
-    assert sum(phases.values()) == 12 * N  # 576 positions
+    phases = _greedy_matches_on_random_play(forcing, rounds=15, every=5, seed=40 + forcing)
+    assert sum(phases.values()) >= 500  # of 15 * 48 = 720, four fifths asked
     assert min(phases.get(ph, 0) for ph in (game.OFFER, game.MELD, game.DISCARD)) >= 20
     if forcing:
         assert phases.get(game.FORCE_DECISION, 0) >= 1
@@ -385,7 +391,24 @@ def test_greedy_action_equals_greedy_agent_on_random_play(forcing):
 @pytest.mark.parametrize("forcing", [False, True])
 def test_greedy_action_equals_greedy_agent_on_many_positions(forcing):
     phases = _greedy_matches_on_random_play(forcing, rounds=100, every=3, seed=400 + forcing)
-    assert sum(phases.values()) == 100 * N  # 4800 positions
+    assert sum(phases.values()) >= 3500  # of 4800
+
+
+@pytest.mark.slow
+def test_greedy_action_of_one_state_vmapped_equals_the_agent():
+    """greedy_action (one state, the batched bot on a batch of one) under jax.vmap."""
+    from conquian_env.jax import greedy_action
+
+    phases = _greedy_matches_on_random_play(True, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
+    assert sum(phases.values()) == 20 * N
+
+
+def test_greedy_actions_rejects_a_bad_where():
+    from conquian_env.jax import greedy_actions
+
+    state = _compiled(False, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
+    with pytest.raises(ValueError, match="one bool per game"):
+        greedy_actions(state, jnp.ones(N + 1, bool))
 
 
 def _greedy_games(forcing: bool, seed: int) -> int:
@@ -402,7 +425,7 @@ def _greedy_games(forcing: bool, seed: int) -> int:
     seats = [[GreedyAgent(), GreedyAgent()] for _ in range(N)]
     moves = 0
     while not all(s.is_terminal() for s in scalar):
-        ours = np.asarray(choose(state))
+        ours = np.asarray(choose(state, jnp.ones(N, bool)))
         playing = [not s.is_terminal() for s in scalar]
         for i, s in enumerate(scalar):
             if not playing[i]:

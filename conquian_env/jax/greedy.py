@@ -381,11 +381,18 @@ def _chunks(n: int) -> tuple[int, int]:
     return max(CHUNK, min(n, 8192)), max(LAY_CHUNK, min(n // 2, 4096))
 
 
-def _greedy_actions(states: State) -> jax.Array:
+def _greedy_actions(states: State, where: jax.Array | None) -> jax.Array:
     f64 = jnp.float64
     n = states.current_player.shape[0]
     chunk, lay_chunk = _chunks(n)
     s = jax.vmap(_setup)(states)
+    # games not asked (and finished ones) ask no meld question
+    asked = states._phase != GAME_OVER
+    if where is not None:
+        asked = asked & jnp.asarray(where, bool)
+    s["win_need"] = s["win_need"] & asked[:, None, None]
+    s["feed_need"] = s["feed_need"] & asked[:, None]
+    s["lay_ok"] = s["lay_ok"] & asked[:, None, None]
     lane = s["lane"]
     # the lay-independent questions of the whole batch, compacted together
     wins = _split_many(s["win_q"].reshape(-1, 2), s["win_need"].reshape(-1), chunk).reshape(n, 11, 40)
@@ -445,16 +452,25 @@ def _greedy_actions(states: State) -> jax.Array:
     lay = jnp.where(out[..., None], s["rests"], lay)
     disc = jnp.where(out, jnp.int32(-1), disc)
     best = jnp.where(out, f64(jnp.inf), best)
-    return jax.vmap(_decide)(states, s, lay, disc, best, feed[:, SLOTS])
+    actions = jax.vmap(_decide)(states, s, lay, disc, best, feed[:, SLOTS])
+    return jnp.where(asked, actions, jnp.int32(-1))
 
 
-def greedy_actions(states: State) -> jax.Array:
+def greedy_actions(states: State, where: jax.Array | None = None) -> jax.Array:
     """``GreedyAgent.choose`` for the player to move in each game of a batch of states (a
     leading batch axis, as ``jax.vmap(env.init)`` makes): int32 action ids, -1 where a game
     is over.  Pure; ``jax.jit`` it.  The meld questions of the whole batch are searched
-    together (see the module docstring), so a batch costs its total work."""
+    together (see the module docstring), so a batch costs its total work.
+
+    ``where`` (bools, one per game): only those games are decided, the others get -1 and
+    cost nothing (for example the games where a learner, not the bot, is to move).
+    """
+    if where is not None and jnp.shape(where) != states.current_player.shape:
+        raise ValueError(
+            f"where must hold one bool per game, shape {states.current_player.shape}, got shape {jnp.shape(where)}"
+        )
     with jax.enable_x64(True):
-        return _greedy_actions(states)
+        return _greedy_actions(states, where)
 
 
 def greedy_action(state: State) -> jax.Array:
