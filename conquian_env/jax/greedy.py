@@ -1,13 +1,15 @@
-"""The greedy bot (:class:`agents.greedy.GreedyAgent`) as a pure JAX function of one game's state.
+"""The greedy bot (:class:`agents.greedy.GreedyAgent`) as pure JAX functions.
 
-:func:`greedy_action` is ``GreedyAgent.choose`` for the player to move, decision for
-decision (``tests/test_jax.py`` compares them on thousands of positions and whole games):
-no Python control flow on traced values, so ``jax.vmap`` batches it and ``jax.jit``
-compiles it, for example as the opponent of a learner inside one jitted training loop.
-It reads only what the mover sees.  Like the compiled twin :mod:`agents._greedy_kernels`
-it keeps no state: in the meld phase it recomputes the take's lay-down plan (and re-plans
-from the cards chosen when they left it), which is the agent's own plan whenever the meld
-so far followed it (always, when the bot made the meld).
+:func:`greedy_actions` decides for every game of a batch of states, :func:`greedy_action`
+for one state (the same code on a batch of one): ``GreedyAgent.choose`` for the player to
+move, decision for decision (``tests/test_jax.py`` compares them on thousands of positions
+and whole games).  No Python control flow on traced values: ``jax.jit`` compiles them, for
+example as the opponent of a learner inside one jitted training loop
+(``examples/jax_ppo.py --opponent greedy``).  Only what the mover sees is read.  Like the
+compiled twin :mod:`agents._greedy_kernels` they keep no state: in the meld phase the
+take's lay-down plan is recomputed (and re-planned from the cards chosen when they left
+it), which is the agent's own plan whenever the meld so far followed it (always, when the
+bot made the meld).
 
 Exact floats.  The greedy evaluation sums weights such as 0.3 and 0.06 in ``float64`` and
 breaks ties by the first candidate of highest value, so the rounding of those sums decides
@@ -17,23 +19,25 @@ Accelerators without ``float64`` (TPUs) cannot run it exactly.
 
 Cheaper than the fixed worst case.  A take is planned over up to 177 candidate lays, each
 followed by a discard search over up to ten discards whose evaluation asks meld questions
-(a card's quality, the winning cards of a ready hand).  Three things keep the work small:
+(a card's quality, the winning cards of a ready hand); paying that worst case in every
+game would cost thousands of meld searches a decision.  Instead:
 
-* Lay-independent parts are computed once: every hand+meld pool after a discard is the
-  same for every lay (the player's cards and the face-up card, less the discard), so the
-  winning cards of each discard (``can_split(pool - d + x)`` for every card ``x``) are one
-  table of at most 440 questions for the whole decision, not one per lay.
+* Lay-independent parts are computed once: the hand+meld pool after a discard is the same
+  for every lay (the player's cards and the face-up card, less the discard), so the
+  winning cards after each discard (``can_split(pool - d + x)`` for every card ``x``) are
+  one table of at most 440 questions for the whole decision, not one per lay.
 * Every meld question first passes a cheap necessary test (each card lies in a block of
   three consecutive ranks of its suit or at a rank with three cards; about twenty bit
-  operations); only the questions that pass go to the full search
-  (:func:`conquian_env.jax.melds.meld_search`, 72 set choices), compacted into chunks of
-  ``CHUNK`` and run by a ``lax.while_loop`` until none is left.  Most questions fail the
-  test (a ten-card pool with a loose card cannot split whatever one card is added).
-* The lays are compacted the same way: only the lays whose meld splits are evaluated,
-  in greedy's order, ``LAY_CHUNK`` at a time in a ``lax.while_loop``.
-
-Under ``vmap`` a ``while_loop`` runs until the busiest game of the batch is done, so a
-batch costs its hardest position, not the worst case of the rules.
+  operations); most fail it (a ten-card pool with a loose card cannot split whatever one
+  card is added).  Questions whose answer cannot matter are not asked (a card that fits
+  the meld alone needs no pair question; a pair with a dead card is never asked).
+* The questions that remain, of the whole batch together, are compacted (a cumulative
+  sum and a scatter) and sent to the full search (:func:`conquian_env.jax.melds.meld_search`,
+  72 set choices) a chunk at a time in a ``lax.while_loop`` until none is left; the lays
+  whose meld splits, of every game, are compacted the same way and evaluated a chunk at
+  a time.  A batch so costs its total work, not its size times its hardest position
+  (which is what ``jax.vmap`` of per-game loops would cost: under ``vmap`` a
+  ``while_loop`` runs until the busiest game is done).  ``where`` skips games outright.
 """
 
 from __future__ import annotations
@@ -57,9 +61,9 @@ TAKE, REFUSE, FINISH, FORCE, NO_FORCE = (
 )
 DISCARD_BASE = _actions.DISCARD_BASE
 
-#: meld questions sent to the full search at once (see the module docstring)
+#: the fewest meld questions sent to the full search at once, and lays evaluated at once
+#: (both grow with the batch: :func:`_chunks`)
 CHUNK = 8
-#: lays evaluated at once
 LAY_CHUNK = 2
 #: hand slots (a hand holds at most ten cards)
 SLOTS = 10
