@@ -394,9 +394,16 @@ def _greedy_actions(states: State, where: jax.Array | None) -> jax.Array:
     asked = states._phase != GAME_OVER
     if where is not None:
         asked = asked & jnp.asarray(where, bool)
-    s["win_need"] = s["win_need"] & asked[:, None, None]
-    s["feed_need"] = s["feed_need"] & asked[:, None]
-    s["lay_ok"] = s["lay_ok"] & asked[:, None, None]
+    # and only the searches a decision reads: none with one legal action or at a force
+    # decision; the second (keeping the hand, the re-plan) only to take or to meld
+    mask, phase = states.legal_action_mask, states._phase
+    decides = asked & (jnp.sum(mask, axis=-1) > 1)
+    can_take = (phase == OFFER) & mask[:, TAKE]
+    first_search = can_take | (phase == MELD) | (phase == DISCARD)
+    searched = decides[:, None] & jnp.stack([first_search, can_take | (phase == MELD)], 1)
+    s["win_need"] = s["win_need"] & jnp.any(searched, axis=1)[:, None, None]
+    s["feed_need"] = s["feed_need"] & jnp.any(searched, axis=1)[:, None]
+    s["lay_ok"] = s["lay_ok"] & searched[:, :, None]
     lane = s["lane"]
     # the lay-independent questions of the whole batch, compacted together
     wins = _split_many(s["win_q"].reshape(-1, 2), s["win_need"].reshape(-1), chunk).reshape(n, 11, 40)
@@ -409,9 +416,8 @@ def _greedy_actions(states: State, where: jax.Array | None) -> jax.Array:
     k_all = s["lays"].shape[2]
     splits = _split_many(s["lay_q"].reshape(-1, 2), s["lay_ok"].reshape(-1), chunk).reshape(n, 2, k_all)
     first = jnp.arange(k_all) == 0
-    valid = jnp.where(
-        s["enums"][..., None], splits & ~s["goes_out"][..., None], first
-    )  # not enumerating: the empty lay
+    # not enumerating: the empty lay (the discard, keeping the hand); only the searches read
+    valid = jnp.where(s["enums"][..., None], splits & ~s["goes_out"][..., None], first) & searched[:, :, None]
     # evaluate them all, lay_chunk at a time across the batch
     flat = valid.reshape(-1)
     total = jnp.sum(flat, dtype=jnp.int32)
