@@ -2,6 +2,8 @@
 
     python benchmarks/bench_jax.py                       # CPU: batch 1k, 8k, 64k, numba beside it
     python benchmarks/bench_jax.py --gpu --ppo           # accelerator: batch 8k .. 1M, no numba, and PPO
+    python benchmarks/bench_jax.py --greedy --sizes 1024,8192   # the greedy bot, numba's beside it
+    python benchmarks/bench_jax.py --gpu --ppo --ppo-opponent greedy --greedy
     python benchmarks/bench_jax.py --sizes 8192,1048576 --steps 200 --no-numba
 
 Prints, for N games stepped together:
@@ -14,8 +16,15 @@ Prints, for N games stepped together:
     observations and masks (``step(random_actions())``), and the raw engine without
     observations (``play_random``, all in compiled code), decisions/s;
 (c) with ``--ppo``: the PPO example (``examples/jax_ppo.py``, needs optax) end to end,
-    environment decisions/s of whole updates (rollout against random, GAE, 4 epochs of
-    8 minibatches), ``--ppo-steps`` decisions per game per update, by batch size.
+    environment decisions/s of whole updates (rollout against ``--ppo-opponent``, random
+    or greedy, GAE, 4 epochs of 8 minibatches), ``--ppo-steps`` decisions per game per
+    update, by batch size.
+(e) with ``--greedy``: the greedy bot in JAX (``conquian_env.jax.greedy_actions``, jitted)
+    deciding for every game of a batch, greedy decisions/s, on the positions of 10
+    snapshots of games played by greedy against greedy (every 6 decisions from the deal;
+    harder than random play's positions), next to the numba kernel
+    (``agents._greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
+    positions of the same kind.
 (d) with ``--layout``: the card-set layout of the meld search's hot part (72 set choices
     taken out, run coverage of the rest, required cards covered, union of the melds) on
     two ``uint32`` words (the engine's layout) and on ``(40,)`` bool vectors, searches/s
@@ -103,7 +112,7 @@ def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float,
     return best, raw_best
 
 
-def ppo_rate(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+def ppo_rate(n: int, steps: int, repeats: int, forcing: bool, opponent: str = "random") -> tuple[float, float]:
     """(decisions/s end to end, compile seconds) of PPO updates (examples/jax_ppo.py) on ``n`` games."""
     import argparse
 
@@ -114,7 +123,7 @@ def ppo_rate(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, fl
 
     args = argparse.Namespace(
         num_envs=n, num_steps=steps, chunk=2, epochs=4, minibatches=8, hidden=256, lr=3e-4, gamma=0.99,
-        lam=0.95, clip=0.2, ent=0.01, vf=0.5, forcing=forcing,
+        lam=0.95, clip=0.2, ent=0.01, vf=0.5, forcing=forcing, opponent=opponent,
     )  # fmt: skip
     init, train_chunk = make_train(args)
     params, opt_state, state = init(jax.random.PRNGKey(0))
@@ -130,6 +139,55 @@ def ppo_rate(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, fl
         jax.block_until_ready(out)
         best = max(best, n * steps * args.chunk / (time.perf_counter() - t))
     return best, compile_s
+
+
+def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, float]:
+    """(JAX greedy decisions/s, compile seconds, numba serial greedy decisions/s or nan)."""
+    import jax
+    import numpy as np
+    from pgx.experimental import auto_reset
+
+    from conquian_env.jax import Conquian, greedy_actions
+
+    env = Conquian(first="random")
+    step = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
+    choose = jax.jit(greedy_actions)
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), n))
+    t = time.perf_counter()
+    jax.block_until_ready(choose(state))
+    compile_s = time.perf_counter() - t
+    snapshots = []
+    key = jax.random.PRNGKey(1)
+    for k in range(60):  # greedy against greedy; a finished game is dealt anew (auto_reset)
+        key, sub = jax.random.split(key)
+        state = step(state, choose(state), jax.random.split(sub, n))
+        if k % 6 == 5:
+            snapshots.append(state)
+    best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for snap in snapshots:
+            jax.block_until_ready(choose(snap))
+        best = max(best, n * len(snapshots) / (time.perf_counter() - t))
+    numba = float("nan")
+    if with_numba:
+        from agents import _greedy_kernels as GK
+        from conquian_env.vector import VectorGame
+
+        games = VectorGame(n, seed=0, first="alternate")
+        rows, out = np.arange(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        GK.greedy_actions_serial(games.state, rows, out)  # compiled (cached on disk)
+        positions = []
+        for k in range(60):
+            games.step(GK.greedy_actions(games))
+            if k % 6 == 5:
+                positions.append(np.ascontiguousarray(games.state))
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for position in positions:
+                GK.greedy_actions_serial(position, rows, out)
+            numba = max(0.0 if numba != numba else numba, n * len(positions) / (time.perf_counter() - t))
+    return best, compile_s, numba
 
 
 def layout_rates(n: int, repeats: int) -> tuple[float, float]:
@@ -197,6 +255,8 @@ def main() -> None:
     parser.add_argument("--layout", action="store_true", help="also words vs bool vectors for the meld search")
     parser.add_argument("--ppo", action="store_true", help="also the PPO example end to end (needs optax)")
     parser.add_argument("--ppo-steps", type=int, default=64, help="PPO rollout length (decisions per game)")
+    parser.add_argument("--ppo-opponent", choices=("random", "greedy"), default="random", help="PPO's opponent")
+    parser.add_argument("--greedy", action="store_true", help="also the greedy bot in JAX (numba's beside it on CPU)")
     args = parser.parse_args()
     try:
         sizes = [int(s) for s in (args.sizes or (GPU_SIZES if args.gpu else CPU_SIZES)).split(",")]
@@ -229,14 +289,21 @@ def main() -> None:
         on_words, on_bools = layout_rates(sizes[0], max(args.repeats, 3))
         print(f"meld search hot part, {sizes[0]} searches: two uint32 words {_fmt(on_words)}/s, "
               f"bool vectors {_fmt(on_bools)}/s ({on_words / on_bools:.0f}x)")  # fmt: skip
+    if args.greedy:
+        print("greedy bot (conquian_env.jax.greedy_actions), positions of greedy-against-greedy games")
+        print(f"{'games':>9} {'JAX greedy/s':>12} {'compile':>8}" + (f" {'numba 1 core':>12}" if with_numba else ""))
+        for n in sizes:
+            rate, compile_s, numba = greedy_rates(n, args.repeats, with_numba)
+            line = f"{n:9d} {_fmt(rate):>12} {compile_s:7.1f}s"
+            print(line + (f" {_fmt(numba):>12}" if with_numba else ""), flush=True)
     if args.ppo:
-        print(f"PPO (examples/jax_ppo.py), {args.ppo_steps} decisions per game per update")
+        print(f"PPO (examples/jax_ppo.py) against {args.ppo_opponent}, {args.ppo_steps} decisions per game per update")
         print(f"{'games':>9} {'PPO dec/s':>11} {'compile':>8}")
         for n in sizes:
             if n * args.ppo_steps % 8:
                 print(f"{n:9d} skipped: games x --ppo-steps must be a multiple of 8 minibatches")
                 continue
-            rate, compile_s = ppo_rate(n, args.ppo_steps, args.repeats, args.forcing)
+            rate, compile_s = ppo_rate(n, args.ppo_steps, args.repeats, args.forcing, args.ppo_opponent)
             print(f"{n:9d} {_fmt(rate):>11} {compile_s:7.1f}s", flush=True)
 
 

@@ -4,9 +4,12 @@ and update in one ``jax.jit``.
     pip install -e ".[jax]" optax
     python examples/jax_ppo.py                         # 1024 games, about 6.5M decisions
     python examples/jax_ppo.py --num-envs 65536 --updates 200    # on an accelerator
+    python examples/jax_ppo.py --opponent greedy       # against the greedy bot
 
 The learner plays seat 0 of every game (``first="random"``: it moves first in half of
-them) against a uniformly random legal opponent.  Every step of the rollout is one
+them) against ``--opponent``: ``random`` (a uniformly random legal action) or ``greedy``
+(:func:`conquian_env.jax.greedy_actions`, the decisions of ``agents.greedy.GreedyAgent``,
+computed only in the games where the opponent is to move).  Every step of the rollout is one
 decision in every game, the learner's (sampled from the masked policy) or the opponent's;
 only the learner's decisions are trained on.  Their advantages (GAE) link each learner
 decision to the next one of the same game, folding in the reward and the end of a game
@@ -31,9 +34,10 @@ import jax.numpy as jnp
 import optax
 from pgx.experimental import auto_reset
 
-from conquian_env.jax import Conquian
+from conquian_env.jax import Conquian, greedy_actions
 
 LEARNER = 0
+OPPONENTS = ("random", "greedy")
 
 
 def init_params(key: jax.Array, sizes: list[int]) -> list[dict[str, jax.Array]]:
@@ -96,8 +100,11 @@ def make_train(args: argparse.Namespace):
             key, k_pi, k_opp, k_env = jax.random.split(key, 4)
             logp_all, value = policy(params, state.observation, state.legal_action_mask)
             mine = jax.random.categorical(k_pi, logp_all)
-            theirs = random_legal(k_opp, state.legal_action_mask)
             learner = state.current_player == LEARNER
+            if args.opponent == "greedy":
+                theirs = greedy_actions(state, ~learner)  # (auto_reset keeps `terminated` on a new deal)
+            else:
+                theirs = random_legal(k_opp, state.legal_action_mask)
             action = jnp.where(learner, mine, theirs)
             logp = jnp.take_along_axis(logp_all, action[:, None], axis=1)[:, 0]
             nxt = step(state, action, jax.random.split(k_env, n))
@@ -216,6 +223,7 @@ def main() -> None:
     parser.add_argument("--ent", type=float, default=0.01)
     parser.add_argument("--vf", type=float, default=0.5)
     parser.add_argument("--forcing", action="store_true")
+    parser.add_argument("--opponent", choices=OPPONENTS, default="random", help="the learner's opponent")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     for name in ("num_envs", "num_steps", "updates", "chunk", "epochs", "minibatches", "hidden"):
@@ -229,7 +237,8 @@ def main() -> None:
     device = jax.devices()[0]
     print(
         f"JAX {jax.__version__} on {device.platform} ({device.device_kind}); "
-        f"{args.num_envs} games x {args.num_steps} decisions per update, {args.updates} updates"
+        f"{args.num_envs} games x {args.num_steps} decisions per update, {args.updates} updates, "
+        f"against {args.opponent}"
     )
     init, train_chunk = make_train(args)
     key = jax.random.PRNGKey(args.seed)

@@ -299,3 +299,152 @@ def test_import_conquian_env_needs_no_jax():
     code = "import sys, conquian_env; print(sorted(m for m in ('jax', 'pgx', 'conquian_env.jax') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------- the greedy bot in JAX
+@functools.cache
+def _greedy():
+    """greedy_actions jitted for the batch shape of every test (compiled once per test run)."""
+    from conquian_env.jax import greedy_actions
+
+    return jax.jit(greedy_actions)
+
+
+def test_greedy_constants_match_agents_greedy():
+    from agents import greedy as G
+    from conquian_env.jax import greedy as JG
+
+    for name in (
+        "PARTIAL_WEIGHT",
+        "DISTANT_WEIGHT",
+        "READY_BONUS",
+        "OUT_WEIGHT",
+        "FEED_PENALTY",
+        "FEED_PENALTY_NEAR_OUT",
+        "FORCE_MIN_HAND",
+        "LAY_COST",
+    ):
+        assert getattr(JG, name) == getattr(G, name), name
+    assert JG.MAX_FULL_ENUM == G._MAX_FULL_ENUM
+    assert [tuple(p) for p in JG.partner_masks()] == list(G._PARTNERS)
+    for n, js in enumerate(JG.lay_orders()):  # greedy.plan_take's candidate order, all 2**n cards playable
+        cards = (1 << n) - 1
+        subsets = G._subsets(cards)
+        expected = subsets if n <= G._MAX_FULL_ENUM else [s for s in subsets if s.bit_count() <= 3] + [cards]
+        assert js == expected, n
+
+
+def _reference_choice(s: game.GameState) -> int:
+    """GreedyAgent.choose on the mover's PlayerView, the agent holding the take plan in the
+    meld phase (the plan it made when it took the card, as the stateless JAX bot recomputes
+    it; see conquian_env.jax.greedy and tests/test_batched_greedy.py)."""
+    from agents.base import PlayerView
+    from agents.greedy import GreedyAgent, plan_take
+
+    p = s.player
+    agent = GreedyAgent()
+    if s.phase == game.MELD:
+        live = s.unseen_cards(p)
+        lay = plan_take(s.hands[p], s.melds[p], s.face_up, 0, live, s.melds[1 - p], s.hands[1 - p].bit_count())[0]
+        agent._plan = (s.face_up, s.melds[p], lay)
+    return agent.choose(PlayerView(s, p))
+
+
+def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed: int, choose=None) -> dict[int, int]:
+    """Random play in N games (auto_reset); every ``every`` steps the JAX greedy action of each
+    game is compared with GreedyAgent's (``greedy_actions``, asked for a random four fifths
+    of the games: the others must get -1; or ``choose`` of the whole batch).  Returns the
+    positions compared, by phase."""
+    _, init, _, step = _compiled(forcing, "random")
+    key = jax.random.PRNGKey(seed)
+    key, sub = jax.random.split(key)
+    state = init(jax.random.split(sub, N))
+    phases: dict[int, int] = {}
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        asked = rng.random(N) < 0.8 if choose is None else np.ones(N, bool)
+        ours = np.asarray(_greedy()(state, jnp.asarray(asked)) if choose is None else choose(state))
+        host = jax.device_get(state)
+        for i in range(N):
+            if not asked[i]:
+                assert ours[i] == -1, i
+                continue
+            s = to_game_state(_lane(host, i), forcing)
+            assert ours[i] == _reference_choice(s), (i, s.to_dict())
+            phases[s.phase] = phases.get(s.phase, 0) + 1
+        for _ in range(every):
+            key, k1, k2 = jax.random.split(key, 3)
+            state = step(state, act_randomly(k1, state.legal_action_mask), jax.random.split(k2, N))
+    return phases
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_greedy_action_equals_greedy_agent_on_random_play(forcing):
+    phases = _greedy_matches_on_random_play(forcing, rounds=15, every=5, seed=40 + forcing)
+    assert sum(phases.values()) >= 500  # of 15 * 48 = 720, four fifths asked
+    assert min(phases.get(ph, 0) for ph in (game.OFFER, game.MELD, game.DISCARD)) >= 20
+    if forcing:
+        assert phases.get(game.FORCE_DECISION, 0) >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forcing", [False, True])
+def test_greedy_action_equals_greedy_agent_on_many_positions(forcing):
+    phases = _greedy_matches_on_random_play(forcing, rounds=100, every=3, seed=400 + forcing)
+    assert sum(phases.values()) >= 3500  # of 4800
+
+
+@pytest.mark.slow
+def test_greedy_action_of_one_state_vmapped_equals_the_agent():
+    """greedy_action (one state, the batched bot on a batch of one) under jax.vmap."""
+    from conquian_env.jax import greedy_action
+
+    phases = _greedy_matches_on_random_play(True, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
+    assert sum(phases.values()) == 20 * N
+
+
+def test_greedy_actions_rejects_a_bad_where():
+    from conquian_env.jax import greedy_actions
+
+    state = _compiled(False, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
+    with pytest.raises(ValueError, match="one bool per game"):
+        greedy_actions(state, jnp.ones(N + 1, bool))
+
+
+def _greedy_games(forcing: bool, seed: int) -> int:
+    """N games greedy against greedy in JAX and in the scalar engine from the same deals (a
+    GreedyAgent per seat, keeping its own plans), compared move by move to the end."""
+    from agents.base import PlayerView
+    from agents.greedy import GreedyAgent
+
+    _, init, step, _ = _compiled(forcing, "random")
+    choose = _greedy()
+    state = init(jax.random.split(jax.random.PRNGKey(seed), N))
+    host = jax.device_get(state)
+    scalar = [_scalar_twin(_lane(host, i), forcing) for i in range(N)]
+    seats = [[GreedyAgent(), GreedyAgent()] for _ in range(N)]
+    moves = 0
+    while not all(s.is_terminal() for s in scalar):
+        ours = np.asarray(choose(state, jnp.ones(N, bool)))
+        playing = [not s.is_terminal() for s in scalar]
+        for i, s in enumerate(scalar):
+            if not playing[i]:
+                assert host.terminated[i] and ours[i] == -1, i
+                continue
+            p = s.player
+            assert ours[i] == seats[i][p].choose(PlayerView(s, p)), (i, s.to_dict())
+            s.apply(int(ours[i]))
+            moves += 1
+        state = step(state, jnp.asarray(np.maximum(ours, 0)))
+        host = jax.device_get(state)
+        for i, s in enumerate(scalar):
+            if playing[i]:
+                assert bool(host.terminated[i]) == s.is_terminal(), i
+                assert tuple(host.rewards[i]) == (s.returns() if s.is_terminal() else (0.0, 0.0)), i
+                assert to_game_state(_lane(host, i), forcing).to_dict() == s.to_dict(), i
+    return moves
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_greedy_against_greedy_equals_the_scalar_games(forcing):
+    assert _greedy_games(forcing, seed=50 + forcing) >= N * 20
