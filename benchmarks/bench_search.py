@@ -123,14 +123,15 @@ def strength(args: argparse.Namespace) -> None:
     print(f"{'budget':>8} {'games':>6} {'score [95% CI]':>24} {'ms/searched decision':>21} {'max ms':>8} {'wall s':>7}")
     for ms in budgets:
         spec = f"ismcts:time={ms / 1e3:g}"
-        out = Path(args.out) / f"t{ms:g}ms_g{args.games}_s{args.seed}"
+        out = Path(args.out) / f"vs_greedy_t{ms:g}ms_g{args.games}_s{args.seed}"
         started = time.perf_counter()
+        # the gauntlet bot plays each bot of the list: greedy alone (not a copy of itself)
         summary = run_tournament(
-            [spec, "greedy"], gauntlet=spec, games=args.games, seed=args.seed, jobs=args.jobs, out=str(out),
+            ["greedy"], gauntlet=spec, games=args.games, seed=args.seed, jobs=args.jobs, out=str(out),
             plot=False, html=False, progress=False,
         )  # fmt: skip
         wall = time.perf_counter() - started
-        pair = summary["pairs"][0]
+        (pair,) = summary["pairs"]
         searched = searched_decision_times(out / "games.jsonl", spec)
         lo, hi = pair["score_low"], pair["score_high"]
         print(

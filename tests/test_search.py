@@ -520,3 +520,22 @@ def test_analyze_with_a_race_ends_where_the_race_is_won():
         assert (counts[b, legal] > 0).all() and not np.isnan(values[b, legal]).any()
         if totals[b] < cap:  # won: the winner is ahead of every other action
             assert all(values[b, chosen[b]] >= values[b, a] for a in legal)
+
+
+def test_the_strength_benchmark_plays_the_search_against_greedy_only(tmp_path, capsys):
+    """benchmarks/bench_search.py --strength: each budget's games are the search against greedy
+    (it once played a copy of itself as well, and printed that pair's 0.5)."""
+    import argparse
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_search.py"
+    spec = importlib.util.spec_from_file_location("bench_search", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.strength(argparse.Namespace(strength="2", games=4, seed=3, jobs=1, out=str(tmp_path)))
+    (folder,) = tmp_path.iterdir()
+    games = [json.loads(line) for line in (folder / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 4 and all(sorted(g["pair"]) == ["greedy", "ismcts:time=0.002"] for g in games)
+    assert "   4 " in capsys.readouterr().out
