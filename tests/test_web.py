@@ -322,6 +322,27 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
     assert server.game.seed == derive_seed(seed, 1) and server.game.snapshot()["status"] == "your-move"
 
 
+def test_play_page_says_your_move_only_when_a_move_can_be_clicked(play_server, page):
+    """While a move travels to the server every button is disabled; the status must not say
+    "your-move" then (it did, and a poll answered meanwhile left the page in that state)."""
+    server, url = play_server("greedy", seed=5, seat=0, auto_pass=True)
+    page.goto(url)
+    page.wait_for_selector('#status[data-status="your-move"]')
+    # hold the move's answer back for a while, as a slow network would
+    page.evaluate("""() => { const f = window.fetch; window.fetch = async (p, o) => {
+        if (String(p).includes("api/move")) await new Promise(r => setTimeout(r, 800));
+        return f(p, o); }; }""")
+    version = page.get_attribute("#status", "data-version")
+    move = page.get_attribute(_PLAYABLE, "data-move")
+    page.click(f'[data-move="{move}"]:not([disabled])')
+    assert page.query_selector_all(_PLAYABLE) == []  # the move is on its way: nothing to click
+    assert page.get_attribute("#status", "data-status") == "sending"
+    page.wait_for_function(f'document.getElementById("status").dataset.version !== "{version}"')
+    page.wait_for_selector('#status[data-status="your-move"], #status[data-status="over"]')
+    if page.get_attribute("#status", "data-status") == "your-move":
+        assert page.query_selector_all(_PLAYABLE)
+
+
 def test_play_api_needs_the_page_token_and_a_local_host(play_server):
     server, url = play_server("random", seed=3)
     from conquian_arena.webplay import create_app

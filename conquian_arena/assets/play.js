@@ -64,7 +64,9 @@ function render(s) {
   document.getElementById("new").hidden = !over;
   // what happens
   const status = document.getElementById("status");
-  status.dataset.status = s.status;
+  // while a move travels nothing can be clicked, so the page does not say "your-move" (a poll
+  // answered meanwhile renders the new snapshot with every button still disabled)
+  status.dataset.status = s.status === "your-move" && busy ? "sending" : s.status;
   status.dataset.version = s.version;
   let text = "";
   if (over) {
