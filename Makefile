@@ -4,7 +4,8 @@
 # make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
-# make train   the default training recipe (train.py) into runs/default, about 5 minutes on 2 cores
+# make train   expert iteration's short preset (train.py exit, 4 rounds of 1000 games) into runs/default,
+#              about 10 minutes on 2 cores; make train-ppo: the MaskablePPO recipe (train.py) into runs/ppo
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors)
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
@@ -16,7 +17,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train lint docs test-docs clean
+.PHONY: install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-ppo lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -69,14 +70,23 @@ bench-vector: $(STAMP)
 	$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install open_spiel
 	$(BIN)/python benchmarks/bench_vector.py
 
-# RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more train.py options
+# RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (train.py exit's for train)
 RUN ?= runs/default
+PPO_RUN ?= runs/ppo
 TRAIN_ARGS ?=
+QUICK ?= --games 1000 --rounds 4 --eval-games 1000 --workers 2
 train: $(STAMP)
-	if [ -f $(RUN)/checkpoints/latest.zip ]; then \
-		$(BIN)/python train.py --resume $(RUN) $(TRAIN_ARGS); \
+	if [ -f $(RUN)/config.json ]; then \
+		$(BIN)/python train.py exit --resume $(RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py --out $(RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py exit --out $(RUN) $(QUICK) $(TRAIN_ARGS); \
+	fi
+
+train-ppo: $(STAMP)
+	if [ -f $(PPO_RUN)/checkpoints/latest.zip ]; then \
+		$(BIN)/python train.py --resume $(PPO_RUN) $(TRAIN_ARGS); \
+	else \
+		$(BIN)/python train.py --out $(PPO_RUN) $(TRAIN_ARGS); \
 	fi
 
 lint: $(STAMP)

@@ -226,14 +226,7 @@ def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
     args.pop("export", None)
     if not resume:
         return TrainConfig.from_dict(args), False
-    path = Path(resume) / "config.json"
-    if not path.exists():
-        raise ValueError(f"--resume {resume}: no config.json there (not a run folder)")
-    extra = sorted(k for k in args if k not in ("total_steps", "progress", "workers", "torch_threads"))
-    if extra:
-        raise ValueError(f"--resume takes its config from {path}; only --total-steps, --progress, "
-                         f"--workers and --torch-threads may change, got {extra}")  # fmt: skip
-    return TrainConfig.from_dict({**json.loads(path.read_text()), **args, "out": str(Path(resume))}), True
+    return knobs.resumed(TrainConfig, resume, args, ("total_steps", "progress", "workers", "torch_threads")), True
 
 
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:

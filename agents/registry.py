@@ -1,9 +1,10 @@
 """Build bots from spec strings: ``random``, ``greedy``, ``ismcts:iterations=400``,
-``ppo`` (the shipped model), ``ppo:PATH.zip``, ``guided:PATH.zip``, ``python:package.module:ClassName``.
+``ppo`` (the shipped model), ``ppo:PATH.zip``, ``scorer`` (the shipped action scorer),
+``scorer:PATH.npz``, ``guided:PATH``, ``python:package.module:ClassName``.
 
 Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Some kinds take a positional
-argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``guided`` and
-``rllib`` take a path the same way) and
+argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``scorer``,
+``guided`` and ``rllib`` take a path the same way) and
 ``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
@@ -57,6 +58,12 @@ def _guided() -> type[Agent]:
     from .search import GuidedSearchAgent
 
     return GuidedSearchAgent
+
+
+def _scorer() -> type[Agent]:
+    from .scorer import ScorerAgent
+
+    return ScorerAgent
 
 
 def _rllib() -> type[Agent]:
@@ -129,6 +136,12 @@ KNOWN_BOTS: dict[str, BotInfo] = {
         "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
         {"deterministic": "true, argmax instead of sampling"},
         positional="[PATH.zip]",
+    ),
+    "scorer": BotInfo(
+        _scorer,
+        "the action scorer alone (a network from train.py exit scoring each legal action); no path: the shipped one",
+        {},
+        positional="[PATH.npz]",
     ),
     "rllib": BotInfo(
         _rllib,
@@ -213,7 +226,7 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
         positional = f"{module}:{cls_name}"
         items = params_text.split(",") if params_text else []
-    elif kind in ("ppo", "rllib", "guided"):
+    elif kind in ("ppo", "rllib", "guided", "scorer"):
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
             path = path[5:]
@@ -245,7 +258,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if kind == "guided" and positional is None:
         raise SpecError(f"bot spec {spec!r}: a guided search needs the network's model, e.g. guided:runs/exit/best.zip")
     cls = KNOWN_BOTS[kind].factory()
-    if kind in ("ppo", "rllib", "guided") and positional is not None:
+    if kind in ("ppo", "rllib", "guided", "scorer") and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
 

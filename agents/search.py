@@ -247,9 +247,9 @@ class SearchAgent(SearchBot):
 
 
 class GuidedSearchAgent(SearchAgent):
-    """The compiled search guided by a network (spec ``guided:PATH``): the policy of the model
-    ``PATH`` (a MaskablePPO ``.zip``, e.g. from ``train.py exit``, read weights-only) ranks the
-    legal actions, and only its ``keep`` most likely ones enter the race, so the playouts go
+    """The compiled search guided by a network (spec ``guided:PATH``): the network in ``PATH``
+    (an action scorer ``.npz`` from ``train.py exit``, or a MaskablePPO ``.zip``, read
+    weights-only) ranks the legal actions, and only its ``keep`` most likely ones enter the race, so the playouts go
     to the moves the network deems worth a look; the other knobs are the search's.
     """
 
@@ -265,17 +265,23 @@ class GuidedSearchAgent(SearchAgent):
         tries: int = DEFAULT_TRIES,
         seed: int | None = None,
     ):
-        from .ppo import load_policy
-
         _check_number("keep", keep, 1, integer=True)
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
         self.keep = int(keep)
-        self.policy = load_policy(path)
-        self.encoder = None
-        if self.policy.features == "meld":
+        self.scorer = self.policy = self.encoder = None
+        if str(path).endswith(".npz"):  # an action scorer (agents.scorer): it reads the meld features
             from .features import FeatureEncoder
+            from .scorer import load_scorer
 
-            self.encoder = FeatureEncoder()
+            self.scorer, self.encoder = load_scorer(path), FeatureEncoder()
+        else:
+            from .ppo import load_policy
+
+            self.policy = load_policy(path)
+            if self.policy.features == "meld":
+                from .features import FeatureEncoder
+
+                self.encoder = FeatureEncoder()
         self.name = f"guided:{path}"
 
     def reset(self, player: int, seed: int | None = None) -> None:
@@ -287,7 +293,12 @@ class GuidedSearchAgent(SearchAgent):
         if len(options) <= self.keep:
             return
         obs = view.observation() if self.encoder is None else self.encoder.encode(view)
-        logits = self.policy.logits(obs)
+        if self.scorer is not None:
+            mask = np.zeros(NUM_ACTIONS, bool)
+            mask[view.legal_actions()] = True
+            logits = self.scorer.action_scores(obs, mask)
+        else:
+            logits = self.policy.logits(obs)
         base = np.where(options >= K.TAKE_THEN, TAKE, options)  # a take's options share the take's logit
         order = sorted(set(base.tolist()), key=lambda a: (-logits[a], a))
         keep = set(order[: self.keep])

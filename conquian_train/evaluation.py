@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.base import Agent
 from agents.batched import BatchPolicy
 from agents.ppo import NumpyPolicy, PolicyAgent
 from conquian_arena.tournament import pair_score, play_pair
@@ -23,10 +24,17 @@ def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, fo
     return {"opponent": spec, **pair_score(played)}
 
 
+def evaluate_agent(agent: Agent, spec: str, games: int, seed: int, *, forcing: bool = False,
+                   jobs: int = 1) -> dict[str, Any]:  # fmt: skip
+    """A bot object against the bot ``spec`` on the duplicate deals of ``conquian-evaluate --seed
+    SEED``, game by game, as W/D/L and the score with its interval over deals."""
+    return {"opponent": spec, **pair_score(play_pair(agent, spec, games, seed, forcing=forcing, jobs=jobs))}
+
+
 class Evaluator:
     """One evaluation of a model (:func:`evaluate_policy` against each of ``opponents``): a row per
-    opponent in ``eval.csv``, the log, ``best.zip`` when the score against ``best_by`` is the best
-    so far, and ``learning_curve.png``."""
+    opponent in ``eval.csv``, the log, ``best.zip`` (``best.npz`` for a scorer) when the score
+    against ``best_by`` is the best so far, and ``learning_curve.png``."""
 
     def __init__(self, run: RunFolder, opponents: tuple[str, ...], best_by: str, *, games: int, seed: int,
                  forcing: bool = False, batched: bool = True, jobs: int = 1,
@@ -37,9 +45,23 @@ class Evaluator:
         self.settings = dict(games=games, seed=seed, forcing=forcing, batched=batched, jobs=jobs)
 
     def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
-        run, policy, rows = self.run, NumpyPolicy.from_sb3(model.policy), []
+        """Evaluate ``model``: an SB3 model (its policy, on the batched engine where it can), or any
+        object with ``agent()`` (the bot to evaluate), ``save(path)`` and a file ``suffix``."""
+        run, rows = self.run, []
+        if hasattr(model, "policy"):
+            policy, suffix = NumpyPolicy.from_sb3(model.policy), ".zip"
+
+            def play(spec: str) -> dict[str, Any]:
+                return evaluate_policy(policy, spec, **self.settings)
+        else:
+            agent, suffix = model.agent(), model.suffix
+            fixed = {k: self.settings[k] for k in ("games", "seed", "forcing", "jobs")}
+
+            def play(spec: str) -> dict[str, Any]:
+                return evaluate_agent(agent, spec, **fixed)
+
         for spec in self.opponents:
-            r = evaluate_policy(policy, spec, **self.settings)
+            r = play(spec)
             rows.append({"stage": stage, "step": step, "seconds": round(run.elapsed(), 1), **r})
             run.log(f"eval @ {step:,}: vs {spec}: W/D/L {r['wins']}/{r['draws']}/{r['losses']}, score {r['score']:.3f} "
                     f"[{r['low']:.3f}, {r['high']:.3f}], decided games won {r['decided_won']:.1%}")  # fmt: skip
@@ -50,7 +72,7 @@ class Evaluator:
         best = next(r["score"] for r in rows if r["opponent"] == self.best_by)
         if best > run.state["best_score"]:
             run.state["best_score"], run.state["best_step"] = best, step
-            model.save(run.out / "best.zip")
-            run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / 'best.zip'}")
+            model.save(run.out / f"best{suffix}")
+            run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / f'best{suffix}'}")
         plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel=self.xlabel)
         return rows

@@ -19,18 +19,22 @@ Each **round** ``r``:
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`agents.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
    first missing one, with the same student, so it makes the same games.
-3. **Learn.** The network (an SB3 ``MaskablePPO`` policy, so ``ppo:PATH`` plays it; its first
-   weights from ``init``, by default the shipped ``ppo`` model, greedy's clone) is fitted
-   on every shard of every round so far (:func:`agents.imitation.fit_imitation`: the
-   ``advantage`` loss, logits regressing the search's values, least squares averaging their
-   noise; the value head the results), ``epochs`` passes, continuing from the last round.
+3. **Learn.** The network is fitted on every shard of every round so far, ``epochs`` passes,
+   continuing from the last round's weights; the epoch with the lowest regret on held-out
+   games is kept.  ``network='scorer'`` (the default) is the action scorer
+   (:mod:`agents.scorer`, ``scorer:PATH`` plays it): one small MLP scores each legal action
+   from that action's own features, fitted by :func:`conquian_train.scorer_fit.fit_scorer`
+   (cross-entropy against ``softmax(values / temperature)``).  ``network='ppo'`` is an SB3
+   ``MaskablePPO`` policy with one logit per action id (``ppo:PATH`` plays it), fitted by
+   :func:`agents.imitation.fit_imitation` (``loss``; its value head the results).
 4. **Evaluate** against ``eval_opponents`` on ``conquian-evaluate``'s duplicate deals at
    ``eval_seed``: ``eval.csv`` (its ``step`` is the labelled decisions so far),
-   ``learning_curve.png``, ``best.zip`` (best against ``best_by``).
+   ``learning_curve.png``, ``best.npz`` (``best.zip`` for ppo; best against ``best_by``).
 
 The run folder: ``config.json``, ``train.log``, ``labels/``, ``rounds.csv`` (where the time
 went: play, label, fit, evaluate), ``eval.csv``, ``bc.csv`` (the fit's epochs),
-``checkpoints/latest.zip`` and ``state.json``, ``round{r}.zip``, ``best.zip``, ``final.zip``.
+``checkpoints/latest.npz`` and ``state.json``, ``round{r}.npz``, ``best.npz``, ``final.npz`` (``.zip``
+for ppo).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
 from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, read_model, restore_checkpoint
 from agents.registry import make_agent
+from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import derive_seed
@@ -61,6 +66,7 @@ from .envs import make_vec_env
 from .evaluation import Evaluator
 from .knobs import knob
 from .run import RunFolder
+from .scorer_fit import ScorerSettings, fit_scorer
 
 
 @dataclass
@@ -69,8 +75,8 @@ class ExItConfig:
 
     out: str = knob("runs/exit", "run folder (config, labels, logs, checkpoints, models)")
     seed: int = knob(0, "seed of everything in the run (deals, searches, network init)")
-    rounds: int = knob(4, "rounds of play, label, learn, evaluate")
-    games: int = knob(2000, "games the student plays per round")
+    rounds: int = knob(5, "rounds of play, label, learn, evaluate (5 x 20000 games: 1.2M labelled decisions)")
+    games: int = knob(20000, "games the student plays per round")
     chunk: int = knob(100, "games per label shard (the unit a killed run redoes)")
     playouts: int = knob(3000, "playouts of the search per labelled position at most")
     z: float = knob(3.0, "the search's race: an action this many standard errors behind stops (0: no race)")
@@ -78,13 +84,18 @@ class ExItConfig:
     features: str = knob(
         "meld", "network input: 'meld' (raw observation + meld features, greedy's choice among them) or 'raw'"
     )
-    net_arch: tuple[int, ...] = knob((256, 256), "hidden layer sizes of the policy and value networks")
-    init: str = knob("ppo", "weights that start the network: 'ppo' (the shipped model), a model .zip, '' (random)")
-    epochs: int = knob(3, "passes over all labels so far, per round (the one with the lowest held-out regret kept)")
+    network: str = knob(
+        "scorer",
+        "'scorer' (agents.scorer: one small MLP scores each legal action from its own features; "
+        "scorer:PATH plays it) or 'ppo' (a MaskablePPO policy, one logit per action id; ppo:PATH plays it)",
+    )
+    net_arch: tuple[int, ...] = knob((), "hidden layer sizes (none given: 128 128 for the scorer, 256 256 for ppo)")
+    init: str = knob("", "first weights: '' (random), 'scorer' or 'ppo' (the shipped model of that network), a file")
+    epochs: int = knob(8, "passes over all labels so far, per round (the one with the lowest held-out regret kept)")
     lr: float = knob(1e-3, "learning rate (Adam)")
-    temperature: float = knob(0.02, "scale of the logits against the search's values (advantage loss)")
+    temperature: float = knob(0.05, "scorer: the targets are softmax(values / T); ppo: scale of logits against values")
     loss: str = knob(
-        "advantage", "'advantage' (logits regress the values) or 'softmax' (cross-entropy on softmax(q / T))"
+        "advantage", "ppo only: 'advantage' (logits regress the values) or 'softmax' (cross-entropy on softmax(q / T))"
     )
     greedy_bonus: float = knob(0.0, "added to the value of greedy's choice in the targets (leave greedy only for more)")
     value_coef: float = knob(0.5, "weight of the value head's loss")
@@ -108,17 +119,31 @@ class ExItConfig:
             raise ValueError(f"features must be 'meld' or 'raw', got {self.features!r}")
         if not (isinstance(self.z, (int, float)) and self.z >= 0):
             raise ValueError(f"z must be a number >= 0, got {self.z!r}")
-        if not self.net_arch or any(int(n) < 1 for n in self.net_arch):
+        if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in self.net_arch):
             raise ValueError(f"net_arch must be positive layer sizes, got {self.net_arch!r}")
         if self.best_by not in self.eval_opponents:
             raise ValueError(f"best_by {self.best_by!r} must be one of eval_opponents {list(self.eval_opponents)}")
         if not self.opponents:
             raise ValueError("opponents is empty")
         self.imitation()
-        if self.init and self.init != "ppo" and not Path(self.init).is_file():
-            raise ValueError(f"init {self.init!r} is neither 'ppo', '' nor a model file")
+        self.scorer_settings()
+        if self.network not in ("scorer", "ppo"):
+            raise ValueError(f"network must be 'scorer' or 'ppo', got {self.network!r}")
+        if self.network == "scorer" and self.features != "meld":
+            raise ValueError(f"the scorer reads the 'meld' features; features={self.features!r} needs network='ppo'")
+        shipped = self.network
+        if self.init and self.init != shipped and not Path(self.init).is_file():
+            raise ValueError(f"init {self.init!r} is neither '', {shipped!r} (the shipped {shipped} model) "
+                             "nor a model file")  # fmt: skip
         for spec in (*self.opponents, *self.eval_opponents):
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
+
+    def hidden(self) -> tuple[int, ...]:
+        """The hidden layer sizes: ``net_arch``, or the network's default."""
+        return tuple(int(n) for n in self.net_arch) or ((128, 128) if self.network == "scorer" else (256, 256))
+
+    def scorer_settings(self) -> ScorerSettings:
+        return ScorerSettings(hidden=self.hidden(), epochs=self.epochs, lr=self.lr, temperature=self.temperature)
 
     def imitation(self) -> ImitationSettings:
         """The fit's settings (no label smoothing: the targets are the search's values)."""
@@ -202,12 +227,30 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
 # --------------------------------------------------------------------------- the loop
 
 
+class ScorerModel:
+    """The action scorer being trained, in the shape the evaluator takes (``agent``, ``save``)."""
+
+    suffix = ".npz"
+
+    def __init__(self) -> None:
+        self.scorer: ActionScorer | None = None  # random weights: the first fit draws them
+
+    def agent(self) -> Agent:
+        if self.scorer is None:
+            raise RuntimeError("the scorer has not been fitted yet")
+        return ScorerAgent.from_scorer(self.scorer)
+
+    def save(self, path: str | Path) -> None:
+        if self.scorer is None:
+            raise RuntimeError("the scorer has not been fitted yet")
+        self.scorer.save(path)
+
+
 class ExItRun:
     """One expert-iteration run in its folder: shards, model, state; :meth:`run` does the rounds left."""
 
     def __init__(self, config: ExItConfig, resume: bool = False):
         import torch
-        from sb3_contrib import MaskablePPO
 
         c = self.config = config
         torch.set_num_threads(c.torch_threads)
@@ -215,32 +258,50 @@ class ExItRun:
         self.run.out.mkdir(parents=True, exist_ok=True)
         (self.run.out / "labels").mkdir(exist_ok=True)
         self.run.state.update(round=0, labels=0)
-        # the network and its file format are MaskablePPO's (ppo:PATH plays the result); its env only gives the spaces
-        self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
-        policy_kwargs = {"net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)}}
-        self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
+        self.suffix = ".npz" if c.network == "scorer" else ".zip"
+        if c.network == "scorer":
+            self.model: Any = ScorerModel()
+        else:
+            from sb3_contrib import MaskablePPO
+
+            # the file format is MaskablePPO's (ppo:PATH plays the result); its env only gives the spaces
+            self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
+            policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
+            self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip
         if resume:
-            latest = self.run.out / "checkpoints" / "latest.zip"
+            latest = self.run.out / "checkpoints" / f"latest{self.suffix}"
             state = self.run.out / "checkpoints" / "state.json"
             if state.exists():
                 self.run.state.update(json.loads(state.read_text()))
             if latest.exists():
-                restore_checkpoint(self.model, latest, c.features)
+                if c.network == "scorer":
+                    self.model.scorer = load_scorer(latest)
+                else:
+                    restore_checkpoint(self.model, latest, c.features)
             self.run.log(f"resumed {self.run.out} at round {self.run.state['round']}")
         elif c.init:
-            self.start_from(DEFAULT_MODEL if c.init == "ppo" else Path(c.init))
+            shipped = DEFAULT_SCORER if c.network == "scorer" else DEFAULT_MODEL
+            self.start_from(shipped if c.init == c.network else Path(c.init))
 
     def start_from(self, path: Path) -> None:
         """The network's first weights from the model file ``path`` (read weights-only)."""
+        if self.config.network == "scorer":
+            scorer = load_scorer(path)
+            if [w.shape[1] for w, _ in scorer.layers[:-1]] != list(self.config.hidden()):
+                raise ValueError(f"init {str(path)!r} has hidden layers {[w.shape[1] for w, _ in scorer.layers[:-1]]}"
+                                 f", the run {list(self.config.hidden())}")  # fmt: skip
+            self.model.scorer = scorer
+            self.run.log(f"the network starts from {path}")
+            return
         saved = read_model(path)
         if saved.features != self.config.features:
             raise ValueError(f"init {str(path)!r} reads {saved.features!r} features, the run {self.config.features!r}")
         try:
             self.model.policy.load_state_dict(saved.policy_state)
         except RuntimeError as err:
-            raise ValueError(f"init {str(path)!r} does not fit net_arch {self.config.net_arch}: {err}") from err
+            raise ValueError(f"init {str(path)!r} does not fit net_arch {self.config.hidden()}: {err}") from err
         self.run.log(f"the network starts from {path}")
 
     def shard(self, round_: int, chunk: int) -> Path:
@@ -249,6 +310,8 @@ class ExItRun:
     def student(self, round_: int) -> Agent:
         if round_ == 0:
             return GreedyAgent()
+        if self.config.network == "scorer":
+            return self.model.agent()
         return PolicyAgent(NumpyPolicy.from_sb3(self.model.policy), deterministic=True)
 
     def labels(self, rounds: int) -> ImitationData:
@@ -292,24 +355,28 @@ class ExItRun:
             totals = self.play_round(r)
             t0 = time.perf_counter()
             data = self.labels(r + 1)
-            run.append_csv("bc.csv", fit_imitation(self.model.policy, data, c.imitation(), c.seed + r, f"round{r}",
-                                                   run.log))  # fmt: skip
+            if c.network == "scorer":
+                self.model.scorer, report = fit_scorer(data, c.scorer_settings(), c.seed + r, start=self.model.scorer,
+                                                       log=run.log, stage=f"round{r}")  # fmt: skip
+            else:
+                report = fit_imitation(self.model.policy, data, c.imitation(), c.seed + r, f"round{r}", run.log)
+            run.append_csv("bc.csv", report)
             times = {"round": r, "labels": len(data), **{k: round(v, 1) if isinstance(v, float) else v
                      for k, v in totals.items()}, "fit_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
-            self.save(f"round{r}.zip")
+            self.save(f"round{r}{self.suffix}")
             run.state.update(round=r + 1, labels=len(data), pending_eval=r, round_times=times)
             run.write_state(len(data))
-        shutil.copyfile(run.out / "checkpoints" / "latest.zip", run.out / "final.zip")
+        shutil.copyfile(run.out / "checkpoints" / f"latest{self.suffix}", run.out / f"final{self.suffix}")
         run.log(f"done: {c.rounds} rounds, {run.state['labels']:,} labelled decisions, {run.elapsed():.0f} s; best "
-                f"vs {c.best_by} {run.state['best_score']:.3f} -> {run.out / 'best.zip'}")  # fmt: skip
+                f"vs {c.best_by} {run.state['best_score']:.3f} -> {run.out / f'best{self.suffix}'}")  # fmt: skip
         return run.state
 
     def save(self, name: str) -> None:
         ck = self.run.out / "checkpoints"
         ck.mkdir(exist_ok=True)
-        self.model.save(ck / "latest.tmp.zip")
-        os.replace(ck / "latest.tmp.zip", ck / "latest.zip")
-        shutil.copyfile(ck / "latest.zip", self.run.out / name)
+        self.model.save(ck / f"latest.tmp{self.suffix}")
+        os.replace(ck / f"latest.tmp{self.suffix}", ck / f"latest{self.suffix}")
+        shutil.copyfile(ck / f"latest{self.suffix}", self.run.out / name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -321,14 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     resume = args.pop("resume", None)
     try:
         if resume:
-            path = Path(resume) / "config.json"
-            if not path.exists():
-                raise ValueError(f"--resume {resume}: no config.json there (not a run folder)")
-            extra = sorted(set(args) - {"rounds", "torch_threads", "workers"})
-            if extra:
-                raise ValueError(f"--resume takes its config from {path}; only --rounds, --torch-threads and "
-                                 f"--workers may change, got {extra}")  # fmt: skip
-            config = knobs.from_dict(ExItConfig, {**json.loads(path.read_text()), **args, "out": str(resume)})
+            config = knobs.resumed(ExItConfig, resume, args, ("rounds", "torch_threads", "workers"))
         else:
             config = knobs.from_dict(ExItConfig, args)
             if (Path(config.out) / "config.json").exists():

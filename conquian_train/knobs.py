@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 
@@ -44,3 +46,16 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
+def resumed(cls: type, run_dir: str | Path, given: dict[str, Any], may_change: tuple[str, ...]) -> Any:
+    """The knobs of the run in ``run_dir`` (its ``config.json``) with the command line's ``given``
+    flags on top; only ``may_change`` may be given (the rest of a run's recipe is fixed)."""
+    path = Path(run_dir) / "config.json"
+    if not path.exists():
+        raise ValueError(f"--resume {run_dir}: no config.json there (not a run folder)")
+    extra = sorted(set(given) - set(may_change))
+    if extra:
+        flags = ", ".join("--" + k.replace("_", "-") for k in may_change)
+        raise ValueError(f"--resume takes its config from {path}; only {flags} may change, got {extra}")
+    return from_dict(cls, {**json.loads(path.read_text()), **given, "out": str(run_dir)})

@@ -11,6 +11,7 @@ import pytest
 from agents import make_agent
 from agents.imitation import ImitationData
 from agents.ppo import load_policy
+from agents.scorer import load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD, new_game
 from conquian_env.view import PlayerView
@@ -21,21 +22,39 @@ train = pytest.importorskip("train")
 from conquian_train import exit as exit_mod  # noqa: E402
 
 
-def _args(out, rounds=2):
+def _args(out, rounds=2, network="scorer"):
     return [
         "exit", "--out", str(out), "--rounds", str(rounds), "--games", "8", "--chunk", "4", "--playouts", "60",
-        "--epochs", "2", "--eval-games", "8", "--seed", "3",
+        "--epochs", "2", "--eval-games", "8", "--seed", "3", "--network", network,
     ]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def exit_run(tmp_path_factory):
+    """A short run of the default network, the action scorer."""
     out = tmp_path_factory.mktemp("exit") / "run"
     assert train.main(_args(out)) == 0
     return out
 
 
-def test_a_short_run_labels_learns_and_saves(exit_run):
+@pytest.fixture(scope="module")
+def exit_run_ppo(tmp_path_factory):
+    """The same run with the MaskablePPO network."""
+    out = tmp_path_factory.mktemp("exit_ppo") / "run"
+    assert train.main(_args(out, network="ppo")) == 0
+    return out
+
+
+def _weights(path):
+    if path.suffix == ".npz":
+        return [(w, b, "relu") for w, b in load_scorer(path).layers]
+    return load_policy(path).layers
+
+
+@pytest.mark.parametrize("network", ["scorer", "ppo"])
+def test_a_short_run_labels_learns_and_saves(network, request):
+    exit_run = request.getfixturevalue("exit_run" if network == "scorer" else "exit_run_ppo")
+    suffix = ".npz" if network == "scorer" else ".zip"
     shards = sorted((exit_run / "labels").glob("*.npz"))
     assert [p.name for p in shards] == ["r00_0000.npz", "r00_0001.npz", "r01_0000.npz", "r01_0001.npz"]
     for p in shards:
@@ -49,8 +68,8 @@ def test_a_short_run_labels_learns_and_saves(exit_run):
         assert ((q >= 0) & (q <= 1) | np.isnan(q)).all()
         assert data.masks[np.arange(len(data)), data.actions].all()
         assert (data.masks.sum(axis=1) > 1).all()  # only decisions with a choice
-    for name in ("config.json", "train.log", "eval.csv", "bc.csv", "rounds.csv", "round0.zip", "round1.zip",
-                 "best.zip", "final.zip", "learning_curve.png"):  # fmt: skip
+    for name in ("config.json", "train.log", "eval.csv", "bc.csv", "rounds.csv", f"round0{suffix}",
+                 f"round1{suffix}", f"best{suffix}", f"final{suffix}", "learning_curve.png"):  # fmt: skip
         assert (exit_run / name).is_file(), name
     rows = list(csv.DictReader(open(exit_run / "eval.csv")))
     assert [(r["stage"], r["opponent"]) for r in rows] == [
@@ -63,8 +82,9 @@ def test_a_short_run_labels_learns_and_saves(exit_run):
     assert all(int(r["searched"]) > 0 and float(r["label_s"]) >= 0 and float(r["fit_s"]) > 0 for r in times)
 
 
-def test_the_network_plays_legal_moves_through_the_ppo_spec(exit_run):
-    bot = make_agent(f"ppo:{exit_run / 'best.zip'}", seed=1)
+@pytest.mark.parametrize("spec", ["scorer:{run}/best.npz", "guided:{run}/best.npz,iterations=40", "ppo:{ppo}/best.zip"])
+def test_the_network_plays_legal_moves_through_its_spec(spec, exit_run, exit_run_ppo):
+    bot = make_agent(spec.format(run=exit_run, ppo=exit_run_ppo), seed=1)
     for g in range(6):
         hands, stock = deal_for_seed(700 + g)
         record = play_game([bot, make_agent("greedy")][:: 1 if g % 2 else -1], hands=hands, stock=stock, seed=g)
@@ -93,25 +113,28 @@ def test_a_snapshot_is_not_changed_by_later_moves():
     assert frozen.legal_action_mask() == before and frozen.move_count == 0 and view.move_count == 1
 
 
-def test_a_killed_run_resumes_into_the_same_run(exit_run, tmp_path):
+@pytest.mark.parametrize("network", ["scorer", "ppo"])
+def test_a_killed_run_resumes_into_the_same_run(network, request, tmp_path):
     # one round, then a shard of the second round lost with the kill: resuming with two rounds
     # makes the missing shards and gives the very shards and network of the uninterrupted run
+    exit_run = request.getfixturevalue("exit_run" if network == "scorer" else "exit_run_ppo")
+    suffix = ".npz" if network == "scorer" else ".zip"
     out = tmp_path / "run"
-    assert train.main(_args(out, rounds=1)) == 0
+    assert train.main(_args(out, rounds=1, network=network)) == 0
     assert train.main(["exit", "--resume", str(out), "--rounds", "2"]) == 0
     (out / "labels" / "r01_0001.npz").unlink()
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     state.update(round=1, pending_eval=None)
     (out / "checkpoints" / "state.json").write_text(json.dumps(state))
-    (out / "checkpoints" / "latest.zip").write_bytes((out / "round0.zip").read_bytes())
+    (out / "checkpoints" / f"latest{suffix}").write_bytes((out / f"round0{suffix}").read_bytes())
     assert train.main(["exit", "--resume", str(out)]) == 0
     assert "resumed" in (out / "train.log").read_text()
     for name in ("r00_0000.npz", "r01_0000.npz", "r01_0001.npz"):
         a, b = (ImitationData.load(d / "labels" / name, "meld")[0] for d in (exit_run, out))
         for column in ("obs", "masks", "actions", "returns", "q", "game"):
             assert np.array_equal(getattr(a, column), getattr(b, column), equal_nan=True), (name, column)
-    mine, theirs = (load_policy(d / "round1.zip") for d in (out, exit_run))
-    for (w1, b1, a1), (w2, b2, a2) in zip(mine.layers, theirs.layers, strict=True):
+    mine, theirs = (_weights(d / f"round1{suffix}") for d in (out, exit_run))
+    for (w1, b1, a1), (w2, b2, a2) in zip(mine, theirs, strict=True):
         assert np.allclose(w1, w2, atol=1e-6) and np.allclose(b1, b2, atol=1e-6) and a1 == a2
 
 
@@ -122,7 +145,11 @@ def test_a_killed_run_resumes_into_the_same_run(exit_run, tmp_path):
         (["--features", "pixels"], "features must be 'meld' or 'raw'"),
         (["--opponents", "nosuchbot"], "nosuchbot"),
         (["--best-by", "ismcts"], "best_by 'ismcts' must be one of eval_opponents"),
-        (["--init", "no-such-model.zip"], "neither 'ppo'"),
+        (["--init", "no-such-model.npz"], "neither '', 'scorer'"),
+        (["--network", "ppo", "--init", "scorer"], "neither '', 'ppo'"),
+        (["--network", "transformer"], "network must be 'scorer' or 'ppo'"),
+        (["--features", "raw"], "the scorer reads the 'meld' features"),
+        (["--net-arch", "0"], "net_arch must be positive layer sizes"),
     ],
 )
 def test_bad_knobs_are_named(tmp_path, capsys, extra, message):
@@ -185,3 +212,23 @@ def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
     assert kept[0]["holdout_regret"] == min(regrets)
     final = model.policy.state_dict()
     assert all(torch.equal(final[k], weights[kept[0]["epoch"] - 1][k]) for k in final)
+
+
+def test_the_scorer_curve_script_fits_plays_and_writes(exit_run, tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "scorer_curve", Path(__file__).parent.parent / "examples" / "scorer_curve.py"
+    )
+    curve = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(curve)
+    out = tmp_path / "curve.csv"
+    assert curve.main([str(exit_run), "--shards", "1", "2", "--games", "4", "--csv", str(out),
+                       "--png", str(tmp_path / "c.png")]) == 0  # fmt: skip
+    rows = list(csv.DictReader(open(out)))
+    assert [int(r["shards"]) for r in rows] == [1, 2]
+    assert int(rows[0]["labelled_decisions"]) < int(rows[1]["labelled_decisions"])
+    assert all(0 <= float(r["low"]) <= float(r["score"]) <= float(r["high"]) <= 1 for r in rows)
+    assert (tmp_path / "c.png").is_file()
+    assert curve.main([str(exit_run), "--shards", "9"]) == 2  # more shards than the run has

@@ -539,3 +539,26 @@ def test_the_strength_benchmark_plays_the_search_against_greedy_only(tmp_path, c
     games = [json.loads(line) for line in (folder / "games.jsonl").read_text().splitlines()]
     assert len(games) == 4 and all(sorted(g["pair"]) == ["greedy", "ismcts:time=0.002"] for g in games)
     assert "   4 " in capsys.readouterr().out
+
+
+def test_guided_search_with_a_scorer_plays_out_its_top_actions(tmp_path):
+    """``guided:PATH.npz`` ranks by the action scorer: keep=1 plays the scorer bot's choice,
+    keep=2 plays out exactly the scorer's two best actions."""
+    from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
+    from agents.search import GuidedSearchAgent
+
+    scorer = ScorerAgent(DEFAULT_SCORER)
+    for state in _searched(10, seed=90):
+        one = GuidedSearchAgent(str(DEFAULT_SCORER), keep=1, iterations=200, seed=1)
+        one.reset(state.player, seed=2)
+        scorer.reset(state.player)
+        assert act(one, state) == act(scorer, state) and one.last_iterations == 0
+        two = GuidedSearchAgent(str(DEFAULT_SCORER), keep=2, iterations=300, seed=4)
+        two.reset(state.player, seed=7)
+        choice = act(two, state)
+        top = sorted(scorer.last_stats, key=lambda a: (-scorer.last_stats[a], a))[:2]
+        played = {a for a, (n, _) in two.last_stats.items() if n > 0}
+        assert played == set(top) and choice in top
+    assert load_scorer(DEFAULT_SCORER).meta["format"].startswith("conquian-action-scorer")
+    with pytest.raises(SpecError, match="no-such.npz"):
+        make_agent("guided:no-such.npz")

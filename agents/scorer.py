@@ -1,0 +1,266 @@
+"""The action scorer: a small network that scores each legal action from that action's own
+features (spec ``scorer``, the network alone; ``guided:PATH.npz`` searches with it).
+
+A flat policy network has one output per action id (85 of them) and must learn separately
+that discarding the 7 of clubs and the 7 of hearts are alike.  The scorer instead describes
+each *candidate* by the cards it touches and runs one shared multilayer perceptron over
+every candidate of the position; the highest score is played.  It decides the offers (take
+or refuse the face-up card) and the discards, where the search's edge over greedy lies; the
+meld phase (laying down the cards of a take) and the forcing variant's force decision are
+greedy's, as in the expert-iteration labels it learns from (:mod:`conquian_train.exit`).
+
+Inputs of a candidate (:func:`candidate_features`, all from the ``"meld"`` feature vector of
+:mod:`agents.features`, i.e. from the player's view alone; greedy's own choice is one of them):
+
+======  ======  ==================================================================
+slot    length  contents
+======  ======  ==================================================================
+0       18      the card's 18 per-card channels: the 10 card blocks of the raw
+                observation (own hand, melds, face-up, dead, pending meld, both
+                players' discards and refusals) and the 8 meld-feature blocks
+                (live, fits own / opponent's meld, quality, combines, winning
+                cards, discard value, lay plan)
+18      76      the same 18 channels for the cards of ranks -2, -1, +1, +2 in the
+                card's suit, each followed by a flag saying the card exists
+94      18      the 18 channels summed over the three other cards of the rank
+112     4       kind of candidate: discard / take / refuse, and greedy's choice
+116     60      the position: stock size, both hand sizes, phase, source, flags and
+                the 4 offer scalars of the meld features
+======  ======  ==================================================================
+
+A discard's card is the discarded card, a take's the face-up card; a refusal has no card
+(its card slots are zero).  The model file is a plain ``.npz`` (``numpy.load`` with
+``allow_pickle=False``): the weights ``w0, b0, w1, b1, ...`` and a JSON ``meta`` string; it
+is checked on load (format, input size, shapes, finite values), so a file we read never runs
+code and a wrong or tampered one gets an error naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
+from conquian_env.cards import NUM_CARDS
+from conquian_env.game import DISCARD, OFFER
+from conquian_env.observation import OBS_AT, OBS_SIZE
+from conquian_env.view import PlayerView
+
+from .base import Agent
+from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
+from .greedy import GreedyAgent
+
+__all__ = [
+    "CANDIDATE_SIZE",
+    "DEFAULT_SCORER",
+    "FORMAT",
+    "GREEDY_SLOT",
+    "ActionScorer",
+    "ScorerAgent",
+    "candidate_features",
+    "load_scorer",
+]
+
+#: the shipped scorer (``train.py exit``'s network, see docs/training.md)
+DEFAULT_SCORER = Path(__file__).resolve().parent / "data" / "conquian_scorer.npz"
+#: the ``format`` of a scorer file's meta
+FORMAT = "conquian-action-scorer/1"
+#: the most candidates a position has (10 discards + 1 from a take's hand; 2 at an offer)
+MAX_CANDIDATES = 12
+
+_BLOCK = {name: start for name, start, _ in FEATURE_LAYOUT}
+_CARD_BLOCKS = 10  # own_hand .. own_refusals: the raw observation's per-card blocks
+_CHANNELS = _CARD_BLOCKS + 8  # + live .. lay_plan
+_CARD = _CHANNELS * 6 + 4  # centre, 4 neighbours (+ flag each), the rank's other suits
+_KIND = _CARD  # discard, take, refuse, greedy's choice
+_POS = _KIND + 4
+#: the input slot that says the candidate is greedy's choice
+GREEDY_SLOT = _KIND + 3
+_POS_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (_BLOCK["scalars"], FEATURE_SIZE))
+CANDIDATE_SIZE = _POS + sum(b - a for a, b in _POS_SLICES)
+_FACE_UP = OBS_AT["face_up"]
+_GREEDY = _BLOCK["greedy_action"]
+_DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
+
+
+def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates of a batch of positions: ``features`` ``(N, FEATURE_SIZE)`` meld feature
+    vectors and ``masks`` ``(N, 85)`` legal-action masks give ``x`` ``(N, 12, CANDIDATE_SIZE)``,
+    ``valid`` ``(N, 12)`` and ``actions`` ``(N, 12)`` (the action id of each candidate, -1 where
+    there is none).  Only discards, takes and refusals are candidates."""
+    features = np.asarray(features, dtype=np.float32)
+    masks = np.asarray(masks, dtype=bool)
+    if features.ndim != 2 or features.shape[1] != FEATURE_SIZE:
+        raise ValueError(f"candidate_features needs (N, {FEATURE_SIZE}) meld features, got shape {features.shape}")
+    if masks.shape != (len(features), NUM_ACTIONS):
+        raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
+    n = len(features)
+    cards = np.concatenate(
+        [features[:, :OBS_SIZE][:, : _CARD_BLOCKS * NUM_CARDS].reshape(n, _CARD_BLOCKS, NUM_CARDS),
+         features[:, _BLOCK["live"] : _BLOCK["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
+    ).reshape(n, _CHANNELS, 4, 10)  # fmt: skip
+    position = np.concatenate([features[:, a:b] for a, b in _POS_SLICES], axis=1)
+
+    def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:
+        suit, rank = card // 10, card % 10
+        parts = [cards[rows, :, suit, rank]]
+        for step in (-2, -1, 1, 2):
+            r = rank + step
+            ok = (r >= 0) & (r < 10)
+            parts += [cards[rows, :, suit, np.clip(r, 0, 9)] * ok[:, None], ok[:, None].astype(np.float32)]
+        parts.append(cards[rows, :, :, rank].sum(axis=2) - cards[rows, :, suit, rank])
+        return np.concatenate(parts, axis=1)
+
+    x = np.zeros((n, MAX_CANDIDATES, CANDIDATE_SIZE), np.float32)
+    valid = np.zeros((n, MAX_CANDIDATES), bool)
+    actions = np.full((n, MAX_CANDIDATES), -1, np.int64)
+    slot = np.zeros(n, np.int64)
+    for action in (*_DISCARDS.tolist(), TAKE, REFUSE):
+        rows = np.flatnonzero(masks[:, action])
+        if not len(rows):
+            continue
+        at = slot[rows]
+        if at.max() >= MAX_CANDIDATES:
+            raise ValueError(f"a position with more than {MAX_CANDIDATES} candidates (row {rows[at.argmax()]})")
+        if action < TAKE:
+            x[rows, at, :_CARD] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
+            x[rows, at, _KIND] = 1.0
+        elif action == TAKE:
+            x[rows, at, :_CARD] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
+            x[rows, at, _KIND + 1] = 1.0
+        else:
+            x[rows, at, _KIND + 2] = 1.0
+        x[rows, at, _KIND + 3] = features[rows, _GREEDY + action]
+        x[rows, at, _POS:] = position[rows]
+        valid[rows, at] = True
+        actions[rows, at] = action
+        slot[rows] += 1
+    return x, valid, actions
+
+
+class ActionScorer:
+    """The network: ``layers`` of (weights ``(in, out)``, bias ``(out,)``), ReLU between them,
+    one output (the candidate's score)."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any] | None = None):
+        self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
+        self.meta = dict(meta or {})
+        _check_layers(self.layers, "ActionScorer")
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Scores of candidates ``x`` (``(..., CANDIDATE_SIZE)``): shape ``x.shape[:-1]``."""
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x[..., 0]
+
+    def action_scores(self, features: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One position's scores by action id (85 of them; -inf where not a candidate)."""
+        x, valid, actions = candidate_features(features[None], np.asarray(mask, bool)[None])
+        out = np.full(NUM_ACTIONS, -np.inf, np.float32)
+        out[actions[0][valid[0]]] = self(x[0][valid[0]])
+        return out
+
+    def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
+        """Write the model file (atomically: a temporary file, then a rename)."""
+        path = Path(path)
+        info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": CANDIDATE_SIZE,
+                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]]}  # fmt: skip
+        arrays = {f"w{i}": w for i, (w, _) in enumerate(self.layers)}
+        arrays.update({f"b{i}": b for i, (_, b) in enumerate(self.layers)})
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, meta=np.array(json.dumps(info, sort_keys=True)), **arrays)
+        tmp.replace(path)
+        self.meta = info
+        return path
+
+
+def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str) -> None:
+    if not layers:
+        raise ValueError(f"{where}: no layers")
+    width = CANDIDATE_SIZE
+    for i, (w, b) in enumerate(layers):
+        if w.ndim != 2 or w.shape[0] != width:
+            raise ValueError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
+        if b.shape != (w.shape[1],):
+            raise ValueError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"{where}: w{i} or b{i} holds a NaN or an infinity")
+        width = w.shape[1]
+    if width != 1:
+        raise ValueError(f"{where}: the last layer has {width} outputs, expected 1 (a score)")
+
+
+def load_scorer(path: str | Path) -> ActionScorer:
+    """Read and check a scorer file (plain arrays, no pickles)."""
+    path = Path(path)
+    where = f"scorer file {str(path)!r}"
+    if not path.is_file():
+        raise ValueError(f"{where}: no such file (give the .npz that train.py exit wrote)")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except Exception as err:  # a zip that is not one, a truncated file, an object array
+        raise ValueError(f"{where}: not a readable .npz of plain arrays ({err})") from err
+    if "meta" not in arrays or arrays["meta"].dtype.kind != "U" or arrays["meta"].shape != ():
+        raise ValueError(f"{where}: no JSON 'meta' string (is it a scorer from train.py exit?)")
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where}: its meta is not JSON ({err})") from err
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else meta
+        raise ValueError(f"{where}: format {got!r}, expected {FORMAT!r}")
+    if meta.get("candidate_size") != CANDIDATE_SIZE:
+        raise ValueError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this version "
+                         f"builds {CANDIDATE_SIZE}")  # fmt: skip
+    count = len(arrays) // 2
+    expected = {f"{k}{i}" for i in range(count) for k in "wb"}
+    if set(arrays) != expected:
+        raise ValueError(f"{where}: arrays {sorted(arrays)}, expected w0, b0, ... w{count - 1}, b{count - 1}")
+    for name, a in arrays.items():
+        if a.dtype.kind != "f":
+            raise ValueError(f"{where}: {name} has dtype {a.dtype}, expected floats")
+    return_layers = [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
+    _check_layers(return_layers, where)
+    return ActionScorer(return_layers, meta)
+
+
+class ScorerAgent(Agent):
+    """The network alone (spec ``scorer[:PATH.npz]``; no path: the shipped scorer): at an offer
+    or a discard it plays the legal candidate the scorer rates highest; the meld phase and the
+    force decision are greedy's.  Deterministic; about a millisecond per decision."""
+
+    name = "scorer"
+
+    def __init__(self, path: str | Path | None = None, seed: int | None = None):
+        self.path = Path(path) if path else DEFAULT_SCORER
+        self.scorer = load_scorer(self.path)
+        self.encoder = FeatureEncoder()
+        self.greedy = GreedyAgent()
+        self.name = "scorer" if path is None else f"scorer:{path}"
+        self.last_stats: dict[int, float] = {}  # the scores of the last scored decision, by action
+
+    @classmethod
+    def from_scorer(cls, scorer: ActionScorer, name: str = "scorer") -> ScorerAgent:
+        """The bot of a scorer in memory (a network being trained)."""
+        agent = cls.__new__(cls)
+        agent.path, agent.scorer, agent.name = None, scorer, name
+        agent.encoder, agent.greedy, agent.last_stats = FeatureEncoder(), GreedyAgent(), {}
+        return agent
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        self.encoder.reset()
+        self.greedy.reset(player, seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        mask = np.asarray(action_mask, dtype=bool)
+        if view.phase not in (OFFER, DISCARD) or mask.sum() < 2:
+            return self.greedy.act(observation, action_mask, view)
+        scores = self.scorer.action_scores(self.encoder.encode(view), mask)
+        self.last_stats = {int(a): float(scores[a]) for a in np.flatnonzero(np.isfinite(scores))}
+        return int(np.argmax(scores))  # ties: the lowest action id

@@ -1,0 +1,156 @@
+"""Fitting the action scorer (:mod:`agents.scorer`) to the search's values.
+
+The labels are expert iteration's (:mod:`conquian_train.exit`): for each searched position
+the value of every legal action.  The scorer's scores over a position's candidates are a
+softmax; the target is the softmax of the values at ``temperature``, so near-ties share the
+target and a clear best move gets it all.  A fifth of the games (by game id, never a position
+of a training game) is held out; each epoch is measured there by the *regret* of the scorer's
+choice (best value minus the chosen move's value, per decision) and the epoch with the lowest
+held-out regret is kept.  Greedy's regret on the same positions is printed beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.imitation import ImitationData
+from agents.scorer import GREEDY_SLOT, ActionScorer, candidate_features
+
+__all__ = ["ScorerSettings", "fit_scorer", "scorer_positions"]
+
+
+@dataclass(frozen=True)
+class ScorerSettings:
+    hidden: tuple[int, ...] = (128, 128)
+    epochs: int = 8
+    lr: float = 1e-3
+    batch: int = 256
+    temperature: float = 0.05
+    holdout: int = 5  # games with id % holdout == 0 are held out (0: none)
+
+    def __post_init__(self) -> None:
+        if not self.hidden or any(not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise ValueError(f"hidden must be positive layer sizes, got {self.hidden!r}")
+        if not isinstance(self.epochs, int) or self.epochs < 1:
+            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
+        if not self.lr > 0 or not self.temperature > 0:
+            raise ValueError(f"lr and temperature must be positive, got {self.lr!r}, {self.temperature!r}")
+        if not isinstance(self.batch, int) or self.batch < 1:
+            raise ValueError(f"batch must be a positive integer, got {self.batch!r}")
+        if not isinstance(self.holdout, int) or self.holdout < 0 or self.holdout == 1:
+            raise ValueError(f"holdout must be 0 (none) or at least 2, got {self.holdout!r}")
+
+
+def scorer_positions(data: ImitationData) -> dict[str, np.ndarray]:
+    """The searched positions of ``data`` with a choice among candidates, as candidate arrays:
+    ``x``, ``valid``, ``q`` (the value of each candidate), ``greedy`` (greedy's candidate), ``game``."""
+    q = data.q.astype(np.float32)
+    searched = ~np.isnan(q).all(axis=1)
+    x, valid, actions = candidate_features(data.obs[searched].astype(np.float32), data.masks[searched])
+    keep = valid.sum(axis=1) > 1
+    x, valid, actions = x[keep], valid[keep], actions[keep]
+    rows = np.flatnonzero(searched)[keep]
+    qv = np.where(valid, np.take_along_axis(q[rows], np.maximum(actions, 0), axis=1), 0.0)
+    if np.isnan(qv[valid]).any():
+        raise ValueError("a searched position lacks the value of a legal candidate")
+    greedy = np.where(valid, x[..., GREEDY_SLOT], -1.0).argmax(axis=1)
+    return {"x": x, "valid": valid, "q": qv.astype(np.float32), "greedy": greedy, "game": data.game[rows]}
+
+
+def _regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
+    pick = np.where(valid, scores, -np.inf).argmax(axis=1)
+    best = np.where(valid, q, -np.inf).max(axis=1)
+    return float((best - q[np.arange(len(q)), pick]).mean()) if len(q) else float("nan")
+
+
+def fit_scorer(
+    data: ImitationData,
+    settings: ScorerSettings,
+    seed: int,
+    start: ActionScorer | None = None,
+    log: Callable[[str], None] | None = None,
+    stage: str = "fit",
+) -> tuple[ActionScorer, list[dict[str, Any]]]:
+    """A scorer fitted to ``data``'s searched positions (from ``start``'s weights when given, else
+    random ones), and one report row per epoch; the returned scorer is the kept epoch's."""
+    import torch
+
+    s = settings
+    pos = scorer_positions(data)
+    n = len(pos["q"])
+    if n == 0:
+        raise ValueError("no searched position with a choice to fit the scorer on")
+    held = (pos["game"] % s.holdout == 0) if s.holdout else np.zeros(n, bool)
+    if held.all():
+        held[:] = False
+    train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
+    torch.manual_seed(seed)
+    sizes = (pos["x"].shape[-1], *s.hidden, 1)
+    layers: list[torch.nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*layers)
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    if start is not None:
+        if [w.shape for w, _ in start.layers] != [(a, b) for a, b in zip(sizes, sizes[1:], strict=False)]:
+            raise ValueError(f"the start scorer's layers {[w.shape for w, _ in start.layers]} do not fit {sizes}")
+        with torch.no_grad():
+            for lin, (w, b) in zip(linears, start.layers, strict=True):
+                lin.weight.copy_(torch.from_numpy(w.T.copy()))
+                lin.bias.copy_(torch.from_numpy(b))
+    opt = torch.optim.Adam(net.parameters(), lr=s.lr)
+    x, valid, q = torch.from_numpy(pos["x"]), torch.from_numpy(pos["valid"]), torch.from_numpy(pos["q"])
+
+    def export() -> ActionScorer:
+        return ActionScorer([(lin.weight.detach().numpy().T.copy(), lin.bias.detach().numpy().copy())
+                             for lin in linears])  # fmt: skip
+
+    def scores(idx: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return np.concatenate([net(x[idx[i : i + 8192]]).squeeze(-1).numpy() for i in range(0, len(idx), 8192)]
+                                  or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
+
+    def measure(idx: np.ndarray) -> float:
+        return _regret(scores(idx), pos["valid"][idx], pos["q"][idx])
+
+    greedy_scores = np.eye(x.shape[1], dtype=np.float32)[pos["greedy"]]
+    greedy_held = _regret(greedy_scores[test_idx], pos["valid"][test_idx], pos["q"][test_idx])
+    eval_idx = test_idx if len(test_idx) else train_idx
+    rows: list[dict[str, Any]] = []
+    best, kept = measure(eval_idx), export()
+    rng = np.random.default_rng(seed)
+    for epoch in range(s.epochs):
+        t0, total, batches = time.perf_counter(), 0.0, 0
+        order = rng.permutation(train_idx)
+        for i in range(0, len(order), s.batch):
+            b = torch.from_numpy(order[i : i + s.batch])
+            v = valid[b]
+            logits = net(x[b]).squeeze(-1).masked_fill(~v, -1e9)
+            target = torch.softmax((q[b] / s.temperature).masked_fill(~v, -1e9), dim=1)
+            loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total, batches = total + float(loss.detach()), batches + 1
+        regret = measure(eval_idx)
+        keep = regret < best
+        if keep:
+            best, kept = regret, export()
+        row = {"stage": stage, "epoch": epoch, "positions": len(train_idx), "held_out": len(test_idx),
+               "loss": round(total / max(batches, 1), 4), "train_regret": round(measure(train_idx[:20000]), 5),
+               "held_out_regret": round(regret, 5), "greedy_held_out_regret": round(greedy_held, 5),
+               "kept": keep, "s": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        rows.append(row)
+        if log is not None:
+            log(f"{stage} epoch {epoch}: held-out regret {regret:.4f} (greedy {greedy_held:.4f}), "
+                f"train {row['train_regret']:.4f}{' kept' if keep else ''}")  # fmt: skip
+    kept.meta = {"positions": int(len(train_idx)), "held_out_regret": round(best, 5),
+                 "greedy_held_out_regret": round(greedy_held, 5), "temperature": s.temperature}  # fmt: skip
+    return kept, rows

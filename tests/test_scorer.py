@@ -1,0 +1,240 @@
+"""The action scorer (:mod:`agents.scorer`): its inputs, its file, its bot, and its fit."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.features import FeatureEncoder
+from agents.greedy import GreedyAgent
+from agents.imitation import ImitationData
+from agents.scorer import (
+    CANDIDATE_SIZE,
+    DEFAULT_SCORER,
+    FORMAT,
+    GREEDY_SLOT,
+    ActionScorer,
+    ScorerAgent,
+    candidate_features,
+    load_scorer,
+)
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
+from conquian_env.game import DISCARD, OFFER
+from conquian_env.observation import OBS_AT
+from tests.conftest import mid_game_state, stats_under_permutations
+
+
+def _random_scorer(seed=0, hidden=(16, 8)):
+    rng = np.random.default_rng(seed)
+    sizes = (CANDIDATE_SIZE, *hidden, 1)
+    return ActionScorer([(rng.normal(0, 0.3, (a, b)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
+                         for a, b in zip(sizes, sizes[1:], strict=False)])  # fmt: skip
+
+
+def _positions(n_games=6, seed=0):
+    """(features, mask, view) of every offer and discard with a choice in greedy self-play."""
+    out, encoders = [], [FeatureEncoder(), FeatureEncoder()]
+
+    class Keep(GreedyAgent):
+        def act(self, observation, mask, view):
+            f = encoders[view.player].encode(view)
+            if view.phase in (OFFER, DISCARD) and mask.sum() > 1:
+                out.append((f, np.asarray(mask, bool), view.snapshot()))
+            return super().act(observation, mask, view)
+
+    for g in range(n_games):
+        for e in encoders:
+            e.reset()
+        hands, stock = deal_for_seed(seed + g)
+        play_game([Keep(), Keep()], hands=hands, stock=stock, seed=g)
+    return out
+
+
+def test_the_candidates_are_the_legal_discards_take_and_refuse():
+    positions = _positions()
+    feats = np.stack([p[0] for p in positions])
+    masks = np.stack([p[1] for p in positions])
+    x, valid, actions = candidate_features(feats, masks)
+    assert x.shape == (len(positions), 12, CANDIDATE_SIZE)
+    for i, (f, mask, view) in enumerate(positions):
+        acts = actions[i][valid[i]]
+        assert sorted(acts.tolist()) == sorted(a for a in np.flatnonzero(mask) if a >= DISCARD_BASE and a <= REFUSE)
+        assert (actions[i][~valid[i]] == -1).all() and (x[i][~valid[i]] == 0).all()
+        greedy = GreedyAgent().choose(view)
+        assert x[i][valid[i], GREEDY_SLOT].tolist() == [float(a == greedy) for a in acts]
+        for k in np.flatnonzero(valid[i]):
+            a = actions[i, k]
+            if a < TAKE:  # a discard: slot 0 (own hand) of its card is set
+                assert x[i, k, 0] == 1.0
+            elif a == TAKE:  # a take: its card is the face-up card (channel 3)
+                assert x[i, k, 3] == 1.0 and f[OBS_AT["face_up"] + view.face_up] == 1.0
+            else:  # a refusal touches no card
+                assert not x[i, k, :112].any()
+
+
+def test_candidate_features_name_bad_shapes():
+    with pytest.raises(ValueError, match=r"\(N, 865\) meld features"):
+        candidate_features(np.zeros((2, 456)), np.zeros((2, 85), bool))
+    with pytest.raises(ValueError, match=r"\(N, 85\) masks"):
+        candidate_features(np.zeros((2, 865)), np.zeros((3, 85), bool))
+
+
+def test_a_scorer_file_round_trips(tmp_path):
+    scorer = _random_scorer()
+    path = scorer.save(tmp_path / "s.npz", {"note": "test"})
+    back = load_scorer(path)
+    assert back.meta["format"] == FORMAT and back.meta["note"] == "test" and back.meta["hidden"] == [16, 8]
+    x = np.random.default_rng(1).random((5, 12, CANDIDATE_SIZE), dtype=np.float32)
+    assert np.array_equal(scorer(x), back(x))
+    assert not list(tmp_path.glob("*.tmp*"))  # written atomically, nothing left behind
+
+
+def _tampered(tmp_path, **change):
+    scorer = _random_scorer()
+    arrays = {f"w{i}": w for i, (w, _) in enumerate(scorer.layers)} | {
+        f"b{i}": b for i, (_, b) in enumerate(scorer.layers)
+    }
+    meta = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE}
+    meta.update(change.pop("meta", {}))
+    arrays["meta"] = np.array(json.dumps(meta))
+    arrays.update(change)
+    arrays = {k: v for k, v in arrays.items() if v is not None}
+    path = tmp_path / "bad.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"meta": {"format": "something-else/9"}}, "format 'something-else/9'"),
+        ({"meta": {"candidate_size": 99}}, "made for 99 inputs"),
+        ({"meta": None}, "no JSON 'meta'"),
+        ({"w1": np.zeros((3, 8), np.float32)}, "w1 has shape"),
+        ({"b0": np.zeros(5, np.float32)}, "b0 has shape"),
+        ({"w0": np.full((CANDIDATE_SIZE, 16), np.nan, np.float32)}, "NaN"),
+        ({"w0": np.zeros((CANDIDATE_SIZE, 16), np.int64)}, "expected floats"),
+        ({"w9": np.zeros(2, np.float32)}, "arrays"),
+        ({"w2": np.zeros((8, 2), np.float32), "b2": np.zeros(2, np.float32)}, "2 outputs"),
+    ],
+)
+def test_a_wrong_or_tampered_scorer_file_is_named(tmp_path, change, message):
+    if change.get("meta", 0) is None:
+        path = _tampered(tmp_path)
+        data = dict(np.load(path))
+        del data["meta"]
+        np.savez(path, **data)
+    else:
+        path = _tampered(tmp_path, **change)
+    with pytest.raises(ValueError, match=message):
+        load_scorer(path)
+
+
+def test_a_scorer_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path):
+    path = tmp_path / "evil.npz"
+    np.savez(path, meta=np.array([{"format": FORMAT}], dtype=object), w0=np.zeros((CANDIDATE_SIZE, 1), np.float32),
+             b0=np.zeros(1, np.float32))  # fmt: skip
+    with pytest.raises(ValueError, match="not a readable .npz of plain arrays"):
+        load_scorer(path)
+    (tmp_path / "junk.npz").write_bytes(b"not a zip at all")
+    with pytest.raises(ValueError, match="not a readable"):
+        load_scorer(tmp_path / "junk.npz")
+    with pytest.raises(ValueError, match="no such file"):
+        load_scorer(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="scorer"):
+        make_agent(f"scorer:{tmp_path / 'junk.npz'}")
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_the_scorer_bot_plays_legal_moves_and_is_deterministic(tmp_path, forcing):
+    path = _random_scorer(3).save(tmp_path / "s.npz")
+    bot = make_agent(f"scorer:{path}", seed=1)
+    assert isinstance(bot, ScorerAgent)
+    for g in range(8):
+        hands, stock = deal_for_seed(400 + g)
+        players = [bot, make_agent("random", seed=g)][:: 1 if g % 2 else -1]
+        first = play_game(players, hands=hands, stock=stock, seed=g, forcing=forcing)
+        assert first.failure is None  # an illegal move would be a failure of the game loop
+        again = play_game(players, hands=hands, stock=stock, seed=g, forcing=forcing)
+        assert again.actions == first.actions
+
+
+def test_the_scorer_bot_plays_its_highest_score_and_greedy_melds(tmp_path):
+    path = _random_scorer(4).save(tmp_path / "s.npz")
+    bot = ScorerAgent(path)
+    for f, mask, view in _positions(3, seed=30):
+        bot.reset(view.player)
+        action = bot.act(None, mask, view)
+        scores = bot.scorer.action_scores(f, mask)
+        assert action == int(np.argmax(scores)) and mask[action]
+        assert set(bot.last_stats) == {a for a in np.flatnonzero(mask) if a >= DISCARD_BASE}
+
+
+def test_the_scorer_bot_sees_only_the_players_view(tmp_path):
+    path = _random_scorer(5).save(tmp_path / "s.npz")
+    for seed, moves in ((13, 20), (21, 9), (8, 31)):
+        stats = stats_under_permutations(lambda: ScorerAgent(path), mid_game_state(seed, moves), seed=seed)
+        assert stats[0] and all(s == stats[0] for s in stats[1:])
+
+
+def test_the_shipped_scorer_loads_and_is_the_default():
+    assert DEFAULT_SCORER.is_file() and DEFAULT_SCORER.stat().st_size < 2_000_000
+    bot = make_agent("scorer")
+    assert bot.name == "scorer" and bot.path == DEFAULT_SCORER
+    assert "greedy_held_out_regret" in bot.scorer.meta  # its fit's numbers travel with it
+
+
+def test_fit_scorer_learns_a_rule_from_values():
+    """Values that prefer refusing at an offer and any discard but greedy's: the fit learns the
+    rule (held-out regret far below greedy's on the same positions)."""
+    pytest.importorskip("torch")
+    from conquian_train.scorer_fit import ScorerSettings, fit_scorer
+
+    positions = _positions(30, seed=50)
+    rows = []
+    for g, (f, mask, view) in enumerate(positions):
+        q = np.full(85, np.nan, np.float32)
+        legal = np.flatnonzero(mask)
+        if view.phase == OFFER:
+            q[legal] = 0.2
+            q[REFUSE] = 0.8
+        else:
+            q[legal] = 0.5
+            q[GreedyAgent().choose(view)] = 0.2
+        rows.append((f, mask, int(np.nanargmax(q)), 0.0, q, g))
+    data = ImitationData.from_decisions(rows, "meld")
+    scorer, report = fit_scorer(data, ScorerSettings(hidden=(32,), epochs=6, lr=3e-3), seed=0)
+    final = min(r["held_out_regret"] for r in report)
+    assert final < 0.05 < report[0]["greedy_held_out_regret"]
+    assert scorer.meta["held_out_regret"] == pytest.approx(final, abs=1e-5)
+    assert any(r["kept"] for r in report)
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [({"hidden": ()}, "hidden"), ({"epochs": 0}, "epochs"), ({"temperature": 0}, "temperature"),
+     ({"holdout": 1}, "holdout")],
+)  # fmt: skip
+def test_scorer_settings_name_bad_values(kw, message):
+    from conquian_train.scorer_fit import ScorerSettings
+
+    with pytest.raises(ValueError, match=message):
+        ScorerSettings(**kw)
+
+
+def test_a_position_is_scored_the_same_alone_and_in_a_batch():
+    positions = _positions(2, seed=70)
+    scorer = _random_scorer(6)
+    feats = np.stack([p[0] for p in positions])
+    masks = np.stack([p[1] for p in positions])
+    x, valid, actions = candidate_features(feats, masks)
+    batch = scorer(x)
+    rng = random.Random(0)
+    for i in rng.sample(range(len(positions)), 10):
+        alone = scorer.action_scores(feats[i], masks[i])
+        assert np.allclose(alone[actions[i][valid[i]]], batch[i][valid[i]], atol=1e-6)
