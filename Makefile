@@ -5,7 +5,7 @@
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   expert iteration's short preset (train.py exit, 4 rounds of 1000 games) into runs/default,
-#              about 10 minutes on 2 cores; make train-ppo: the MaskablePPO recipe (train.py) into runs/ppo
+#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe into runs/ppo
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors)
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
