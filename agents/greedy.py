@@ -50,24 +50,21 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
+from conquian_env.greedy_weights import (
+    DISTANT_WEIGHT,
+    FEED_PENALTY,
+    FEED_PENALTY_NEAR_OUT,
+    FORCE_MIN_HAND,
+    LAY_COST,
+    OUT_WEIGHT,
+    PARTIAL_WEIGHT,
+    READY_BONUS,
+)
+from conquian_env.greedy_weights import MAX_FULL_ENUM as _MAX_FULL_ENUM
 from conquian_env.melds import can_split_into_melds, playable_cards
 
 from .base import Agent, PlayerView
 
-#: quality weights (see the module docstring)
-PARTIAL_WEIGHT = 0.3
-DISTANT_WEIGHT = 0.06
-READY_BONUS = 2.0
-OUT_WEIGHT = 0.5
-#: penalty for discarding a card that fits the opponent's meld, by opponent hand size
-FEED_PENALTY = 0.7
-FEED_PENALTY_NEAR_OUT = 6.0
-#: force the opponent when they hold at least this many hand cards
-FORCE_MIN_HAND = 2
-#: small preference for laying fewer cards when plans are otherwise equal
-LAY_COST = 1e-3
-#: the most playable hand cards whose subsets are all tried when planning a take
-_MAX_FULL_ENUM = 7
 #: size at which the memo tables of the pure functions below are emptied
 _CACHE_LIMIT = 1 << 17
 _discard_cache: dict[tuple[int, ...], tuple[tuple[int, float], ...]] = {}

@@ -31,6 +31,11 @@ def evaluate_agent(agent: Agent, spec: str, games: int, seed: int, *, forcing: b
     return {"opponent": spec, **pair_score(play_pair(agent, spec, games, seed, forcing=forcing, jobs=jobs))}
 
 
+def model_suffix(model: Any) -> str:
+    """The file suffix of ``model``'s saves: ``.zip`` for an SB3 model, else its ``suffix``."""
+    return ".zip" if hasattr(model, "policy") else model.suffix
+
+
 class Evaluator:
     """One evaluation of a model (:func:`evaluate_policy` against each of ``opponents``): a row per
     opponent in ``eval.csv``, the log, ``best.zip`` (``best.npz`` for a scorer) when the score
@@ -48,13 +53,14 @@ class Evaluator:
         """Evaluate ``model``: an SB3 model (its policy, on the batched engine where it can), or any
         object with ``agent()`` (the bot to evaluate), ``save(path)`` and a file ``suffix``."""
         run, rows = self.run, []
+        suffix = model_suffix(model)
         if hasattr(model, "policy"):
-            policy, suffix = NumpyPolicy.from_sb3(model.policy), ".zip"
+            policy = NumpyPolicy.from_sb3(model.policy)
 
             def play(spec: str) -> dict[str, Any]:
                 return evaluate_policy(policy, spec, **self.settings)
         else:
-            agent, suffix = model.agent(), model.suffix
+            agent = model.agent()
             fixed = {k: self.settings[k] for k in ("games", "seed", "forcing", "jobs")}
 
             def play(spec: str) -> dict[str, Any]:

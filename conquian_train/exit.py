@@ -63,7 +63,7 @@ from conquian_env.seeding import derive_seed
 
 from . import knobs
 from .envs import make_vec_env
-from .evaluation import Evaluator
+from .evaluation import Evaluator, model_suffix
 from .knobs import knob
 from .run import RunFolder
 from .scorer_fit import ScorerSettings, fit_scorer
@@ -258,7 +258,6 @@ class ExItRun:
         self.run.out.mkdir(parents=True, exist_ok=True)
         (self.run.out / "labels").mkdir(exist_ok=True)
         self.run.state.update(round=0, labels=0)
-        self.suffix = ".npz" if c.network == "scorer" else ".zip"
         if c.network == "scorer":
             self.model: Any = ScorerModel()
         else:
@@ -268,6 +267,7 @@ class ExItRun:
             self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
+        self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip
         if resume:
@@ -372,11 +372,7 @@ class ExItRun:
         return run.state
 
     def save(self, name: str) -> None:
-        ck = self.run.out / "checkpoints"
-        ck.mkdir(exist_ok=True)
-        self.model.save(ck / f"latest.tmp{self.suffix}")
-        os.replace(ck / f"latest.tmp{self.suffix}", ck / f"latest{self.suffix}")
-        shutil.copyfile(ck / f"latest{self.suffix}", self.run.out / name)
+        shutil.copyfile(self.run.save_model(self.model, self.suffix), self.run.out / name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,13 +59,18 @@ class RunFolder:
         for snapshot in self.snapshots:
             model.get_env().env_method("add_snapshot", snapshot)
 
-    def save_checkpoint(self, model) -> None:
-        """The model, the snapshot pool and the run state, each written atomically."""
+    def save_model(self, model, suffix: str = ".zip") -> Path:
+        """``checkpoints/latest{suffix}``: ``model.save`` into a temporary file, then a rename."""
         ck = self.out / "checkpoints"
         ck.mkdir(exist_ok=True)
-        model.save(ck / "latest.tmp.zip")
-        os.replace(ck / "latest.tmp.zip", ck / "latest.zip")
-        save_snapshots(ck / "snapshots.npz", self.snapshots)
+        model.save(ck / f"latest.tmp{suffix}")
+        os.replace(ck / f"latest.tmp{suffix}", ck / f"latest{suffix}")
+        return ck / f"latest{suffix}"
+
+    def save_checkpoint(self, model) -> None:
+        """The model, the snapshot pool and the run state, each written atomically."""
+        self.save_model(model)
+        save_snapshots(self.out / "checkpoints" / "snapshots.npz", self.snapshots)
         self.write_state(model.num_timesteps)
 
     def write_state(self, num_timesteps: int) -> None:

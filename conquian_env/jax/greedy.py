@@ -48,6 +48,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from conquian_env.greedy_weights import (
+    DISTANT_WEIGHT,
+    FEED_PENALTY,
+    FEED_PENALTY_NEAR_OUT,
+    FORCE_MIN_HAND,
+    LAY_COST,
+    MAX_FULL_ENUM,
+    OUT_WEIGHT,
+    PARTIAL_WEIGHT,
+    READY_BONUS,
+)
+
 from .. import actions as _actions
 from .game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, _row
 from .melds import _RANKS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
@@ -68,19 +80,6 @@ LAY_CHUNK = 2
 #: hand slots (a hand holds at most ten cards)
 SLOTS = 10
 _WORD = 0xFFFFF
-
-
-#: the greedy bot's weights (agents.greedy; conquian_env sits below agents, so they are
-#: stated again here and ``tests/test_jax.py`` checks that they are the same)
-PARTIAL_WEIGHT = 0.3
-DISTANT_WEIGHT = 0.06
-READY_BONUS = 2.0
-OUT_WEIGHT = 0.5
-FEED_PENALTY = 0.7
-FEED_PENALTY_NEAR_OUT = 6.0
-FORCE_MIN_HAND = 2
-LAY_COST = 1e-3
-MAX_FULL_ENUM = 7
 
 
 def partner_masks() -> list[list[int]]:

@@ -1,0 +1,36 @@
+"""The greedy bot's weights, in one place.
+
+:mod:`agents.greedy` (the bot, and its compiled twin :mod:`agents._greedy_kernels`) and
+:mod:`conquian_env.jax.greedy` (the same bot in JAX) read them from here: ``conquian_env``
+sits below ``agents``, so this is the one home both can import.  What each weight means is
+in :mod:`agents.greedy`'s docstring.
+"""
+
+#: quality of a card per 3-card combination it could still make, with one partner held
+#: (and the other live) or with both partners live
+PARTIAL_WEIGHT = 0.3
+DISTANT_WEIGHT = 0.06
+#: a ready hand: this bonus plus OUT_WEIGHT per card that would win
+READY_BONUS = 2.0
+OUT_WEIGHT = 0.5
+#: penalty for discarding a card that fits the opponent's meld, by opponent hand size
+FEED_PENALTY = 0.7
+FEED_PENALTY_NEAR_OUT = 6.0
+#: force the opponent when they hold at least this many hand cards
+FORCE_MIN_HAND = 2
+#: small preference for laying fewer cards when plans are otherwise equal
+LAY_COST = 1e-3
+#: the most playable hand cards whose subsets are all tried when planning a take
+MAX_FULL_ENUM = 7
+
+__all__ = [
+    "DISTANT_WEIGHT",
+    "FEED_PENALTY",
+    "FEED_PENALTY_NEAR_OUT",
+    "FORCE_MIN_HAND",
+    "LAY_COST",
+    "MAX_FULL_ENUM",
+    "OUT_WEIGHT",
+    "PARTIAL_WEIGHT",
+    "READY_BONUS",
+]
