@@ -76,6 +76,7 @@ from ._greedy_kernels import (
     plan_take,
     position_value,
 )
+from ._scorer_kernels import _no_network, scorer_action
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -212,6 +213,8 @@ def determinize(view, pool, n_opp, tries, info, out, scratch):
 
 
 # ---------------------------------------------------------------- playouts
+#: ``me`` of :func:`guided_playout` for the network to decide for both players
+BOTH = 2
 #: entries of a playout's plan cache (a power of two); the cache is emptied when full
 CACHE_SIZE = 1 << 15
 _KEY = 6  # hand, meld, opponent's meld, face-up card, dead pile, opponent's hand size
@@ -286,36 +289,62 @@ def playout(S, i, keys, plans, filled):
     discarded at once.  Plans come from the cache ``keys, plans, filled`` (:func:`new_cache`).
     """
     while S[i, PHASE] != GAME_OVER:
+        _greedy_step(S, i, keys, plans, filled, -1)
+    return S[i, WINNER]
+
+
+@njit(cache=True)
+def guided_playout(S, i, me, steps, keys, plans, filled, weights, dims, F, X, acts, out, h, g):
+    """:func:`playout` in which the network (:func:`agents._scorer_kernels.scorer_action`,
+    ``weights, dims`` from :func:`agents._scorer_kernels.pack`) makes player ``me``'s next
+    ``steps`` decisions that have a choice at an offer or a discard; every other move is
+    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents._scorer_kernels.scratch`)."""
+    while S[i, PHASE] != GAME_OVER:
         phase = S[i, PHASE]
-        if phase == OFFER and S[i, LMISC] & 1:  # an offer the player may take
-            p = S[i, PLAYER]
-            lay, discard, value, keep = _offer_plan(S, i, p, keys, plans, filled)
-            if S[i, SOURCE] == TURNED and S[i, OWNER] == p and S[i, PASSED] == 0:
-                keep -= feed_penalty(S[i, FACE], S[i, M0 + 1 - p], _popcount(S[i, H0 + 1 - p]))
-            if value - keep < 0:
-                apply(S, i, REFUSE)
+        if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and (phase == OFFER or phase == DISCARD):
+            lcards, misc = S[i, LCARDS], S[i, LMISC]
+            if (phase == OFFER and misc & 3 == 3) or (phase == DISCARD and lcards & (lcards - 1)):
+                apply(S, i, scorer_action(S, i, weights, dims, F, X, acts, out, h, g))
+                steps -= 1
                 continue
-            S[i, PHASE] = MELD  # apply(TAKE) without the meld phase's legal masks
-            S[i, FORCED] = 0
-            S[i, MOVES] += 1
-            _lay(S, i, lay, discard)
-        elif phase == MELD and S[i, CHOSEN] == 0:  # a forced take, or a take played before
-            lay, discard, _, _ = _offer_plan(S, i, S[i, PLAYER], keys, plans, filled)
-            _lay(S, i, lay, discard)
-        else:
-            apply(S, i, greedy_action(S, i))
+        _greedy_step(S, i, keys, plans, filled, me if steps > 0 else -1)
     return S[i, WINNER]
 
 
 @njit(cache=True, inline="always")
-def _lay(S, i, lay, discard):
+def _greedy_step(S, i, keys, plans, filled, network):
+    """One greedy decision of :func:`playout` (a take with its meld and discard as one step,
+    except that the discard after a take by player ``network`` is left to the network)."""
+    phase = S[i, PHASE]
+    if phase == OFFER and S[i, LMISC] & 1:  # an offer the player may take
+        p = S[i, PLAYER]
+        lay, discard, value, keep = _offer_plan(S, i, p, keys, plans, filled)
+        if S[i, SOURCE] == TURNED and S[i, OWNER] == p and S[i, PASSED] == 0:
+            keep -= feed_penalty(S[i, FACE], S[i, M0 + 1 - p], _popcount(S[i, H0 + 1 - p]))
+        if value - keep < 0:
+            apply(S, i, REFUSE)
+            return
+        S[i, PHASE] = MELD  # apply(TAKE) without the meld phase's legal masks
+        S[i, FORCED] = 0
+        S[i, MOVES] += 1
+        _lay(S, i, lay, discard, p == network or network == BOTH)
+    elif phase == MELD and S[i, CHOSEN] == 0:  # a forced take, or a take played before
+        p = S[i, PLAYER]
+        lay, discard, _, _ = _offer_plan(S, i, p, keys, plans, filled)
+        _lay(S, i, lay, discard, p == network or network == BOTH)
+    else:
+        apply(S, i, greedy_action(S, i))
+
+
+@njit(cache=True, inline="always")
+def _lay(S, i, lay, discard, leave_discard):
     """The rest of a greedy take with nothing chosen yet: lay the plan's cards (one move
     each), finish, and discard the plan's card (greedy's discard decision would choose it:
-    the same hand, meld and unseen cards)."""
+    the same hand, meld and unseen cards) unless ``leave_discard`` (the network discards)."""
     S[i, CHOSEN] = lay
     S[i, MOVES] += _popcount(lay)
     apply(S, i, FINISH)
-    if S[i, PHASE] == DISCARD:
+    if S[i, PHASE] == DISCARD and not leave_discard:
         apply(S, i, DISCARD_BASE + discard)
 
 
@@ -440,8 +469,13 @@ def _race(results, deals, active, sums, n, z):
 
 
 @njit(cache=True)
-def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled):
-    """Play ``deals`` more determinizations of the search (see the module docstring)."""
+def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
+               steps, net, both=False):  # fmt: skip
+    """Play ``deals`` more determinizations of the search (see the module docstring); with
+    ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
+    dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
+    searching player's next ``steps`` decisions (0: plain greedy playouts; ``net`` is not read,
+    :func:`agents._scorer_kernels.no_network` gives a placeholder)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
@@ -460,7 +494,10 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 S[0, c] = det[c]
             compute_legal(S, 0)
             play_option(S, 0, actions[k], keys, plans, filled)
-            w = playout(S, 0, keys, plans, filled)
+            if steps > 0:
+                w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+            else:
+                w = playout(S, 0, keys, plans, filled)
             half = 1 if w < 0 else (2 if w == me else 0)
             if d < results.shape[0]:
                 results[d, k] = half
@@ -504,11 +541,12 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_option
         info, actions, active, results, sums = new_search(view, seeds[b], take_options)
         S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
         keys, plans, filled = _new_cache(CACHE_SIZE)
+        net = _no_network()
         pool = pools[b, : pool_sizes[b]].copy()
         n = info[I_ACTIONS]
         while info[I_PLAYOUTS] < playouts and (z <= 0 or active[:n].sum() > 1):  # z > 0: until the race is won
             results = run_search(
-                view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled
+                view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled, 0, net
             )
         for k in range(n):  # a take's options add up to the take: its best mean, all their playouts
             a = TAKE if actions[k] >= TAKE_THEN else actions[k]

@@ -98,9 +98,11 @@ KNOWN_BOTS: dict[str, BotInfo] = {
     ),
     "guided": BotInfo(
         _guided,
-        "the compiled search guided by a network: only the policy's most likely actions enter the race",
+        "the compiled search guided by a network: its prior (only the most likely actions race) and playout policy",
         {
-            "keep": "3, legal actions (by the policy's ranking) that are searched",
+            "keep": "3, legal actions (by the policy's ranking) that are searched (0: all)",
+            "steps": "0, the searching player's next decisions in each playout that the network makes (a scorer)",
+            "both": "false, the network also makes the opponent's decisions in the playouts (steps counts both)",
             "time": "0.15, seconds per searched decision at most",
             "iterations": "none, playouts per decision instead of time",
             "z": "3, standard errors behind the leader at which an action leaves the race",

@@ -53,6 +53,7 @@ from .greedy import GreedyAgent
 try:
     from conquian_env import _kernels as E
 
+    from . import _scorer_kernels as SK
     from . import _search_kernels as K
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
@@ -135,6 +136,8 @@ def _warm_up() -> None:
         sums,
         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
         *K.new_cache(2),
+        0,
+        SK.no_network(),
     )
     _WARM = True
 
@@ -191,6 +194,8 @@ class SearchAgent(SearchBot):
         self._melder = GreedyAgent()
         self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
+        #: the network's decisions per playout and the network (none in the plain search)
+        self._steps, self._net, self._both = 0, SK.no_network(), False
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
         #: search (``last_options``: the same by root option, a take split by its discard)
@@ -214,8 +219,9 @@ class SearchAgent(SearchBot):
         def run(deals: int) -> None:
             nonlocal results
             results = K.run_search(
-                row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S, *self._cache
-            )
+                row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
+                *self._cache, self._steps, self._net, self._both,
+            )  # fmt: skip
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
@@ -247,10 +253,21 @@ class SearchAgent(SearchBot):
 
 
 class GuidedSearchAgent(SearchAgent):
-    """The compiled search guided by a network (spec ``guided:PATH``): the network in ``PATH``
-    (an action scorer ``.npz`` from ``train.py exit``, or a MaskablePPO ``.zip``, read
-    weights-only) ranks the legal actions, and only its ``keep`` most likely ones enter the race, so the playouts go
-    to the moves the network deems worth a look; the other knobs are the search's.
+    """The compiled search guided by a network (spec ``guided:PATH``), in two ways:
+
+    * as its **prior**: the network in ``PATH`` (an action scorer ``.npz`` from ``train.py
+      exit``, or a MaskablePPO ``.zip``, read weights-only) ranks the legal actions, and only
+      its ``keep`` most likely ones enter the race (0: all of them), so the playouts go to the
+      moves the network deems worth a look;
+    * as its **playout policy** (an action scorer only): in every playout the network makes
+      the searching player's next ``steps`` decisions at offers and discards (``both``: both
+      players', ``steps`` counting them all), compiled (:mod:`agents._scorer_kernels`), the
+      rest of the playout greedy's (0: greedy playouts).
+
+    Neither measured stronger than the plain search (docs/training.md): the prior at equal
+    time, the playout policy even at equal playouts (it costs about 6 times the time).
+
+    The other knobs are the search's.
     """
 
     name = "guided"
@@ -259,13 +276,18 @@ class GuidedSearchAgent(SearchAgent):
         self,
         path: str,
         keep: int = 3,
+        steps: int = 0,
+        both: bool = False,
         time: float | None = None,
         iterations: int | None = None,
         z: float = DEFAULT_Z,
         tries: int = DEFAULT_TRIES,
         seed: int | None = None,
     ):
-        _check_number("keep", keep, 1, integer=True)
+        _check_number("keep", keep, 0, integer=True)
+        _check_number("steps", steps, 0, integer=True)
+        if not isinstance(both, (bool, np.bool_)):
+            raise ValueError(f"both must be true or false, got {both!r}")
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
         self.keep = int(keep)
         self.scorer = self.policy = self.encoder = None
@@ -277,11 +299,15 @@ class GuidedSearchAgent(SearchAgent):
         else:
             from .ppo import load_policy
 
+            if steps:
+                raise ValueError(f"steps={steps}: only an action scorer (.npz) plays in the playouts, not {path!r}")
             self.policy = load_policy(path)
             if self.policy.features == "meld":
                 from .features import FeatureEncoder
 
                 self.encoder = FeatureEncoder()
+        if steps:
+            self._steps, self._net, self._both = int(steps), SK.network(self.scorer), bool(both)
         self.name = f"guided:{path}"
 
     def reset(self, player: int, seed: int | None = None) -> None:
@@ -290,7 +316,7 @@ class GuidedSearchAgent(SearchAgent):
             self.encoder.reset()
 
     def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
-        if len(options) <= self.keep:
+        if self.keep == 0 or len(options) <= self.keep:
             return
         obs = view.observation() if self.encoder is None else self.encoder.encode(view)
         if self.scorer is not None:

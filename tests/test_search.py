@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
+from agents import _scorer_kernels as SK  # noqa: E402
 from agents import _search_kernels as K  # noqa: E402
 from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
@@ -348,7 +349,23 @@ def test_a_take_is_valued_with_its_best_discard():
         for take_options in (False, True):
             info, actions, active, results, sums = K.new_search(row, 77, take_options)
             stage = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
-            K.run_search(row, pool, n_opp, 10, 0.0, 30, info, actions, active, results, sums, stage, *K.new_cache())
+            K.run_search(
+                row,
+                pool,
+                n_opp,
+                10,
+                0.0,
+                30,
+                info,
+                actions,
+                active,
+                results,
+                sums,
+                stage,
+                *K.new_cache(),
+                0,
+                SK.no_network(),
+            )
             n = int(info[K.I_ACTIONS])
             runs.append({int(actions[k]): sums[0, k] / sums[1, k] for k in range(n)})
         plain, split = runs
@@ -499,7 +516,13 @@ def test_bad_guided_specs_are_named():
     with pytest.raises(SpecError, match="needs the network's model"):
         make_agent("guided")
     with pytest.raises(SpecError, match="keep"):
-        make_agent(f"guided:{DEFAULT_MODEL},keep=0")
+        make_agent(f"guided:{DEFAULT_MODEL},keep=-1")
+    with pytest.raises(SpecError, match="steps"):
+        make_agent(f"guided:{DEFAULT_MODEL},steps=1")  # a MaskablePPO policy cannot play in the playouts
+    with pytest.raises(SpecError, match="steps"):
+        make_agent("guided:agents/data/conquian_scorer.npz,steps=1.5")
+    with pytest.raises(SpecError, match="both"):
+        make_agent("guided:agents/data/conquian_scorer.npz,steps=1,both=3")
     with pytest.raises(SpecError, match="no-such.zip"):
         make_agent("guided:no-such.zip")
     bot = make_agent(f"guided:{DEFAULT_MODEL},keep=2,iterations=50", seed=1)
@@ -562,3 +585,108 @@ def test_guided_search_with_a_scorer_plays_out_its_top_actions(tmp_path):
     assert load_scorer(DEFAULT_SCORER).meta["format"].startswith("conquian-action-scorer")
     with pytest.raises(SpecError, match="no-such.npz"):
         make_agent("guided:no-such.npz")
+
+
+# ------------------------------------------------------------------ the network inside the compiled search
+
+
+def _random_rows(n: int, seed: int, forcing: bool = False):
+    """Engine rows after 0..40 random moves each (a spread of phases and positions)."""
+    games = VectorGame(n, observations=False, parallel=False, seed=seed, forcing=forcing)
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        for _ in range(rng.integers(0, 40)):
+            if games.state[i, E.PHASE] == E.GAME_OVER:
+                break
+            E.apply(games.state, i, E.random_legal(games.state, i, rng.random()))
+    return games
+
+
+def test_the_compiled_scorer_is_the_scorer_bot():
+    """Candidates equal agents.scorer.candidate_features' exactly, scores to float rounding,
+    and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere."""
+    from agents._greedy_kernels import batch_features
+    from agents.scorer import DEFAULT_SCORER, candidate_features, load_scorer
+
+    scorer = load_scorer(DEFAULT_SCORER)
+    weights, dims, f, x, acts, out, h, g = SK.network(scorer)
+    games = _random_rows(800, seed=21)
+    rows = np.flatnonzero(games.state[:, E.PHASE] != E.GAME_OVER)
+    players = games.state[rows, E.PLAYER]
+    features = batch_features(games, rows, players)
+    _, masks = games.observe_rows(rows, players, masks_only=True)
+    ref_x, valid, ref_actions = candidate_features(features, masks)
+    scored = 0
+    for k, r in enumerate(rows):
+        S = games.state
+        n = SK.candidates(features[k], S[r, E.PHASE], S[r, E.LCARDS], S[r, E.LMISC], x, acts)
+        assert n == valid[k].sum()
+        np.testing.assert_array_equal(x[:n], ref_x[k, :n])
+        np.testing.assert_array_equal(acts[:n], ref_actions[k, :n])
+        move = SK.scorer_action(S, r, weights, dims, f, x, acts, out, h, g)
+        if S[r, E.PHASE] in (OFFER, DISCARD) and masks[k].sum() >= 2:
+            ref = scorer(ref_x[k, :n])
+            np.testing.assert_allclose(out[:n], ref, rtol=0, atol=1e-4)
+            assert move == ref_actions[k, int(np.argmax(ref))]
+            scored += 1
+        else:
+            assert move == K.greedy_action(S, r)
+    assert scored >= 150
+
+
+def _guided_by_decision(state, i, me, steps, net):
+    S = state
+    """guided_playout one decision at a time, each move checked legal (the reference)."""
+    while S[i, E.PHASE] != E.GAME_OVER:
+        E.compute_legal(S, i)
+        phase, cards, misc = S[i, E.PHASE], S[i, E.LCARDS], S[i, E.LMISC]
+        choice = (phase == E.OFFER and misc & 3 == 3) or (phase == E.DISCARD and cards & (cards - 1))
+        if steps > 0 and (me == K.BOTH or S[i, E.PLAYER] == me) and choice:
+            a = SK.scorer_action(S, i, *net)
+            steps -= 1
+        else:
+            a = K.greedy_action(S, i)
+        assert E.is_legal(S, i, a), (i, a)
+        E.apply(S, i, a)
+    return S[i, E.WINNER]
+
+
+@pytest.mark.parametrize("steps, both", [(1, False), (3, False), (100, False), (5, True)])
+def test_guided_playouts_let_the_network_make_the_players_next_decisions(steps, both):
+    from agents.scorer import DEFAULT_SCORER, load_scorer
+
+    net = SK.network(load_scorer(DEFAULT_SCORER))
+    games = _random_rows(300, seed=22 + steps)
+    fast, slow = games.state.copy(), games.state.copy()
+    cache = K.new_cache(1 << 8)
+    differs = 0
+    for i in range(games.num_games):
+        me = K.BOTH if both else int(games.state[i, E.PLAYER])
+        assert K.guided_playout(fast, i, me, steps, *cache, *net) == _guided_by_decision(slow, i, me, steps, net)
+        plain = games.state.copy()
+        K.playout(plain, i, *cache)
+        differs += not np.array_equal(plain[i, : E.LCARDS], fast[i, : E.LCARDS])
+    np.testing.assert_array_equal(fast[:, : E.LCARDS], slow[:, : E.LCARDS])
+    assert differs > 0  # the network's moves are not all greedy's
+    # steps 0: the plain playout
+    zero, plain = games.state.copy(), games.state.copy()
+    for i in range(games.num_games):
+        assert K.guided_playout(zero, i, 0, 0, *cache, *net) == K.playout(plain, i, *cache)
+    np.testing.assert_array_equal(zero[:, : E.LCARDS], plain[:, : E.LCARDS])
+
+
+def test_the_network_in_the_playouts_keeps_the_time_budget_and_the_view():
+    """A guided search whose playouts run the network: legal, within its time budget on the
+    real clock (a loose check), and blind to the hidden cards."""
+    scorer = "agents/data/conquian_scorer.npz"
+    bot = make_agent(f"guided:{scorer},keep=0,steps=100,time=0.02", seed=3)
+    for state in _searched(8, seed=90):
+        bot.reset(state.player, seed=3)
+        started = time.perf_counter()
+        a = act(bot, state)
+        assert time.perf_counter() - started < 0.02 + 0.5
+        assert a in state.legal_actions() and bot.last_iterations > 0
+    stats = stats_under_permutations(
+        lambda: make_agent(f"guided:{scorer},keep=0,steps=2,iterations=200", seed=5), mid_game_state(13, 20), seed=13
+    )
+    assert all(s == stats[0] for s in stats[1:])
