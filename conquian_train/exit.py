@@ -32,7 +32,8 @@ Each **round** ``r``:
    ``learning_curve.png``, ``best.npz`` (``best.zip`` for ppo; best against ``best_by``).
 
 The run folder: ``config.json``, ``train.log``, ``labels/``, ``rounds.csv`` (where the time
-went: play, label, fit, evaluate), ``eval.csv``, ``bc.csv`` (the fit's epochs),
+went: play, label, fit, evaluate), ``eval.csv``, ``bc.csv`` (the fit's epochs), ``regret.csv``
+(the kept fit's regret on held-out games by round, and greedy's: the curve's second panel),
 ``checkpoints/latest.npz`` and ``state.json``, ``round{r}.npz``, ``best.npz``, ``final.npz`` (``.zip``
 for ppo).
 """
@@ -361,6 +362,10 @@ class ExItRun:
             else:
                 report = fit_imitation(self.model.policy, data, c.imitation(), c.seed + r, f"round{r}", run.log)
             run.append_csv("bc.csv", report)
+            if c.network == "scorer":  # the kept fit's held-out regret, and greedy's, for the curve
+                regret = {"round": r, "labels": len(data), "held_out_regret": self.model.scorer.meta["held_out_regret"],
+                          "greedy_held_out_regret": report[0]["greedy_held_out_regret"]}  # fmt: skip
+                run.append_csv("regret.csv", [regret])
             times = {"round": r, "labels": len(data), **{k: round(v, 1) if isinstance(v, float) else v
                      for k, v in totals.items()}, "fit_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
             self.save(f"round{r}{self.suffix}")

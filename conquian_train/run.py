@@ -83,8 +83,11 @@ class RunFolder:
         os.replace(path.with_suffix(".tmp.json"), path)
 
 
-def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step") -> None:
-    """Score with its interval against each evaluation opponent, by ``x`` (a column of ``eval_csv``)."""
+def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step",
+                        regret_csv: Path | None = None) -> None:  # fmt: skip
+    """Score with its interval against each evaluation opponent, by ``x`` (a column of ``eval_csv``);
+    with ``regret_csv`` (columns ``labels``, ``held_out_regret``, ``greedy_held_out_regret``: expert
+    iteration's fits) a second panel: the network's regret on held-out games, and greedy's."""
     try:
         import matplotlib
 
@@ -94,7 +97,9 @@ def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps"
         return
     with open(eval_csv) as f:
         rows = list(csv.DictReader(f))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    regret = list(csv.DictReader(open(regret_csv))) if regret_csv is not None and regret_csv.exists() else []
+    fig, axes = plt.subplots(1, 2 if regret else 1, figsize=(12 if regret else 7, 4), squeeze=False)
+    ax = axes[0, 0]
     for spec in dict.fromkeys(r["opponent"] for r in rows):
         sub = [r for r in rows if r["opponent"] == spec]
         xs = [int(r[x]) for r in sub]
@@ -104,6 +109,15 @@ def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps"
     ax.set(xlabel=xlabel, ylabel="score (win 1, draw 1/2), 95% interval", ylim=(0, 1))
     ax.legend()
     ax.grid(alpha=0.3)
+    if regret:
+        ax = axes[0, 1]
+        xs = [int(r["labels"]) for r in regret]
+        ax.plot(xs, [float(r["held_out_regret"]) for r in regret], marker="o", label="the network")
+        ax.plot(xs, [float(r["greedy_held_out_regret"]) for r in regret], marker="s", ls="--", label="greedy")
+        ax.set(xlabel=xlabel, ylabel="regret on held-out games (search values)", ylim=(0, None),
+               title="lower is better: value lost per decision")  # fmt: skip
+        ax.legend()
+        ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)

@@ -80,6 +80,16 @@ def test_a_short_run_labels_learns_and_saves(network, request):
     times = list(csv.DictReader(open(exit_run / "rounds.csv")))
     assert [int(r["round"]) for r in times] == [0, 1]
     assert all(int(r["searched"]) > 0 and float(r["label_s"]) >= 0 and float(r["fit_s"]) > 0 for r in times)
+    if network == "scorer":  # the curve's second panel: the kept fit's held-out regret by round, and greedy's
+        regret = list(csv.DictReader(open(exit_run / "regret.csv")))
+        assert [int(r["labels"]) for r in regret] == [sum(labels[:2]), sum(labels)]
+        bc = list(csv.DictReader(open(exit_run / "bc.csv")))
+        for r in regret:
+            stage = [b for b in bc if b["stage"] == f"round{r['round']}"]
+            assert float(r["greedy_held_out_regret"]) == float(stage[0]["greedy_held_out_regret"])
+            assert float(r["held_out_regret"]) <= min(float(b["held_out_regret"]) for b in stage) + 1e-5
+    else:
+        assert not (exit_run / "regret.csv").exists()
 
 
 @pytest.mark.parametrize("spec", ["scorer:{run}/best.npz", "guided:{run}/best.npz,iterations=40", "ppo:{ppo}/best.zip"])
