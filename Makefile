@@ -74,7 +74,7 @@ bench-vector: $(STAMP)
 RUN ?= runs/default
 PPO_RUN ?= runs/ppo
 TRAIN_ARGS ?=
-QUICK ?= --games 1000 --rounds 4 --eval-games 1000 --workers 2
+QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 train: $(STAMP)
 	if [ -f $(RUN)/config.json ]; then \
 		$(BIN)/python train.py exit --resume $(RUN) $(TRAIN_ARGS); \

@@ -79,7 +79,7 @@ class ExItConfig:
     rounds: int = knob(5, "rounds of play, label, learn, evaluate (5 x 20000 games: 1.2M labelled decisions)")
     games: int = knob(20000, "games the student plays per round")
     chunk: int = knob(100, "games per label shard (the unit a killed run redoes)")
-    playouts: int = knob(3000, "playouts of the search per labelled position at most")
+    playouts: int = knob(500, "playouts of the search per labelled position at most (500 teach as well as 3000)")
     z: float = knob(3.0, "the search's race: an action this many standard errors behind stops (0: no race)")
     opponents: tuple[str, ...] = knob(("greedy",), "bot specs the student plays while its positions are labelled")
     features: str = knob(
