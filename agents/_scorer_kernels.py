@@ -205,19 +205,6 @@ def scratch(dims: np.ndarray) -> tuple[np.ndarray, ...]:
             np.zeros(wide, np.float32))  # fmt: skip
 
 
-@njit(cache=True)
-def _no_network():
-    """A placeholder ``net`` for a search without the network (its arrays are never read)."""
-    return (np.zeros(1, np.float32), np.array([CANDIDATE_SIZE, 1], np.int64), np.zeros(NUM_FEATURES, np.float32),
-            np.zeros((MAX_CANDIDATES, CANDIDATE_SIZE), np.float32), np.zeros(MAX_CANDIDATES, np.int64),
-            np.zeros(MAX_CANDIDATES, np.float32), np.zeros(1, np.float32), np.zeros(1, np.float32))  # fmt: skip
-
-
-def no_network() -> tuple[np.ndarray, ...]:
-    """``net`` for :func:`agents._search_kernels.run_search` with ``steps`` 0 (never read)."""
-    return _no_network()
-
-
 def network(scorer) -> tuple[np.ndarray, ...]:
     """``net`` for :func:`agents._search_kernels.run_search`: the packed ``scorer`` and its scratch."""
     weights, dims = pack(scorer)

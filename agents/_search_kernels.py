@@ -76,7 +76,7 @@ from ._greedy_kernels import (
     plan_take,
     position_value,
 )
-from ._scorer_kernels import _no_network, scorer_action
+from ._scorer_kernels import scorer_action
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -474,8 +474,8 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
     """Play ``deals`` more determinizations of the search (see the module docstring); with
     ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
     dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
-    searching player's next ``steps`` decisions (0: plain greedy playouts; ``net`` is not read,
-    :func:`agents._scorer_kernels.no_network` gives a placeholder)."""
+    searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
+    the network; ``steps`` is then not read)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
@@ -494,8 +494,11 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 S[0, c] = det[c]
             compute_legal(S, 0)
             play_option(S, 0, actions[k], keys, plans, filled)
-            if steps > 0:
-                w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+            if net is not None:  # numba drops this branch when compiling for net=None: the plain search
+                if steps > 0:
+                    w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+                else:
+                    w = playout(S, 0, keys, plans, filled)
             else:
                 w = playout(S, 0, keys, plans, filled)
             half = 1 if w < 0 else (2 if w == me else 0)
@@ -541,12 +544,27 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_option
         info, actions, active, results, sums = new_search(view, seeds[b], take_options)
         S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
         keys, plans, filled = _new_cache(CACHE_SIZE)
-        net = _no_network()
         pool = pools[b, : pool_sizes[b]].copy()
         n = info[I_ACTIONS]
         while info[I_PLAYOUTS] < playouts and (z <= 0 or active[:n].sum() > 1):  # z > 0: until the race is won
             results = run_search(
-                view, pool, n_opps[b], tries, z, 1, info, actions, active, results, sums, S, keys, plans, filled, 0, net
+                view,
+                pool,
+                n_opps[b],
+                tries,
+                z,
+                1,
+                info,
+                actions,
+                active,
+                results,
+                sums,
+                S,
+                keys,
+                plans,
+                filled,
+                0,
+                None,
             )
         for k in range(n):  # a take's options add up to the take: its best mean, all their playouts
             a = TAKE if actions[k] >= TAKE_THEN else actions[k]

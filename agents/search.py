@@ -137,7 +137,7 @@ def _warm_up() -> None:
         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
         *K.new_cache(2),
         0,
-        SK.no_network(),
+        None,
     )
     _WARM = True
 
@@ -195,7 +195,7 @@ class SearchAgent(SearchBot):
         self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
         #: the network's decisions per playout and the network (none in the plain search)
-        self._steps, self._net, self._both = 0, SK.no_network(), False
+        self._steps, self._net, self._both = 0, None, False
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
         #: search (``last_options``: the same by root option, a take split by its discard)

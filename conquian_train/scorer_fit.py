@@ -21,7 +21,7 @@ import numpy as np
 from agents.imitation import ImitationData
 from agents.scorer import GREEDY_SLOT, ActionScorer, candidate_features
 
-__all__ = ["ScorerSettings", "fit_scorer", "scorer_positions"]
+__all__ = ["ScorerSettings", "fit_scorer", "regret", "scorer_positions"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ def scorer_positions(data: ImitationData) -> dict[str, np.ndarray]:
     return {"x": x, "valid": valid, "q": qv.astype(np.float32), "greedy": greedy, "game": data.game[rows]}
 
 
-def _regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
+def regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
+    """Mean value lost by picking each row's highest-scored valid candidate instead of its best
+    (``scores``, ``valid``, ``q``: one row per position, one column per candidate)."""
     pick = np.where(valid, scores, -np.inf).argmax(axis=1)
     best = np.where(valid, q, -np.inf).max(axis=1)
     return float((best - q[np.arange(len(q)), pick]).mean()) if len(q) else float("nan")
@@ -118,10 +120,10 @@ def fit_scorer(
                                   or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
 
     def measure(idx: np.ndarray) -> float:
-        return _regret(scores(idx), pos["valid"][idx], pos["q"][idx])
+        return regret(scores(idx), pos["valid"][idx], pos["q"][idx])
 
     greedy_scores = np.eye(x.shape[1], dtype=np.float32)[pos["greedy"]]
-    greedy_held = _regret(greedy_scores[test_idx], pos["valid"][test_idx], pos["q"][test_idx])
+    greedy_held = regret(greedy_scores[test_idx], pos["valid"][test_idx], pos["q"][test_idx])
     eval_idx = test_idx if len(test_idx) else train_idx
     rows: list[dict[str, Any]] = []
     best, kept = measure(eval_idx), export()
@@ -139,17 +141,17 @@ def fit_scorer(
             loss.backward()
             opt.step()
             total, batches = total + float(loss.detach()), batches + 1
-        regret = measure(eval_idx)
-        keep = regret < best
+        held_regret = measure(eval_idx)
+        keep = held_regret < best
         if keep:
-            best, kept = regret, export()
+            best, kept = held_regret, export()
         row = {"stage": stage, "epoch": epoch, "positions": len(train_idx), "held_out": len(test_idx),
                "loss": round(total / max(batches, 1), 4), "train_regret": round(measure(train_idx[:20000]), 5),
-               "held_out_regret": round(regret, 5), "greedy_held_out_regret": round(greedy_held, 5),
+               "held_out_regret": round(held_regret, 5), "greedy_held_out_regret": round(greedy_held, 5),
                "kept": keep, "s": round(time.perf_counter() - t0, 1)}  # fmt: skip
         rows.append(row)
         if log is not None:
-            log(f"{stage} epoch {epoch}: held-out regret {regret:.4f} (greedy {greedy_held:.4f}), "
+            log(f"{stage} epoch {epoch}: held-out regret {held_regret:.4f} (greedy {greedy_held:.4f}), "
                 f"train {row['train_regret']:.4f}{' kept' if keep else ''}")  # fmt: skip
     kept.meta = {"positions": int(len(train_idx)), "held_out_regret": round(best, 5),
                  "greedy_held_out_regret": round(greedy_held, 5), "temperature": s.temperature}  # fmt: skip

@@ -364,7 +364,7 @@ def test_a_take_is_valued_with_its_best_discard():
                 stage,
                 *K.new_cache(),
                 0,
-                SK.no_network(),
+                None,
             )
             n = int(info[K.I_ACTIONS])
             runs.append({int(actions[k]): sums[0, k] / sums[1, k] for k in range(n)})
