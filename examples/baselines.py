@@ -12,8 +12,9 @@ pool (greedy, random, the learner's snapshots) and evaluation (duplicate deals o
 
 Each run is a ``train.py`` run folder under ``--out`` (``VARIANT_sSEED``); a rerun resumes
 unfinished runs and skips finished ones.  At the end the evaluations of every run are
-gathered into ``--csv`` (one row per run, step and opponent, with the run's wall time) and
-drawn into ``--png`` (mean over seeds, each seed thin).
+gathered into ``--csv`` (one row per run, step and opponent, with the run's wall time and
+the steps it has reached) and drawn into ``--png`` (mean over seeds, each seed thin);
+``--gather-only`` does just that with the runs as they stand (unfinished ones too).
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def gather(folders: list[Path], csv_path: Path) -> list[dict]:
     rows = []
     for folder in folders:
         variant, seed = folder.name.rsplit("_s", 1)
-        seconds = json.loads((folder / "checkpoints" / "state.json").read_text())["seconds"]
+        state = json.loads((folder / "checkpoints" / "state.json").read_text())
+        seconds = state["seconds"]
         for r in csv.DictReader(open(folder / "eval.csv")):
             rows.append({"variant": variant, "seed": int(seed), "step": int(r["step"]), "opponent": r["opponent"],
                          "score": float(r["score"]), "low": float(r["low"]), "high": float(r["high"]),
-                         "games": int(r["games"]), "run_wall_s": round(seconds)})  # fmt: skip
+                         "games": int(r["games"]), "run_wall_s": round(seconds),
+                         "run_steps": int(state["num_timesteps"])})  # fmt: skip
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with open(csv_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -111,10 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", default="docs/experiments/baselines/curves.csv")
     parser.add_argument("--png", default="docs/images/baselines.png")
     parser.add_argument("--train-args", default="", help="more train.py options for new runs, e.g. '--n-envs 64'")
+    parser.add_argument("--gather-only", action="store_true",
+                        help="train nothing: gather what the run folders hold (unfinished runs too)")  # fmt: skip
     args = parser.parse_args(argv)
     extra = args.train_args.split()
-    folders = [run_one(v, s, args.steps, Path(args.out), args.eval_every, args.eval_games, extra)
-               for v in args.variants for s in args.seeds]  # fmt: skip
+    if args.gather_only:
+        folders = [f for v in args.variants for s in args.seeds
+                   if ((f := Path(args.out) / f"{v}_s{s}") / "checkpoints" / "state.json").exists()]  # fmt: skip
+        if not folders:
+            print(f"error: no run folder with a checkpoint under {args.out}", file=sys.stderr)
+            return 2
+    else:
+        folders = [run_one(v, s, args.steps, Path(args.out), args.eval_every, args.eval_games, extra)
+                   for v in args.variants for s in args.seeds]  # fmt: skip
     rows = gather(folders, Path(args.csv))
     plot(rows, Path(args.png))
     print(f"{len(rows)} evaluations of {len(folders)} runs -> {args.csv}, {args.png}", file=sys.stderr)

@@ -196,6 +196,11 @@ def test_the_baseline_script_trains_from_scratch_and_writes_its_csv(tmp_path):
     assert config["features"] == "raw" and config["bc_games"] == 0 and config["seed"] == 1
     assert baselines.main(args) == 0  # finished runs are skipped, not trained again
     assert (out / "raw_s1" / "train.log").read_text().count("done:") == 1
+    assert all(int(r["run_steps"]) == 1024 for r in rows)
+    csv_path.unlink()
+    assert baselines.main([*args, "--gather-only", "--seeds", "1", "7"]) == 0  # seed 7 has no run: left out
+    assert list(csv.DictReader(open(csv_path))) == rows
+    assert baselines.main(["--gather-only", "--out", str(tmp_path / "none")]) == 2
 
 
 def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
