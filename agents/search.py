@@ -109,12 +109,24 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 _WARM = False
+_WARM_NET = False
 
 
-def _warm_up() -> None:
+def _warm_up(net: tuple | None = None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
-    decision pays for it (loading numba's cache takes about half a second)."""
-    global _WARM
+    decision pays for it (loading numba's cache takes about half a second); ``net``: the
+    guided search's kernels with the network too (once per process)."""
+    global _WARM, _WARM_NET
+    if net is not None and not _WARM_NET:
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        info, actions, active, results, sums = K.new_search(row, 1, False)
+        for both in (False, True):
+            K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 1, net, both)  # fmt: skip
+        _WARM_NET = True
     if _WARM:
         return
     from conquian_env.game import new_game
@@ -308,6 +320,7 @@ class GuidedSearchAgent(SearchAgent):
                 self.encoder = FeatureEncoder()
         if steps:
             self._steps, self._net, self._both = int(steps), SK.network(self.scorer), bool(both)
+            _warm_up(self._net)  # compile (or load) the guided kernels now, not in the first decision
         self.name = f"guided:{path}"
 
     def reset(self, player: int, seed: int | None = None) -> None:
