@@ -1,0 +1,208 @@
+"""Bot specs and run configs read safely: every number of a spec bounded when the bot is built
+(:mod:`agents.params`), a ``python:`` class's failures named as spec errors, and the
+specs of a run folder's ``config.json`` never importing code on ``--resume`` unless
+``--trust-code`` is given; config values type-checked (:mod:`conquian_train.knobs`)."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import evaluate
+from agents import make_agent
+from agents.base import Agent
+from agents.params import Flag, Integer, ParamError, Real, bounded, bounds_of
+from agents.registry import KNOWN_BOTS, SpecError, check_spec, module_in_folder, refuse_code, runs_code
+
+HERE = "python:tests.test_specs"
+
+
+class RaisingBot(Agent):
+    """A ``python:`` bot whose constructor fails with the given error."""
+
+    def __init__(self, kind: str = "type", seed: int | None = None):
+        raise {"type": TypeError, "runtime": RuntimeError, "key": KeyError, "zero": ZeroDivisionError}[kind]("boom")
+
+
+class DeclaredBot(Agent):
+    """A ``python:`` bot declaring its parameters' bounds the way the shipped bots do."""
+
+    @bounded(width=Integer(1, 8), share=Real(0, 1), loud=Flag())
+    def __init__(self, width: int = 2, share: float = 0.5, loud: bool = False, seed: int | None = None):
+        self.width, self.share, self.loud = width, share, loud
+
+
+# --------------------------------------------------------------------------- every number of a spec bounded
+
+
+@pytest.mark.parametrize(
+    "spec, name, allowed",
+    [
+        # each of these built before, then crashed (or was cut short) in every game
+        ("ismcts:time=inf", "time", "a number in [1e-06, 3600]"),  # OverflowError in the game
+        ("ismcts:iterations=10000000000000000000000", "iterations", "an integer in [1, 1000000000]"),  # numba
+        ("ismcts:tries=9223372036854775808", "tries", "an integer in [1, 1000000]"),  # OverflowError
+        ("ismcts:z=inf", "z", "a number in [0, 1000]"),
+        ("ismcts:z=nan", "z", "a number in [0, 1000]"),
+        ("ismcts-py:time=inf,iterations=5", "time", "a number in [1e-06, 3600]"),  # OverflowError
+        ("ismcts-py:c=nan", "c", "a number in [0, 1000]"),
+        ("ismcts-py:depth=0", "depth", "an integer in [1, 1000000] or none"),
+        ("ismcts-py:batch=100000000", "batch", "an integer in [1, 65536]"),
+        ("rollout:margin=inf", "margin", "a number in [0, 1000]"),
+        ("rollout:samples=-3", "samples", "an integer in [1, 1000000]"),
+        ("rollout:samples=1e9", "samples", "an integer"),
+        ("rollout:batch=1", "batch", "true or false"),
+        ("guided:agents/data/conquian_scorer.npz,keep=86", "keep", "an integer in [0, 85]"),
+        ("guided:agents/data/conquian_scorer.npz,steps=100000", "steps", "an integer in [0, 1000]"),
+        ("ppo:deterministic=1", "deterministic", "true or false"),
+        ("random:seed=-1", "seed", "an integer in [0, "),
+        ("greedy:seed=1.5", "seed", "an integer in [0, "),
+    ],
+)
+def test_every_number_of_a_spec_is_bounded_before_the_bot_is_built(spec, name, allowed):
+    if spec.startswith(("ismcts", "guided")):
+        pytest.importorskip("numba")
+    for build in (check_spec, make_agent):
+        with pytest.raises(SpecError) as err:
+            build(spec)
+        text = str(err.value)
+        assert f"{name} must be {allowed}" in text, text
+        assert spec.rpartition("=")[2] in text, "the value is named"
+
+
+def test_the_largest_allowed_numbers_play_a_game():
+    pytest.importorskip("numba")
+    from conquian_arena.match import deal_for_seed, play_game
+
+    hands, stock = deal_for_seed(1)
+    for spec in ("ismcts:iterations=30,tries=1000000,z=1000", "ismcts-py:iterations=20,c=1000,depth=1000000"):
+        record = play_game([make_agent(spec, 0), make_agent("greedy")], hands=hands, stock=stock, seed=1)
+        assert record.failure is None, (spec, record.failure)
+
+
+def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
+    pytest.importorskip("numba")
+    from agents.ismcts import ISMCTSAgent
+    from agents.rollout import RolloutAgent
+    from agents.search import SearchAgent, analyze
+
+    # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
+    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), depth=np.int32(3), infer=np.bool_(False))
+    assert (bot.iterations, bot.depth, bot.infer) == (5, 3, False)
+    assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
+    bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
+    assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
+    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5), take_options=np.bool_(True))
+    assert (type(bot.iterations), type(bot.tries), type(bot.take_options)) == (int, int, bool)
+    for kwargs, name in (({"time": np.float64("inf")}, "time"), ({"tries": np.uint64(2**63)}, "tries"),
+                         ({"z": np.float32("nan")}, "z"), ({"take_options": np.int64(1)}, "take_options")):  # fmt: skip
+        with pytest.raises(ParamError, match=f"^{name} must be"):
+            SearchAgent(**kwargs)
+    with pytest.raises(ParamError, match=r"iterations must be an integer in \[1, 1000000000\], got 10000000000"):
+        analyze([], iterations=10**10)
+
+
+def test_every_numeric_or_flag_parameter_of_a_shipped_bot_is_declared():
+    """A bot's parameter listed in the registry that is a number or a flag has a declared bound."""
+    for kind, info in KNOWN_BOTS.items():
+        if kind in ("python", "random", "greedy", "scorer") or kind == "rllib":
+            continue  # no numeric parameters (rllib's deterministic is declared; the class needs ray to import)
+        if kind == "ppo":
+            pytest.importorskip("torch")
+        declared = bounds_of(info.factory())
+        for pname, text in info.params.items():
+            default = text.split(",")[0].strip()
+            if default in ("none", "true", "false") or default.replace(".", "").isdigit():
+                assert pname in declared, f"{kind}: {pname} has no declared bound"
+
+
+def test_a_batched_opponent_checks_its_spec_too():
+    from agents.batched import make_batch_opponent
+
+    # before: ppo:deterministic=maybe made a batched policy that sampled ('maybe' is true)
+    with pytest.raises(SpecError, match="deterministic must be true or false, got 'maybe'"):
+        make_batch_opponent("ppo:deterministic=maybe", 0)
+    with pytest.raises(SpecError, match="seed must be an integer"):
+        make_batch_opponent("random:seed=-2", 0)
+
+
+def test_a_python_class_declares_its_bounds_like_the_shipped_bots():
+    bot = make_agent(f"{HERE}:DeclaredBot,width=3,share=0.25,loud=true")
+    assert (bot.width, bot.share, bot.loud) == (3, 0.25, True)
+    with pytest.raises(SpecError, match=r"width must be an integer in \[1, 8\], got 9"):
+        make_agent(f"{HERE}:DeclaredBot,width=9")
+    with pytest.raises(TypeError, match="no parameter"):
+        bounded(nothing=Flag())(DeclaredBot.__init__.__wrapped__)
+
+
+# --------------------------------------------------------------------------- a python: class that fails
+
+
+@pytest.mark.parametrize("kind", ["type", "runtime", "key", "zero"])
+def test_a_python_class_that_raises_is_a_spec_error(kind):
+    # before: anything but TypeError and ValueError escaped make_agent as itself
+    spec = f"{HERE}:RaisingBot,kind={kind}"
+    with pytest.raises(SpecError, match="boom") as err:
+        make_agent(spec)
+    assert spec in str(err.value)
+
+
+def test_a_module_that_fails_as_it_is_imported_is_a_spec_error(tmp_path, monkeypatch):
+    (tmp_path / "spec_broken_module.py").write_text("raise RuntimeError('top-level boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SpecError, match="cannot import module 'spec_broken_module'.*RuntimeError: top-level boom"):
+        make_agent("python:spec_broken_module:Bot")
+
+
+@pytest.mark.parametrize("kind", ["type", "runtime"])
+def test_conquian_evaluate_prints_the_spec_error_of_a_failing_class(kind, tmp_path, capsys):
+    out = tmp_path / "never"
+    spec = f"{HERE}:RaisingBot,kind={kind}"
+    assert evaluate.main(["random", spec, "--out", str(out), "--no-progress", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert spec in err and "boom" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- code in specs read from files
+
+
+def test_runs_code_reads_the_kind_as_the_parser_does():
+    assert runs_code("python:m:C") and runs_code(" PYTHON:m:C,x=1") and runs_code("python:m:C@3")
+    assert not any(runs_code(s) for s in ("greedy", "ppo:python.zip", "scorer:x/python:y", "self", 3, None))
+
+
+def test_refuse_code_names_the_field_and_the_flag(tmp_path):
+    specs = [("eval_opponents", "greedy"), ("opponents", "python:some.module:Bot@2")]
+    with pytest.raises(SpecError, match=r"config.json: opponents holds the bot spec .*--trust-code"):
+        refuse_code(specs, tmp_path / "config.json", False, tmp_path)
+    refuse_code(specs, tmp_path / "config.json", True, tmp_path)  # trusted, and the module is not in the folder
+
+
+def test_a_module_inside_the_run_folder_is_found_without_importing_it(tmp_path, monkeypatch):
+    run = tmp_path / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "payload.py").write_text("raise SystemExit('imported!')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert module_in_folder("runs.r1.payload", run) == run  # its package runs.r1 is the folder itself
+    assert module_in_folder("r1.payload", tmp_path / "runs") is None  # not on the path that way
+    monkeypatch.syspath_prepend(str(run))  # e.g. python run from inside the run folder
+    assert module_in_folder("payload", run) == run / "payload.py"
+    assert module_in_folder("runs", run) is None
+    assert module_in_folder("json", run) is None
+    assert "runs.r1.payload" not in sys.modules
+    with pytest.raises(SpecError, match="inside the run folder"):
+        refuse_code([("teacher", "python:runs.r1.payload:Bot")], run / "config.json", True, run)
+
+
+def test_docs_say_a_python_spec_runs_code():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bots = (root / "docs" / "bots.md").read_text()
+    assert "imports and runs" in bots and "--trust-code" in bots
+    training = (root / "docs" / "training.md").read_text()
+    assert "--trust-code" in training
