@@ -5,7 +5,10 @@ specs of a run folder's ``config.json`` never importing code on ``--resume`` unl
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import re
 import sys
 
 import numpy as np
@@ -206,3 +209,178 @@ def test_docs_say_a_python_spec_runs_code():
     assert "imports and runs" in bots and "--trust-code" in bots
     training = (root / "docs" / "training.md").read_text()
     assert "--trust-code" in training
+
+
+# --------------------------------------------------------------------------- a run folder's config.json
+
+train = pytest.importorskip("train")
+from conquian_train import knobs  # noqa: E402
+from conquian_train.exit import ExItConfig  # noqa: E402
+
+RECIPES = {"ppo": (train.TrainConfig, []), "exit": (ExItConfig, ["exit"])}
+
+
+def _run_folder(path, cls, **changes):
+    """A run folder holding only a config.json: the recipe's defaults with ``changes``."""
+    path.mkdir(parents=True, exist_ok=True)
+    data = {**knobs.to_dict(cls(out=str(path))), **changes}
+    (path / "config.json").write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _payload(folder, name):
+    """A module that leaves a mark when it is imported (and then fails, so nothing goes on)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mark = folder / f"{name}.ran"
+    (folder / f"{name}.py").write_text(
+        f"open({str(mark)!r}, 'w').close()\nraise RuntimeError('the payload ran')\n"
+        "from agents.base import Agent\nclass Bot(Agent):\n    pass\n"
+    )
+    return mark
+
+
+def _spec_fields(cls):
+    return [f.name for f in dataclasses.fields(cls) if f.metadata.get("spec")]
+
+
+def test_every_field_that_holds_bot_specs_is_declared():
+    assert _spec_fields(train.TrainConfig) == ["teacher", "bc_opponents", "opponents", "eval_opponents"]
+    assert _spec_fields(ExItConfig) == ["opponents", "eval_opponents"]
+
+
+@pytest.mark.parametrize(
+    "recipe, field", [(r, f) for r, (cls, _) in RECIPES.items() for f in _spec_fields(cls)], ids=str
+)
+def test_resume_never_imports_a_python_spec_of_its_config(recipe, field, tmp_path, monkeypatch, capsys):
+    # before: the module was imported (its code ran) while the config was validated
+    cls, command = RECIPES[recipe]
+    name = f"spec_payload_{recipe}_{field}"
+    mark = _payload(tmp_path / "mods", name)
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    spec = f"python:{name}:Bot"
+    value = spec if field == "teacher" else [*knobs.to_dict(cls())[field], spec]
+    run = _run_folder(tmp_path / "run", cls, **{field: value})
+    assert train.main([*command, "--resume", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{field} holds the bot spec {spec!r}" in err and "--trust-code" in err and "Traceback" not in err
+    assert not mark.exists() and name not in sys.modules
+    # --trust-code lets the file's spec import its module (here it fails, by design, once imported)
+    if recipe == "ppo":
+        config, resume = train.config_from_args(["--resume", str(run), "--trust-code"])
+    else:
+        config, resume = knobs.resumed(cls, run, {}, (), trust_code=True), True
+    assert resume and not mark.exists(), "reading the config imports nothing, trusted or not"
+    with pytest.raises(SpecError, match="the payload ran"):
+        config.validate()
+    assert mark.exists()
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_a_module_inside_the_run_folder_is_refused_even_with_trust_code(recipe, tmp_path, monkeypatch, capsys):
+    cls, command = RECIPES[recipe]
+    run = tmp_path / "runs" / f"inside_{recipe}"
+    mark = _payload(run, "payload")
+    monkeypatch.syspath_prepend(str(tmp_path))  # as the repository root holds runs/NAME/
+    _run_folder(run, cls, eval_opponents=["random", "greedy", f"python:runs.inside_{recipe}.payload:Bot"])
+    assert train.main([*command, "--resume", str(run), "--trust-code"]) == 2
+    err = capsys.readouterr().err
+    assert "inside the run folder" in err and "Traceback" not in err
+    assert not mark.exists()
+
+
+def test_a_new_run_takes_a_python_spec_typed_on_its_command_line(tmp_path):
+    config, resume = train.config_from_args(["--out", str(tmp_path / "new"), "--teacher", f"{HERE}:DeclaredBot"])
+    assert not resume and config.teacher == f"{HERE}:DeclaredBot"
+    config.validate()  # no --trust-code needed: the user typed it
+
+
+BAD_VALUES = [
+    # (recipe, key, value in config.json, words the error must hold)
+    ("ppo", "learning_rate", "0.001", "learning_rate must be a number > 0, got '0.001'"),
+    ("ppo", "n_steps", [512], "n_steps must be a positive integer, got [512]"),
+    ("ppo", "seed", True, "seed must be a non-negative integer, got True"),
+    ("ppo", "forcing", 1, "forcing must be true or false, got 1"),
+    ("ppo", "progress", "yes", "progress must be true, false or null, got 'yes'"),
+    ("ppo", "gamma", 1.5, "gamma must be a number in [0, 1], got 1.5"),
+    ("ppo", "ent_coef", -0.1, "ent_coef must be a number >= 0, got -0.1"),
+    ("ppo", "total_steps", 1e6, "total_steps must be a positive integer, got 1000000.0"),
+    ("ppo", "total_steps", 2**64, "total_steps must be a positive integer below 2**63"),
+    ("ppo", "opponents", "greedy", "opponents must be a list of bot specs, got 'greedy'"),
+    ("ppo", "net_arch", [64, "64"], "net_arch must be a list of integers, got [64, '64']"),
+    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', 'subproc' or 'dummy', got 'gpu'"),
+    ("ppo", "lr", 0.1, "unknown config keys ['lr']"),
+    ("exit", "lr", "fast", "lr must be a number > 0, got 'fast'"),
+    ("exit", "rounds", [5], "rounds must be a positive integer, got [5]"),
+    ("exit", "z", -1, "z must be a number in [0, 1000], got -1"),
+    ("exit", "playouts", 10**10, "playouts must be a positive integer up to 1000000000, got 10000000000"),
+    ("exit", "temperature", 0, "temperature must be a number > 0, got 0"),
+    ("exit", "network", "mlp", "network must be 'scorer' or 'ppo', got 'mlp'"),
+    ("exit", "chunk", False, "chunk must be a positive integer, got False"),
+]
+
+
+@pytest.mark.parametrize("recipe, key, value, words", BAD_VALUES, ids=lambda v: str(v)[:20])
+def test_a_wrongly_typed_config_value_is_named_on_resume(recipe, key, value, words, tmp_path, capsys):
+    # before: most were taken as they were and failed (or ran on) far into the run
+    cls, command = RECIPES[recipe]
+    run = _run_folder(tmp_path / "run", cls, **{key: value})
+    with pytest.raises(ValueError) as err:
+        knobs.resumed(cls, run, {}, ())
+    assert words in str(err.value) and str(run / "config.json") in str(err.value)
+    assert train.main([*command, "--resume", str(run)]) == 2
+    out = capsys.readouterr().err
+    assert words in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("{not json", "is not a run's config"),
+        ("[1, 2]", "a JSON object of knobs, got list"),
+        ('"runs/x"', "a JSON object of knobs, got str"),
+        ('{"seed": 1, "seed": 2}', "the key 'seed' is repeated"),
+        ('{"learning_rate": NaN}', "NaN is not a JSON number"),
+        ('{"gamma": Infinity}', "Infinity is not a JSON number"),
+        (b"\xff\xfe{}", "is not a run's config"),
+        ("[" * 100_000, "is not a run's config"),
+    ],
+    ids=["not-json", "list", "string", "repeated-key", "nan", "infinity", "not-utf8", "deep"],
+)
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_a_corrupt_config_json_is_named(recipe, text, words, tmp_path, capsys):
+    # before: a list or a string was a TypeError traceback; NaN and a repeated key were taken
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert train.main([*RECIPES[recipe][1], "--resume", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and str(run / "config.json") in err and "Traceback" not in err
+
+
+def test_command_line_numbers_are_held_to_the_same_ranges(tmp_path):
+    # before: argparse's float() let nan and inf through, and a negative rate ran
+    for flags, words in [
+        (["--learning-rate", "nan"], "learning_rate must be a number > 0, got nan"),
+        (["--gamma", "inf"], "gamma must be a number in [0, 1], got inf"),
+        (["--bc-lr", "-1"], "bc_lr must be a number > 0, got -1.0"),
+        (["--clip-range", "0"], "clip_range must be a number > 0, got 0.0"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            train.config_from_args(["--out", str(tmp_path / "x"), *flags])[0].validate()
+    with pytest.raises(ValueError, match=re.escape("lr must be a number > 0, got inf")):
+        knobs.from_dict(ExItConfig, {"lr": float("inf")})
+
+
+def test_a_config_in_python_is_checked_and_numpy_scalars_become_python_numbers():
+    config = knobs.from_dict(train.TrainConfig, {"seed": np.int64(3), "gamma": np.float32(0.5), "net_arch": [8]})
+    assert (type(config.seed), type(config.gamma), config.net_arch) == (int, float, (8,))
+    with pytest.raises(ValueError, match="a config is a JSON object of knobs, got list"):
+        knobs.from_dict(train.TrainConfig, [("seed", 1)])
+
+
+def test_a_list_flag_with_an_empty_default_parses_its_annotated_type():
+    import argparse
+
+    # before: ExItConfig.net_arch's empty default gave str elements and every --net-arch was refused
+    args = knobs.add_flags(argparse.ArgumentParser(), ExItConfig).parse_args(["--net-arch", "64", "32"])
+    assert knobs.from_dict(ExItConfig, vars(args)).net_arch == (64, 32)
