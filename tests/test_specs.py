@@ -384,3 +384,25 @@ def test_a_list_flag_with_an_empty_default_parses_its_annotated_type():
     # before: ExItConfig.net_arch's empty default gave str elements and every --net-arch was refused
     args = knobs.add_flags(argparse.ArgumentParser(), ExItConfig).parse_args(["--net-arch", "64", "32"])
     assert knobs.from_dict(ExItConfig, vars(args)).net_arch == (64, 32)
+
+
+def test_the_ranges_in_docs_bots_md_are_the_declared_ones():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "bots.md").read_text()
+
+    def shown(x):
+        return str(x) if isinstance(x, int) else f"{x:g}"
+
+    for kind in ("ismcts", "guided", "ismcts-py", "rollout"):
+        if kind in ("ismcts", "guided"):
+            pytest.importorskip("numba")
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{kind}` |"))
+        declared = bounds_of(KNOWN_BOTS[kind].factory())
+        if kind == "guided":  # "as ismcts, and ...": its own parameters
+            declared = {k: v for k, v in declared.items() if k not in bounds_of(KNOWN_BOTS["ismcts"].factory())}
+        for name, bound in declared.items():
+            if isinstance(bound, (Integer, Real)):
+                assert f"`{name}` {shown(bound.low)}..{shown(bound.high)}" in row, (kind, name)
+            elif isinstance(bound, Flag):
+                assert f"`{name}` flag" in row, (kind, name)
