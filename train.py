@@ -65,21 +65,26 @@ class TrainConfig:
     """Every knob of a training run (see the module docstring for the recipe)."""
 
     out: str = knob("runs/default", "run folder (config, logs, checkpoints, models)")
-    seed: int = knob(0, "seed of everything in the run (deals, opponents, network init)")
+    seed: int = knob(0, "seed of everything in the run (deals, opponents, network init)", low=0)
     total_steps: int = knob(
         1_000_000,
         "PPO learner decisions in total (the warm start not counted), rounded up to whole rollouts of n_envs x n_steps",
+        low=1,
     )
     forcing: bool = knob(False, "train and evaluate on the forcing variant (RULES.md section 7)")
     device: str = knob("cpu", "torch device of the learner ('cpu', 'cuda', 'auto'); workers always use numpy")
-    features: str = knob("meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'")
+    features: str = knob(
+        "meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'", choices=("meld", "raw")
+    )
     net_arch: tuple[int, ...] = knob((256, 256), "hidden layer sizes of the policy and value networks")
     # warm start
-    bc_games: int = knob(4000, "games the teacher plays for the behaviour-cloning warm start (0: none)")
-    teacher: str = knob("greedy", "bot spec of the teacher imitated in the warm start")
-    bc_opponents: tuple[str, ...] = knob(("greedy", "random"), "bot specs the teacher plays in the warm start")
-    bc_epochs: int = knob(4, "passes over the warm-start data")
-    bc_lr: float = knob(1e-3, "learning rate of the warm start")
+    bc_games: int = knob(4000, "games the teacher plays for the behaviour-cloning warm start (0: none)", low=0)
+    teacher: str = knob("greedy", "bot spec of the teacher imitated in the warm start", spec=True)
+    bc_opponents: tuple[str, ...] = knob(
+        ("greedy", "random"), "bot specs the teacher plays in the warm start", spec=True
+    )
+    bc_epochs: int = knob(4, "passes over the warm-start data", low=1)
+    bc_lr: float = knob(1e-3, "learning rate of the warm start", above=0)
     bc_smoothing: float = knob(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
     bc_smoothing_phases: tuple[str, ...] = knob(
         ("offer", "meld", "discard", "force"), "decision phases whose labels are smoothed (where PPO explores)"
@@ -91,64 +96,53 @@ class TrainConfig:
         "advantage",
         "how a searching teacher's action values are learned: 'advantage' (logits regress them, least squares)"
         " or 'softmax' (cross-entropy on softmax(q / T))",
+        choices=("advantage", "softmax"),
     )
     bc_greedy_bonus: float = knob(
         0.0, "added to the teacher's value of greedy's choice: leave greedy only for a larger predicted gain"
     )
     bc_data: str = knob("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
-    dagger_rounds: int = knob(0, "DAgger rounds after the warm start: the policy plays, the teacher labels")
-    dagger_games: int = knob(1000, "games the policy plays per DAgger round")
+    dagger_rounds: int = knob(0, "DAgger rounds after the warm start: the policy plays, the teacher labels", low=0)
+    dagger_games: int = knob(1000, "games the policy plays per DAgger round", low=0)
     # PPO
-    n_envs: int = knob(0, "parallel games the learner plays (0: 256 with vec_env 'batched', 8 otherwise)")
+    n_envs: int = knob(0, "parallel games the learner plays (0: 256 with vec_env 'batched', 8 otherwise)", low=0)
     vec_env: str = knob(
         "batched",
         "'batched' (all games in one compiled engine, opponents decide in batches: the fast path), "
         "'subproc' (SingleAgentEnv worker processes) or 'dummy' (SingleAgentEnvs in this process)",
+        choices=("batched", "subproc", "dummy"),
     )
     opponents: tuple[str, ...] = knob(
         ("greedy@4", "random@1", "self@2", "past@1"),
         "opponent pool, SPEC@WEIGHT: any bot spec, 'self' (latest snapshot), 'past' (an older one)",
+        spec=True,
     )
-    snapshot_every: int = knob(100_000, "learner steps between snapshots of the policy for the pool")
-    max_snapshots: int = knob(10, "snapshots kept in the pool (oldest dropped)")
-    learning_rate: float = knob(1e-4, "PPO learning rate (Adam)")
-    n_steps: int = knob(512, "steps per environment per PPO rollout")
-    batch_size: int = knob(512, "PPO minibatch size")
-    n_epochs: int = knob(4, "PPO epochs per rollout")
-    gamma: float = knob(1.0, "discount (the only reward is the result at the end)")
-    gae_lambda: float = knob(0.95, "GAE lambda")
-    clip_range: float = knob(0.1, "PPO clip range")
-    ent_coef: float = knob(0.003, "entropy bonus")
-    vf_coef: float = knob(0.5, "value loss weight")
-    target_kl: float = knob(0.03, "stop an update's epochs early past this KL (0: never)")
+    snapshot_every: int = knob(100_000, "learner steps between snapshots of the policy for the pool", low=0)
+    max_snapshots: int = knob(10, "snapshots kept in the pool (oldest dropped)", low=1)
+    learning_rate: float = knob(1e-4, "PPO learning rate (Adam)", above=0)
+    n_steps: int = knob(512, "steps per environment per PPO rollout", low=1)
+    batch_size: int = knob(512, "PPO minibatch size", low=1)
+    n_epochs: int = knob(4, "PPO epochs per rollout", low=1)
+    gamma: float = knob(1.0, "discount (the only reward is the result at the end)", low=0, high=1)
+    gae_lambda: float = knob(0.95, "GAE lambda", low=0, high=1)
+    clip_range: float = knob(0.1, "PPO clip range", above=0)
+    ent_coef: float = knob(0.003, "entropy bonus", low=0)
+    vf_coef: float = knob(0.5, "value loss weight", low=0)
+    target_kl: float = knob(0.03, "stop an update's epochs early past this KL (0: never)", low=0)
     # evaluation and output
-    eval_every: int = knob(250_000, "learner steps between evaluations (0: only at the end)")
-    eval_games: int = knob(600, "games per evaluation opponent (duplicate deals, seats swapped)")
-    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against")
-    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used in training)")
+    eval_every: int = knob(250_000, "learner steps between evaluations (0: only at the end)", low=0)
+    eval_games: int = knob(600, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
+    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
+    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used in training)", low=0)
     best_by: str = knob("greedy", "evaluation opponent whose score picks best.zip")
-    checkpoint_every: int = knob(250_000, "learner steps between checkpoints")
-    torch_threads: int = knob(1, "torch threads in this process (workers use numpy only)")
-    workers: int = knob(0, "processes for warm-start games and evaluations (0: all cores)")
+    checkpoint_every: int = knob(250_000, "learner steps between checkpoints", low=0)
+    torch_threads: int = knob(1, "torch threads in this process (workers use numpy only)", low=1)
+    workers: int = knob(0, "processes for warm-start games and evaluations (0: all cores)", low=0)
     progress: bool | None = knob(None, "progress bar on standard error (default: when it is a terminal)")
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the knob that is wrong (before any work starts)."""
-        choices = {"features": ("meld", "raw"), "vec_env": ("batched", "subproc", "dummy")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be {' or '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
-        positive = ("total_steps", "n_steps", "batch_size", "n_epochs", "eval_games", "max_snapshots")
-        counts = ("n_envs", "bc_games", "dagger_rounds", "dagger_games", "snapshot_every", "eval_every")
-        for name in positive + counts + ("checkpoint_every", "workers", "seed"):
-            value, least = getattr(self, name), 1 if name in positive else 0
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                kind = "a positive" if least else "a non-negative"
-                raise ValueError(
-                    f"{name} must be {kind} integer{' (0: automatic)' * (name == 'n_envs')}, got {value!r}"
-                )
-        if self.progress not in (None, True, False):
-            raise ValueError(f"progress must be true, false or null (when a terminal), got {self.progress!r}")
+        knobs.check(self)  # every knob's type and declared range
         if self.bc_data and not Path(self.bc_data).is_file():
             raise ValueError(f"bc_data {self.bc_data!r} is not a file")
         self.imitation()  # the warm start's knobs check themselves
@@ -214,19 +208,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a Conquian agent (warm start + MaskablePPO self-play). Every option is a TrainConfig field.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (its config.json is used)")
+    knobs.add_resume_flags(parser)
     parser.add_argument("--export", nargs=2, metavar=("MODEL", "DEST"), help="write MODEL (a .zip from a run) to "
                         "DEST without its optimizer state (a small file to ship), then exit")  # fmt: skip
     return knobs.add_flags(parser, TrainConfig)
 
 
 def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
+    """The run's config from the command line (``--resume``: from the run's config.json, checked,
+    its ``python:`` specs refused without ``--trust-code``) and whether it is resumed."""
     args = vars(build_parser().parse_args(argv))
-    resume = args.pop("resume", None)
+    resume, trust_code = args.pop("resume", None), args.pop("trust_code")
     args.pop("export", None)
     if not resume:
         return TrainConfig.from_dict(args), False
-    return knobs.resumed(TrainConfig, resume, args, ("total_steps", "progress", "workers", "torch_threads")), True
+    may_change = ("total_steps", "progress", "workers", "torch_threads")
+    return knobs.resumed(TrainConfig, resume, args, may_change, trust_code=trust_code), True
 
 
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:

@@ -462,9 +462,9 @@ def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
     then restarts the bot's random numbers from the spec's seed.  Per-game bots get the spec
     (and so its seed) and a per-game seed in ``reset``, as in the arena's game loop.
     """
-    from .registry import parse_spec
+    from .registry import check_spec
 
-    kind, positional, params = parse_spec(spec)
+    kind, positional, params = check_spec(spec)  # the parameters checked: a bad one fails here, not in a game
     if kind == "random" and set(params) <= {"seed"}:
         return BatchRandom(params.get("seed", seed), fixed_seed="seed" in params)
     if kind == "greedy" and not params:

@@ -75,6 +75,7 @@ from .greedy import (
     greedy_decision,
     plan_take,
 )
+from .params import Choice, Flag, Integer, Real, bounded
 
 DEFAULT_ITERATIONS = 500
 DEFAULT_C = 0.7
@@ -296,6 +297,15 @@ class ISMCTSAgent(SearchBot):
 
     name = "ismcts-py"
 
+    @bounded(
+        iterations=Integer(1, 10**9),
+        time=Real(1e-6, 3600, none=True),
+        c=Real(0, 1000),
+        rollout=Choice(tuple(ROLLOUTS)),
+        depth=Integer(1, 10**6, none=True),
+        infer=Flag(),
+        batch=Integer(1, 65536),
+    )
     def __init__(
         self,
         iterations: int = DEFAULT_ITERATIONS,
@@ -307,18 +317,6 @@ class ISMCTSAgent(SearchBot):
         batch: int = 1,
         seed: int | None = None,
     ):
-        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-            raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-        if time is not None and not (isinstance(time, (int, float)) and not isinstance(time, bool) and time > 0):
-            raise ValueError(f"time must be a positive number of seconds or None, got {time!r}")
-        if not isinstance(c, (int, float)) or isinstance(c, bool) or c < 0:
-            raise ValueError(f"c must be a non-negative number, got {c!r}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"unknown rollout {rollout!r}: choose one of {', '.join(ROLLOUTS)}")
-        if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
-            raise ValueError(f"depth must be a positive int or None, got {depth!r}")
-        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-            raise ValueError(f"batch must be a positive int, got {batch!r}")
         if batch > 1 and rollout != "greedy":
             raise ValueError(f"batched playouts (batch={batch}) run the greedy rollout only, not {rollout!r}")
         self.batch = batch
@@ -329,9 +327,7 @@ class ISMCTSAgent(SearchBot):
         self.rollout = rollout
         self._rollout = ROLLOUTS[rollout]
         self.depth = depth
-        if not isinstance(infer, (bool, np.bool_)):
-            raise ValueError(f"infer must be true or false, got {infer!r}")
-        self.infer = bool(infer)
+        self.infer = infer
         self.seed = seed
         self.rng = random.Random(seed)
         self._melder = GreedyAgent()  # the bot's own meld phases follow the greedy plan

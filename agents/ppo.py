@@ -45,6 +45,7 @@ from conquian_env.actions import NUM_ACTIONS
 from conquian_env.observation import OBS_SIZE
 
 from .base import Agent, PlayerView
+from .params import Flag, bounded
 
 #: the model shipped with the package (``ppo`` with no path)
 DEFAULT_MODEL = Path(__file__).resolve().parent / "data" / "conquian_ppo.zip"
@@ -395,9 +396,8 @@ class PPOAgent(PolicyAgent):
 
     name = "ppo"
 
+    @bounded(deterministic=Flag())
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None):
-        if not isinstance(deterministic, bool):
-            raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
         file = DEFAULT_MODEL if path is None else Path(path)
         if path is None and not file.is_file():
             raise ValueError(f"the shipped model {str(file)!r} is missing from this installation")

@@ -9,17 +9,27 @@ argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``scorer
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
 known bots and their parameters.
+
+Each bot declares the allowed values of its parameters on its constructor
+(:func:`agents.params.bounded`); :func:`check_spec` checks a spec against them without
+building the bot, and :func:`make_agent` refuses any value outside them before the bot is
+built.  A ``python:`` spec imports its module, which runs the module's code:
+:func:`refuse_code` keeps specs read from a file from doing so unless the user allows it.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import inspect
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .base import Agent, RandomAgent
+from .params import Integer, ParamError, bounds_of
 
 
 @dataclass(frozen=True)
@@ -211,13 +221,17 @@ def _parse_params(spec: str, items: list[str]) -> dict[str, Any]:
     return params
 
 
+def spec_kind(spec: str) -> str:
+    """The bot kind a spec names (``ismcts`` for ``ismcts:time=1``), as :func:`parse_spec` reads it."""
+    return spec.strip().partition(":")[0].lower()
+
+
 def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     """Split a spec into (kind, positional argument or None, keyword parameters)."""
     if not isinstance(spec, str) or not spec.strip():
         raise SpecError(f"a bot spec is a non-empty string, got {spec!r}\nknown bots:\n{describe_bots()}")
     spec = spec.strip()
-    kind, _, rest = spec.partition(":")
-    kind = kind.lower()
+    kind, rest = spec_kind(spec), spec.partition(":")[2]
     if kind not in KNOWN_BOTS:
         raise SpecError(f"unknown bot {kind!r} in spec {spec!r}\nknown bots:\n{describe_bots()}")
     positional: str | None = None
@@ -241,16 +255,43 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     return kind, positional, _parse_params(spec, items)
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build a bot from its spec string (see the module docstring)."""
+#: a bot's own seed (``random:seed=5``): what every bot's random numbers accept
+SEED = Integer(0, 2**64 - 1, none=True)
+
+
+def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
+    """:func:`parse_spec`, with every parameter checked against the bot's declared bounds
+    (:mod:`agents.params`) and made a Python value; raises :class:`SpecError` naming the
+    parameter, its value and what is allowed.  Builds nothing and imports no ``python:``
+    module (a ``python:`` class checks its own parameters when :func:`make_agent` builds it)."""
     kind, positional, params = parse_spec(spec)
+    try:
+        if "seed" in params:
+            params["seed"] = SEED.check("seed", params["seed"])
+        if kind != "python":
+            for name, bound in bounds_of(KNOWN_BOTS[kind].factory()).items():
+                if name in params:
+                    params[name] = bound.check(name, params[name])
+    except ParamError as err:
+        raise SpecError(f"bot spec {spec!r}: {err}") from err
+    return kind, positional, params
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build a bot from its spec string (see the module docstring).
+
+    A ``python:`` spec imports its module (running the module's code) and builds the class;
+    anything they raise is a :class:`SpecError` naming the spec."""
+    kind, positional, params = check_spec(spec)
     if kind == "python":
         assert positional is not None
         module_name, cls_name = positional.split(":", 1)
         try:
             module = importlib.import_module(module_name)
-        except ImportError as err:
-            raise SpecError(f"bot spec {spec!r}: cannot import module {module_name!r} ({err})") from err
+        except Exception as err:  # a missing module, or its own code failing as it runs
+            raise SpecError(
+                f"bot spec {spec!r}: cannot import module {module_name!r} ({type(err).__name__}: {err})"
+            ) from err
         cls = getattr(module, cls_name, None)
         if not (inspect.isclass(cls) and issubclass(cls, Agent)):
             raise SpecError(f"bot spec {spec!r}: {module_name}.{cls_name} is not an agents.base.Agent subclass")
@@ -282,8 +323,65 @@ def _construct(spec: str, cls: type[Agent], params: dict[str, Any], seed: int | 
         params = {**params, "seed": seed}
     try:
         agent = cls(**params)
-    except (TypeError, ValueError) as err:
-        raise SpecError(f"bot spec {spec!r}: {err}") from err
+    except Exception as err:  # a bad value, a missing file; or, for a python: class, any failure of its own
+        if isinstance(err, ImportError) and not allow_any:
+            raise  # a missing extra (numba, torch): the error names what to install
+        text = str(err) if isinstance(err, (TypeError, ValueError)) else f"{type(err).__name__}: {err}"
+        raise SpecError(f"bot spec {spec!r}: {text}") from err
     if not getattr(agent, "spec", None):
         agent.spec = spec  # type: ignore[attr-defined]
     return agent
+
+
+# --------------------------------------------------------------------------- specs read from files
+
+
+def runs_code(spec: Any) -> bool:
+    """Whether building ``spec`` imports a Python module, running its code (a ``python:`` spec;
+    a pool entry ``python:...@WEIGHT`` too).  Every other kind reads data only."""
+    return isinstance(spec, str) and spec_kind(spec) == "python"
+
+
+def module_in_folder(module: str, folder: str | Path) -> Path | None:
+    """Where importing ``module`` (``a.b.c``) would find it or one of its packages inside
+    ``folder`` on ``sys.path`` (as ``runs.NAME.payload`` finds ``runs/NAME/payload.py`` from the
+    repository root), or None.  Imports nothing."""
+    inside = Path(folder).resolve()
+    parts = module.split(".")
+    suffixes = ("", *importlib.machinery.all_suffixes())
+    for entry in sys.path:
+        base = Path(entry or ".")
+        for depth in range(1, len(parts) + 1):
+            stem = base.joinpath(*parts[:depth])
+            for suffix in suffixes:
+                candidate = stem.with_name(stem.name + suffix)
+                try:
+                    if candidate.exists() and candidate.resolve().is_relative_to(inside):
+                        return candidate
+                except (OSError, ValueError):
+                    continue
+    return None
+
+
+def refuse_code(specs: Iterable[tuple[str, Any]], source: str | Path, trust_code: bool, folder: str | Path) -> None:
+    """Refuse the ``python:`` specs of ``specs`` (``(field, spec)`` pairs read from the file
+    ``source``): they would import and run a module, which a file may not ask for unless the
+    user passes ``--trust-code``.  Even then a module found inside ``folder`` (the run folder,
+    which holds data) is refused.  Raises :class:`SpecError` naming the field and the spec;
+    imports nothing."""
+    for field_name, spec in specs:
+        if not runs_code(spec):
+            continue
+        if not trust_code:
+            raise SpecError(
+                f"{source}: {field_name} holds the bot spec {spec!r}, which imports and runs a Python module; "
+                "specs read from a file never run code unless you pass --trust-code (only for a file you trust)"
+            )
+        module = spec.strip().partition(":")[2].partition(":")[0]
+        found = module_in_folder(module, folder)
+        if found is not None:
+            raise SpecError(
+                f"{source}: {field_name} holds the bot spec {spec!r}, whose module would be imported from "
+                f"{found}, inside the run folder {folder}: a run folder holds data, never code that is run "
+                "(put the module elsewhere on the Python path)"
+            )

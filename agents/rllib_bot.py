@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .base import Agent, PlayerView
+from .params import Flag, bounded
 
 __all__ = ["RLlibAgent"]
 
@@ -36,6 +37,7 @@ class RLlibAgent(Agent):
 
     name = "rllib"
 
+    @bounded(deterministic=Flag())
     def __init__(
         self,
         path: str | None = None,

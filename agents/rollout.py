@@ -45,6 +45,7 @@ from .ismcts import (
     greedy_playouts,
     plausible_determinization,
 )
+from .params import Flag, Integer, Real, bounded
 
 DEFAULT_SAMPLES = 32
 
@@ -54,6 +55,7 @@ class RolloutAgent(SearchBot):
 
     name = "rollout"
 
+    @bounded(samples=Integer(1, 10**6), margin=Real(0, 1000), infer=Flag(), batch=Flag())
     def __init__(
         self,
         samples: int = DEFAULT_SAMPLES,
@@ -62,15 +64,7 @@ class RolloutAgent(SearchBot):
         batch: bool = False,
         seed: int | None = None,
     ):
-        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-            raise ValueError(f"samples must be a positive int, got {samples!r}")
-        if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not margin >= 0:
-            raise ValueError(f"margin must be a non-negative number of standard errors, got {margin!r}")
         self.margin = float(margin)
-        if not isinstance(infer, bool):
-            raise ValueError(f"infer must be true or false, got {infer!r}")
-        if not isinstance(batch, bool):
-            raise ValueError(f"batch must be true or false, got {batch!r}")
         self.batch = batch
         self._games = None
         self.samples = samples

@@ -49,6 +49,7 @@ from conquian_env.cards import cards_of
 
 from .base import PlayerView, SearchBot
 from .greedy import GreedyAgent
+from .params import Flag, Integer, Real, bounded
 
 try:
     from conquian_env import _kernels as E
@@ -154,11 +155,11 @@ def _warm_up(net: tuple | None = None) -> None:
     _WARM = True
 
 
-def _check_number(name: str, value: object, low: float, integer: bool = False) -> None:
-    ok = isinstance(value, (int, np.integer) if integer else (int, float, np.integer, np.floating))
-    if not ok or isinstance(value, (bool, np.bool_)) or not value >= low:
-        kind = "an int" if integer else "a number"
-        raise ValueError(f"{name} must be {kind} >= {low}, got {value!r}")
+#: the allowed values of the search's parameters (the bots' and :func:`analyze`'s)
+TIME = Real(1e-6, 3600, none=True)  # seconds per decision
+ITERATIONS = Integer(1, 10**9, none=True)  # playouts per decision
+Z = Real(0, 1000)
+TRIES = Integer(1, 10**6)
 
 
 class SearchAgent(SearchBot):
@@ -178,6 +179,7 @@ class SearchAgent(SearchBot):
 
     name = "ismcts"
 
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag())
     def __init__(
         self,
         time: float | None = None,
@@ -188,19 +190,11 @@ class SearchAgent(SearchBot):
         seed: int | None = None,
     ):
         _need_numba()
-        if not isinstance(take_options, (bool, np.bool_)):
-            raise ValueError(f"take_options must be true or false, got {take_options!r}")
-        self.take_options = bool(take_options)
-        if iterations is not None:
-            _check_number("iterations", iterations, 1, integer=True)
-        if time is not None:
-            _check_number("time", time, 1e-6)
-        _check_number("z", z, 0)
-        _check_number("tries", tries, 1, integer=True)
-        self.iterations = None if iterations is None else int(iterations)
-        self.time = None if self.iterations is not None else float(DEFAULT_TIME if time is None else time)
+        self.take_options = take_options
+        self.iterations = iterations
+        self.time = None if iterations is not None else float(DEFAULT_TIME if time is None else time)
         self.z = float(z)
-        self.tries = int(tries)
+        self.tries = tries
         self.seed = seed
         self.rng = random.Random(seed)
         self._melder = GreedyAgent()
@@ -284,6 +278,7 @@ class GuidedSearchAgent(SearchAgent):
 
     name = "guided"
 
+    @bounded(keep=Integer(0, NUM_ACTIONS), steps=Integer(0, 1000), both=Flag())
     def __init__(
         self,
         path: str,
@@ -296,12 +291,8 @@ class GuidedSearchAgent(SearchAgent):
         tries: int = DEFAULT_TRIES,
         seed: int | None = None,
     ):
-        _check_number("keep", keep, 0, integer=True)
-        _check_number("steps", steps, 0, integer=True)
-        if not isinstance(both, (bool, np.bool_)):
-            raise ValueError(f"both must be true or false, got {both!r}")
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
-        self.keep = int(keep)
+        self.keep = keep
         self.scorer = self.policy = self.encoder = None
         if str(path).endswith(".npz"):  # an action scorer (agents.scorer): it reads the meld features
             from .features import FeatureEncoder
@@ -378,9 +369,8 @@ def analyze(
     ``iterations`` is a cap and the playouts go to the positions and actions in doubt.
     """
     _need_numba()
-    _check_number("iterations", iterations, 1, integer=True)
-    _check_number("z", z, 0)
-    _check_number("tries", tries, 1, integer=True)
+    iterations = Integer(1, ITERATIONS.high).check("iterations", iterations)
+    z, tries = Z.check("z", z), TRIES.check("tries", tries)
     n_views = len(views)
     rows = np.zeros((n_views, E.NUM_COLUMNS), dtype=np.int64)
     pools = np.zeros((n_views, 40), dtype=np.int64)

@@ -75,51 +75,57 @@ class ExItConfig:
     """Every knob of an expert-iteration run (see the module docstring for the recipe)."""
 
     out: str = knob("runs/exit", "run folder (config, labels, logs, checkpoints, models)")
-    seed: int = knob(0, "seed of everything in the run (deals, searches, network init)")
-    rounds: int = knob(5, "rounds of play, label, learn, evaluate (5 x 20000 games: 1.2M labelled decisions)")
-    games: int = knob(20000, "games the student plays per round")
-    chunk: int = knob(100, "games per label shard (the unit a killed run redoes)")
-    playouts: int = knob(500, "playouts of the search per labelled position at most (500 teach as well as 3000)")
-    z: float = knob(3.0, "the search's race: an action this many standard errors behind stops (0: no race)")
-    opponents: tuple[str, ...] = knob(("greedy",), "bot specs the student plays while its positions are labelled")
+    seed: int = knob(0, "seed of everything in the run (deals, searches, network init)", low=0)
+    rounds: int = knob(5, "rounds of play, label, learn, evaluate (5 x 20000 games: 1.2M labelled decisions)", low=1)
+    games: int = knob(20000, "games the student plays per round", low=1)
+    chunk: int = knob(100, "games per label shard (the unit a killed run redoes)", low=1)
+    playouts: int = knob(
+        500, "playouts of the search per labelled position at most (500 teach as well as 3000)", low=1, high=10**9
+    )
+    z: float = knob(
+        3.0, "the search's race: an action this many standard errors behind stops (0: no race)", low=0, high=1000
+    )
+    opponents: tuple[str, ...] = knob(
+        ("greedy",), "bot specs the student plays while its positions are labelled", spec=True
+    )
     features: str = knob(
-        "meld", "network input: 'meld' (raw observation + meld features, greedy's choice among them) or 'raw'"
+        "meld",
+        "network input: 'meld' (raw observation + meld features, greedy's choice among them) or 'raw'",
+        choices=("meld", "raw"),
     )
     network: str = knob(
         "scorer",
         "'scorer' (agents.scorer: one small MLP scores each legal action from its own features; "
         "scorer:PATH plays it) or 'ppo' (a MaskablePPO policy, one logit per action id; ppo:PATH plays it)",
+        choices=("scorer", "ppo"),
     )
     net_arch: tuple[int, ...] = knob((), "hidden layer sizes (none given: 128 128 for the scorer, 256 256 for ppo)")
     init: str = knob("", "first weights: '' (random), 'scorer' or 'ppo' (the shipped model of that network), a file")
-    epochs: int = knob(8, "passes over all labels so far, per round (the one with the lowest held-out regret kept)")
-    lr: float = knob(1e-3, "learning rate (Adam)")
-    temperature: float = knob(0.05, "scorer: the targets are softmax(values / T); ppo: scale of logits against values")
+    epochs: int = knob(
+        8, "passes over all labels so far, per round (the one with the lowest held-out regret kept)", low=1
+    )
+    lr: float = knob(1e-3, "learning rate (Adam)", above=0)
+    temperature: float = knob(
+        0.05, "scorer: the targets are softmax(values / T); ppo: scale of logits against values", above=0
+    )
     loss: str = knob(
-        "advantage", "ppo only: 'advantage' (logits regress the values) or 'softmax' (cross-entropy on softmax(q / T))"
+        "advantage",
+        "ppo only: 'advantage' (logits regress the values) or 'softmax' (cross-entropy on softmax(q / T))",
+        choices=("advantage", "softmax"),
     )
     greedy_bonus: float = knob(0.0, "added to the value of greedy's choice in the targets (leave greedy only for more)")
-    value_coef: float = knob(0.5, "weight of the value head's loss")
-    eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)")
-    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against")
-    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used to label)")
+    value_coef: float = knob(0.5, "weight of the value head's loss", low=0)
+    eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
+    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
+    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used to label)", low=0)
     best_by: str = knob("greedy", "evaluation opponent whose score picks best.zip")
     forcing: bool = knob(False, "play the forcing variant (RULES.md section 7)")
-    torch_threads: int = knob(1, "torch threads")
-    workers: int = knob(1, "processes for the evaluations")
+    torch_threads: int = knob(1, "torch threads", low=1)
+    workers: int = knob(1, "processes for the evaluations", low=1)
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the knob that is wrong (before any work starts)."""
-        for name in ("rounds", "games", "chunk", "playouts", "epochs", "eval_games", "torch_threads", "workers"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if self.features not in ("meld", "raw"):
-            raise ValueError(f"features must be 'meld' or 'raw', got {self.features!r}")
-        if not (isinstance(self.z, (int, float)) and self.z >= 0):
-            raise ValueError(f"z must be a number >= 0, got {self.z!r}")
+        knobs.check(self)  # every knob's type and declared range
         if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in self.net_arch):
             raise ValueError(f"net_arch must be positive layer sizes, got {self.net_arch!r}")
         if self.best_by not in self.eval_opponents:
@@ -128,8 +134,6 @@ class ExItConfig:
             raise ValueError("opponents is empty")
         self.imitation()
         self.scorer_settings()
-        if self.network not in ("scorer", "ppo"):
-            raise ValueError(f"network must be 'scorer' or 'ppo', got {self.network!r}")
         if self.network == "scorer" and self.features != "meld":
             raise ValueError(f"the scorer reads the 'meld' features; features={self.features!r} needs network='ppo'")
         shipped = self.network
@@ -384,12 +388,12 @@ def main(argv: list[str] | None = None) -> int:
     """``train.py exit``: a new run (``--out``) or ``--resume RUN`` (its config; ``--rounds`` may grow)."""
     parser = argparse.ArgumentParser(prog="train.py exit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (its config.json is used)")
+    knobs.add_resume_flags(parser)
     args = vars(knobs.add_flags(parser, ExItConfig).parse_args(argv))
-    resume = args.pop("resume", None)
+    resume, trust_code = args.pop("resume", None), args.pop("trust_code")
     try:
-        if resume:
-            config = knobs.resumed(ExItConfig, resume, args, ("rounds", "torch_threads", "workers"))
+        if resume:  # the run's config.json, checked; its python: specs refused without --trust-code
+            config = knobs.resumed(ExItConfig, resume, args, ("rounds", "torch_threads", "workers"), trust_code)
         else:
             config = knobs.from_dict(ExItConfig, args)
             if (Path(config.out) / "config.json").exists():

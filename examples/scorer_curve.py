@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--png", default="docs/images/scorer_curve.png")
     args = parser.parse_args(argv)
     run = Path(args.run)
-    config = knobs.from_dict(ExItConfig, {**json.loads((run / "config.json").read_text()), "out": str(run)})
+    config = knobs.from_dict(ExItConfig, {**knobs.read_config(run / "config.json"), "out": str(run)})
     shards = sorted((run / "labels").glob("r00_*.npz"))
     if max(args.shards) > len(shards):
         print(f"error: {run} has {len(shards)} round-0 shards, --shards asks for {max(args.shards)}", file=sys.stderr)
