@@ -494,7 +494,8 @@ def test_every_knob_is_one_config_field_and_one_option(tmp_path):
         assert f.metadata["help"], f"{f.name} has no help text"
     text = parser.format_help()
     for flag in ("--gauntlet", "--games", "--seed", "-j", "--jobs", "--forcing", "--no-duplicate", "--out",
-                 "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot"):  # fmt: skip
+                 "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot",
+                 "--verify"):  # fmt: skip
         assert flag in text, flag
     assert vars(parser.parse_args(["a", "b"])) == dataclasses.asdict(TournamentConfig(specs=["a", "b"]))
     args = ["a", "b", "-j", "3", "--no-duplicate", "--no-plot", "--no-progress", "--games", "7", "--bt-prior", "0"]
