@@ -4,12 +4,15 @@ and report.html with the replays of every game (:func:`write_html_report`)."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .runfiles import write_atomic
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -81,24 +84,26 @@ def _num(x: float) -> str:
 
 
 def write_summary(summary: dict[str, Any], out_dir: Path) -> None:
-    (out_dir / "summary.json").write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+    write_atomic(out_dir / "summary.json", json.dumps(_json_safe(summary), indent=2) + "\n")
     pair_fields = [
         "a", "b", "games", "units", "wins", "draws", "losses", "score", "score_low", "score_high", "draw_rate",
         "decided_win_rate", "stake_mean", "stake_low", "stake_high", "stake_total", "stake_max", "moves_mean",
         "moves_sd", "seat0_score", "crash_a", "illegal_a", "crash_b", "illegal_b",
     ]  # fmt: skip
-    with open(out_dir / "summary.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=pair_fields, extrasaction="ignore")
-        writer.writeheader()
-        for p in summary["pairs"]:
-            fails = {f"{kind}_{side}": p["failures"][p[side]][kind] for side in "ab" for kind in ("crash", "illegal")}
-            writer.writerow({**p, **fails})
+    f = io.StringIO(newline="")
+    writer = csv.DictWriter(f, fieldnames=pair_fields, extrasaction="ignore")
+    writer.writeheader()
+    for p in summary["pairs"]:
+        fails = {f"{kind}_{side}": p["failures"][p[side]][kind] for side in "ab" for kind in ("crash", "illegal")}
+        writer.writerow({**p, **fails})
+    write_atomic(out_dir / "summary.csv", f.getvalue())
     bot_fields = ["bot", "spec", "elo", "elo_low", "elo_high", "games", "score", "wins", "draws", "losses",
                   "crash", "illegal"]  # fmt: skip
-    with open(out_dir / "ratings.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=bot_fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(summary["ratings"])
+    f = io.StringIO(newline="")
+    writer = csv.DictWriter(f, fieldnames=bot_fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(summary["ratings"])
+    write_atomic(out_dir / "ratings.csv", f.getvalue())
 
 
 def _json_safe(obj: Any) -> Any:
@@ -160,7 +165,9 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
+    write_atomic(path, buffer.getvalue())
     plt.close(fig)
 
 
@@ -207,10 +214,10 @@ def write_html_report(summary: dict[str, Any], out_dir: Path, games_per_file: in
                 links[g.index] = f"replays/{name}#game={g.index}"
             if entries:
                 title = f"Conquian: {pair[0]} vs {pair[1]}" + (f" (part {n} of {len(parts)})" if len(parts) > 1 else "")
-                (replays / name).write_text(replay_page_of(entries, title), encoding="utf-8")
+                write_atomic(replays / name, replay_page_of(entries, title))
                 files.setdefault(pair, []).append(f"replays/{name}")
     path = out_dir / "report.html"
-    path.write_text(_report_html(summary, out_dir, by_pair, links, files, unreplayable), encoding="utf-8")
+    write_atomic(path, _report_html(summary, out_dir, by_pair, links, files, unreplayable))
     return path
 
 

@@ -40,13 +40,17 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
                        ``index pair deal swap seats specs deal_seed game_seed hands stock first
                        forcing players actions winner winner_label moves failure think_time max_think
                        decisions`` (:class:`conquian_arena.record.GameRecord` fields plus
-                       the schedule).  On a resume every line is checked field by field
-                       against the schedule and its replay (:func:`check_game_line`), and a
-                       game that ended by a failure (crash, illegal, quit) is re-played with
-                       the bots, which must reproduce it (:func:`load_games`); a corrupt,
-                       half-written, unfaithful or unreproduced one is reported, moved to
-                       ``games.rejected.txt`` (``line N<TAB>why<TAB>the line``) and its game
-                       played again.
+                       the schedule) and last ``check``, the line's HMAC keyed by ``games.key``
+                       (:mod:`conquian_arena.runfiles`).  On a resume every line's check is
+                       verified and every line is checked field by field against the schedule
+                       and its replay (:func:`check_game_line`); a game that ended by a failure
+                       (crash, illegal, quit), or with ``--verify`` every game, is re-played
+                       with the bots, which must reproduce it (:func:`load_games`); a corrupt,
+                       half-written, unchecked, unfaithful or unreproduced line is reported,
+                       moved to ``games.rejected.txt`` (``line N<TAB>why<TAB>the line``) and
+                       its game played again.  What this can and cannot detect:
+                       docs/tournaments.md.
+    ``games.key``      the run's secret that signs the lines (its owner's only).
     ``summary.json``   the statistics with their methods, ``summary.csv`` one row per pair,
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
     ``report.html``    the tables, the plot and a link to every game's replay in ``replays/``
@@ -54,8 +58,8 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
     Only ``timing`` (seconds of thinking) in ``summary.json`` and ``think_time`` / ``max_think``
     in ``games.jsonl`` differ between reruns.
 
-A Ctrl-C keeps every game played so far (each is written as it ends); the same command
-resumes the tournament.
+A Ctrl-C or a kill keeps every game played so far (each is written as it ends; every other
+file is written whole or not at all); the same command resumes the tournament.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
 from conquian_env.seeding import derive_seed
 
-from . import worker
+from . import runfiles, worker
 from .match import deal_for_seed
 from .record import (
     FAILURE_KINDS,
@@ -139,6 +143,11 @@ class TournamentConfig:
     progress: bool | None = _knob(None, "progress bar on standard error (default: when it is a terminal)")
     plot: bool = _knob(True, "write summary.png (needs matplotlib)")
     html: bool = _knob(True, "write report.html and replays/: the report and every game's replay, for a browser")
+    verify: bool = _knob(
+        False,
+        "on a resume, re-play every kept game with its scheduled bots and seeds, and set aside (and play again) "
+        "any that comes out otherwise: for bots whose play is a function of their seed; it costs the games' time",
+    )
     ray: str | None = _knob(
         None,
         "play the games as Ray tasks: --ray local starts a local Ray instance with --jobs CPUs, "
@@ -515,16 +524,17 @@ def _strict_json(chunk: bytes) -> Any:
     return json.loads(chunk.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
 
 
-def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any]) -> str | None:
+def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any], what: str = "a failure") -> str | None:
     """Re-play ``task``'s game with the bots (a forfeit is a bot's doing, which the rules cannot
-    confirm) and say how ``obj`` differs from it, or None when it is that game."""
+    confirm; with ``--verify`` every game) and say how ``obj`` differs from it, or None when it
+    is that game.  ``what``: how the message names the line."""
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
     worker.ensure_setup(spec_of, bot_seeds(config), config["forcing"])  # the bots are built once, as in a worker
     fresh = play_task(task)
     differ = [k for k in LINE_KEYS if k not in TIMING_KEYS and not _same(obj[k], fresh[k])]
     if differ:
         return (
-            "a failure that re-playing the game does not reproduce "
+            f"{what} that re-playing the game does not reproduce "
             f"(the re-played game differs in {', '.join(differ)}: {game_outcome(fresh)})"
         )
     return None
@@ -538,27 +548,50 @@ def game_outcome(line: dict[str, Any]) -> str:
     return f"{'a draw' if winner is None else winner + ' won'} after {line['moves']} moves"
 
 
-def load_games(path: Path, config: dict[str, Any], names: dict[str, str] | None = None) -> dict[tuple, dict[str, Any]]:
+def load_games(
+    path: Path, config: dict[str, Any], names: dict[str, str] | None = None, *, verify: bool = False
+) -> dict[tuple, dict[str, Any]]:
     """Games already in ``path`` that belong to the tournament ``config`` (:func:`make_config`),
-    keyed by (A, B, deal, swap).
+    keyed by (A, B, deal, swap), each without its ``check``.
 
-    A line is kept only when :func:`check_game_line` finds it faithful (the schedule, the
-    rules, the result; ``names``, the bots' names by label, default :func:`bot_names`) and,
-    when it records a failure (a crash, an illegal answer, a bot's quit), when re-playing the
-    game with the scheduled bots and seeds gives the same game (every field but the
-    timings).  Corrupt, half-written, foreign, repeated or unfaithful lines, and failures the
-    re-play does not reproduce (a bot whose play is not a function of its seed), are reported
-    (with their line number and why), moved to ``games.rejected.txt`` and left out, so their
-    games are played again; the file is rewritten (atomically) with only the good lines so
-    new lines append cleanly.
+    A line is kept only when its check is this run's (:func:`conquian_arena.runfiles.check_problem`,
+    keyed by the folder's :data:`~conquian_arena.runfiles.KEY_FILE`), :func:`check_game_line`
+    finds it faithful (the schedule, the rules, the result; ``names``, the bots' names by
+    label, default :func:`bot_names`) and, when it records a failure (a crash, an illegal
+    answer, a bot's quit) or ``verify`` is set, re-playing the game with the scheduled bots
+    and seeds gives the same game (every field but the timings).  Corrupt, half-written (the
+    last line cut short by a kill), unchecked, foreign, repeated or unfaithful lines, and games
+    the re-play does not reproduce (a bot whose play is not a function of its seed), are
+    reported (with their line number and why), moved to ``games.rejected.txt`` and left out,
+    so their games are played again; the file is rewritten (atomically) with only the good
+    lines so new lines append cleanly.
+
+    A folder without a key file gets one; if its ``games.jsonl`` has lines (a folder written
+    before lines were checked, or whose key was deleted) they cannot be checked: a
+    ``ValueError`` says so, unless ``verify``, which re-plays every line, keeps those that
+    come out the same and signs them with the new key.
     """
-    if not path.exists():
+    folder = path.parent
+    key = runfiles.read_key(folder)
+    raw = path.read_bytes() if path.exists() else b""
+    unsigned = key is None and bool(raw.strip())
+    if unsigned and not verify:
+        raise ValueError(
+            f"{folder} has games in games.jsonl but no {runfiles.KEY_FILE}, the key that checks them (a folder "
+            "written before games were checked, or its key was deleted): resume with --verify to re-play and "
+            "check every game (bots whose play is a function of their seed), or choose another --out"
+        )
+    if key is None:
+        key = runfiles.new_key()
+        if not unsigned:
+            runfiles.write_key(folder, key)
+    if not raw:
         return {}
     tasks = make_schedule(config)
     forcing = config["forcing"]
     names = bot_names(config) if names is None else names
-    raw = path.read_bytes()
     chunks = raw.split(b"\n")
+    torn = not raw.endswith(b"\n")  # the last line was cut short (a kill while it was written)
     good: dict[tuple, dict[str, Any]] = {}
     good_lines: list[bytes] = []
     rejected: list[bytes] = []
@@ -570,8 +603,16 @@ def load_games(path: Path, config: dict[str, Any], names: dict[str, str] | None 
             obj = _strict_json(chunk)
             if not isinstance(obj, dict):
                 raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+            if unsigned:
+                obj.pop(runfiles.CHECK_FIELD, None)  # a key lost: the re-play is the check
+            else:
+                problem = runfiles.check_problem(chunk, key)
+                if problem is None:
+                    del obj[runfiles.CHECK_FIELD]
             index = obj.get("index")
-            if type(index) is not int or not 0 <= index < len(tasks):
+            if problem is not None:
+                pass
+            elif type(index) is not int or not 0 <= index < len(tasks):
                 problem = f"a game that is not in this tournament's schedule (index {_shown(index)})"
             elif tasks[index].key in good:
                 problem = f"a repeat of game {index}"
@@ -580,8 +621,12 @@ def load_games(path: Path, config: dict[str, Any], names: dict[str, str] | None 
                 problem = check_game_line(obj, task, forcing, [names[s] for s in task.seats])
                 if problem is None and obj["failure"] is not None:
                     problem = _replay_problem(obj, task, config)
+                elif problem is None and verify:
+                    problem = _replay_problem(obj, task, config, what="a game (--verify)")
         except (ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError, RecursionError) as err:
             problem = f"corrupt or half-written ({type(err).__name__}: {str(err)[:80]})"
+            if torn and lineno == len(chunks):
+                problem = "corrupt or half-written (the file's last line, cut short when the run stopped writing it)"
         if problem is not None:
             warnings.warn(
                 f"{path}: line {lineno} is {problem}; skipped (moved to games.rejected.txt), "
@@ -593,14 +638,17 @@ def load_games(path: Path, config: dict[str, Any], names: dict[str, str] | None 
             rejected.append(b"line %d\t%s\t%s" % (lineno, reason, chunk))
             continue
         good[tasks[index].key] = obj
-        good_lines.append(chunk)
-    if rejected or (raw and not raw.endswith(b"\n")):
-        if rejected:
-            with open(path.parent / "games.rejected.txt", "ab") as f:
-                f.write(b"".join(line + b"\n" for line in rejected))
-        tmp = path.with_suffix(".jsonl.tmp")
-        tmp.write_bytes(b"".join(line + b"\n" for line in good_lines))
-        os.replace(tmp, path)
+        good_lines.append(runfiles.sign_line(json.dumps(obj), key).encode("ascii") if unsigned else chunk)
+    if rejected or torn or unsigned:
+        if rejected:  # whole or not at all; an entry a killed resume wrote already is not repeated
+            old = folder / "games.rejected.txt"
+            kept = old.read_bytes() if old.exists() else b""
+            entries = set(kept.split(b"\n"))
+            fresh = b"".join(line + b"\n" for line in rejected if line not in entries)
+            runfiles.write_atomic(old, kept + fresh)
+        runfiles.write_atomic(path, b"".join(line + b"\n" for line in good_lines))
+    if unsigned:  # the lines are signed with it now
+        runfiles.write_key(folder, key)
     return good
 
 
@@ -701,11 +749,14 @@ def run_tournament(
     out = Path(options.out) if options.out is not None else default_out_dir(config)
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, config)
-    (out / "config.json").write_text(json.dumps({**config, "options": options.to_dict()}, indent=2) + "\n")
+    runfiles.remove_partials(out)  # what a killed run was writing
+    runfiles.write_atomic(out / "config.json", json.dumps({**config, "options": options.to_dict()}, indent=2) + "\n")
 
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"
-    done = load_games(games_path, config, names)
+    done = load_games(games_path, config, names, verify=options.verify)
+    key = runfiles.read_key(out)
+    assert key is not None  # load_games keeps one
     # played deal by deal across the pairs (not pair after pair), so that the progress bar's
     # rate, and so its time left, is that of the whole mix from the start
     todo = sorted((t for t in tasks if t.key not in done), key=lambda t: (t.deal, t.swap, t.index))
@@ -716,7 +767,7 @@ def run_tournament(
                 file=sys.stderr,
             )
         print(f"{out}: {len(done)} of {len(tasks)} games already played, {len(todo)} to play", file=sys.stderr)
-    new = _play(todo, spec_of, bot_seed_of, options, games_path, len(tasks), len(done), progress)
+    new = _play(todo, spec_of, bot_seed_of, options, games_path, key, len(tasks), len(done), progress)
     summary = summarize(
         list(done.values()) + new, config, options.confidence, options.bootstrap, options.bt_prior, options.anchor
     )
@@ -735,12 +786,14 @@ def _play(
     bot_seed_of: dict[str, int],
     options: TournamentConfig,
     games_path: Path,
+    key: bytes,
     total: int,
     done: int,
     progress: bool,
 ) -> list[dict[str, Any]]:
     """Play the games of ``todo`` (in worker processes with ``jobs`` > 1), appending each to
-    ``games_path`` as it ends, and return their lines.  A Ctrl-C keeps every finished game."""
+    ``games_path`` as it ends, signed with ``key`` (:func:`conquian_arena.runfiles.sign_line`),
+    and return their lines.  A Ctrl-C keeps every finished game."""
     jobs = max(1, min(options.jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = None
     if progress:
@@ -751,7 +804,7 @@ def _play(
     with open(games_path, "a", encoding="utf-8") as f:
 
         def save(line: dict[str, Any]) -> None:
-            f.write(json.dumps(line) + "\n")
+            f.write(runfiles.sign_line(json.dumps(line), key) + "\n")
             f.flush()  # a kill loses at most the line being written
             new.append(line)
             if bar is not None:

@@ -31,8 +31,9 @@ threaded) is enough for one person on localhost.  The API (JSON; every call carr
 page's token in ``X-Conquian-Token``, and requests naming another host are refused, so
 other web sites cannot drive it): ``GET /api/state?game=N&after=V`` (waits up to 20 s
 for a state of game ``N`` newer than version ``V``), ``POST /api/move`` ``{"move": "meld 7H", "version": V}``
-(``"back"`` takes back; any other body, or a move over :data:`MAX_MOVE_CHARS`
-characters, is answered 400), ``POST /api/resign``, ``POST /api/new``; ``GET /replay`` replays
+(``"back"`` takes back; any other body, a body over :data:`MAX_BODY_BYTES` bytes or nested
+deeper than :data:`MAX_BODY_DEPTH`, or a move over :data:`MAX_MOVE_CHARS` characters, is
+answered 400 saying why), ``POST /api/resign``, ``POST /api/new``; ``GET /replay`` replays
 the games played since the server started.  ``GET /api/state?game=N&after=V`` answers at
 once when game ``N`` is no longer the current one.  At most :data:`MAX_WAITING` requests
 wait at once (a long poll beyond them is answered 429, a move or resign beyond them gets
@@ -43,6 +44,7 @@ the current state), so polls cannot pile up threads; every response forbids fram
 from __future__ import annotations
 
 import ipaddress
+import json
 import queue
 import secrets
 import threading
@@ -72,6 +74,10 @@ _RESIGN = "resign"
 _LOOPBACK_NAMES = ("localhost",)
 #: the longest move text the API takes (the longest move, "discard 10H", has 11 characters)
 MAX_MOVE_CHARS = 40
+#: the largest request body the API reads (a move's body, ``{"move": ..., "version": N}``, is under 100 bytes)
+MAX_BODY_BYTES = 1024
+#: the deepest nesting of arrays and objects a body may have (a move's body has 1)
+MAX_BODY_DEPTH = 4
 #: requests that may wait for a newer state at once (long polls, moves and resigns waiting
 #: for the bot); one more is answered 429 at once (the page retries a second later)
 MAX_WAITING = 8
@@ -298,6 +304,47 @@ class WebGame(HumanGame):
         return self.snapshot()["status"] == "over"
 
 
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (brackets inside strings do not count),
+    counted without parsing, so that a body nested thousands deep is refused before the parser recurses."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_body(raw: bytes) -> tuple[Any, str | None]:
+    """A request body as JSON: ``(value, None)``, or ``(None, why not)`` for a body over
+    :data:`MAX_BODY_BYTES` bytes, nested deeper than :data:`MAX_BODY_DEPTH`, not UTF-8 or not JSON."""
+    if len(raw) > MAX_BODY_BYTES:
+        return None, f"the body is over {MAX_BODY_BYTES} bytes"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "the body is not UTF-8 text"
+    depth = json_depth(text)
+    if depth > MAX_BODY_DEPTH:
+        return None, f"the body nests arrays or objects {depth} deep (at most {MAX_BODY_DEPTH})"
+    try:
+        return json.loads(text), None
+    except ValueError:
+        return None, "the body is not JSON"
+
+
 def _table(view: PlayerView, names: Sequence[str], draft: MeldDraft | None = None) -> dict[str, Any]:
     """What the person sees of the table (nothing the view does not hold); ``names`` per seat."""
     chosen = view.chosen | (draft.cards if draft is not None else 0)
@@ -447,9 +494,16 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
 
     @app.post("/api/move")
     def move() -> Any:
-        body = request.get_json(silent=True)
+        expected = '{"move": TEXT, "version": N}'
+        length = request.content_length
+        if length is not None and length > MAX_BODY_BYTES:  # refused unread
+            body, why = None, f"the body is over {MAX_BODY_BYTES} bytes"
+        else:
+            body, why = parse_body(request.stream.read(MAX_BODY_BYTES + 1))
+        if why is not None:
+            return jsonify(error=f"the body must be a JSON object {expected} ({why})"), 400
         if not isinstance(body, dict):
-            return jsonify(error='the body must be a JSON object: {"move": TEXT, "version": N}'), 400
+            return jsonify(error=f"the body must be a JSON object: {expected}"), 400
         move, version = body.get("move"), body.get("version")
         if not isinstance(move, str) or len(move) > MAX_MOVE_CHARS:
             shown = "a text" if isinstance(move, str) else type(move).__name__

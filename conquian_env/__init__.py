@@ -54,7 +54,8 @@ __all__ = [
 #: Gymnasium id of the single-agent view (one seat against a bot); ``opponent=`` picks the bot.
 #: ``gymnasium.make_vec`` on it gives the batched :class:`~conquian_env.vector_env.ConquianVectorEnv`
 #: (its vector entry point, gymnasium's default), or with ``vectorization_mode="sync"`` a
-#: ``SyncVectorEnv`` over the single-agent view.
+#: ``SyncVectorEnv`` over the single-agent view (seeded by ``reset(seed=S)``: sub-env i gets ``S + i``;
+#: ``seed=`` is an argument of the batched env only, refused with a clear error otherwise).
 GYM_ENV_ID = "conquian_env/Conquian-v0"
 
 
@@ -73,6 +74,25 @@ def _make_vector_env(num_envs: int = 1, **kwargs: Any) -> Any:
     return ConquianVectorEnv(num_envs, **kwargs)
 
 
+def _make_single_env(**kwargs: Any) -> Any:
+    """The entry point of :data:`GYM_ENV_ID`: ``SingleAgentEnv(**kwargs)``; a ``seed`` is refused, saying how to seed.
+
+    Gymnasium seeds an env through ``reset(seed=...)``, and ``make_vec(..., vectorization_mode="sync")``
+    (or ``"async"``) builds every sub-env with the same arguments, so a constructor seed would deal the
+    same games in all of them."""
+    if "seed" in kwargs:
+        raise TypeError(
+            f"the single-agent env {GYM_ENV_ID!r} takes no seed= argument: Gymnasium seeds it through reset. "
+            "gymnasium.make(...): env.reset(seed=S); gymnasium.make_vec(..., vectorization_mode='sync' or 'async'): "
+            "envs.reset(seed=S) seeds sub-env i with S + i (Gymnasium's convention; a seed= given to every sub-env "
+            "would deal the same games in all of them); the batched default, gymnasium.make_vec(id, n, seed=S) "
+            "without vectorization_mode, takes seed= itself"
+        )
+    from .wrappers import SingleAgentEnv
+
+    return SingleAgentEnv(**kwargs)
+
+
 def _register() -> None:
     import warnings
 
@@ -82,7 +102,7 @@ def _register() -> None:
     if GYM_ENV_ID not in gymnasium.registry:
         gymnasium.register(
             GYM_ENV_ID,
-            entry_point="conquian_env.wrappers:SingleAgentEnv",
+            entry_point="conquian_env:_make_single_env",
             vector_entry_point="conquian_env:_make_vector_env",
         )
 

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from scipy import optimize, stats
 import evaluate
 from agents.base import Agent
 from agents.registry import SpecError
-from conquian_arena import tournament
+from conquian_arena import runfiles, tournament
 from conquian_arena.match import deal_for_seed
 from conquian_arena.record import GameRecord, RecordedGame, replay_states
 from conquian_arena.report import format_summary
@@ -84,7 +85,19 @@ def read_games(out: Path) -> list[dict]:
 
 
 def without_timing(games: list[dict]) -> list[dict]:
-    return [{k: v for k, v in g.items() if k not in ("think_time", "max_think")} for g in games]
+    return [{k: v for k, v in g.items() if k not in ("think_time", "max_think", "check")} for g in games]
+
+
+_CHECK = re.compile(r', "check": "[0-9a-f]{64}"')
+
+
+def signed_as_the_run(out: Path, text: str) -> str:
+    """``text`` (a games.jsonl line) with its check, if any, replaced by one made with ``out``'s key:
+    a line edited by someone who holds the run's key file, so that the deeper checks are what is tested."""
+    text = _CHECK.sub("", text)
+    if not (text.startswith("{") and text.endswith("}")):
+        return text
+    return runfiles.sign_line(text, runfiles.read_key(out))
 
 
 def stable(summary: dict) -> dict:
@@ -334,7 +347,7 @@ def test_resume_replays_every_line_and_sets_tampered_ones_aside(tmp_path, monkey
     objs[2]["actions"].insert(3, "discard KS")  # an inserted action
     del objs[3]["think_time"]  # a missing field
     tampered = {decided, 1, 2, 3}
-    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    path.write_text("".join(signed_as_the_run(out, json.dumps(o)) + "\n" for o in objs))
     played = []
     real_play = tournament.play_task
     monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task.index) or real_play(task))
@@ -481,7 +494,8 @@ def test_every_knob_is_one_config_field_and_one_option(tmp_path):
         assert f.metadata["help"], f"{f.name} has no help text"
     text = parser.format_help()
     for flag in ("--gauntlet", "--games", "--seed", "-j", "--jobs", "--forcing", "--no-duplicate", "--out",
-                 "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot"):  # fmt: skip
+                 "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot",
+                 "--verify"):  # fmt: skip
         assert flag in text, flag
     assert vars(parser.parse_args(["a", "b"])) == dataclasses.asdict(TournamentConfig(specs=["a", "b"]))
     args = ["a", "b", "-j", "3", "--no-duplicate", "--no-plot", "--no-progress", "--games", "7", "--bt-prior", "0"]
@@ -585,8 +599,9 @@ def _resume_after(tmp_path, played, edit):
     lines = path.read_text().splitlines()
     before = list(lines)
     edit(lines)
-    path.write_text("".join(line + "\n" for line in lines))
     changed = [i + 1 for i, (a, b) in enumerate(zip(before, lines, strict=True)) if a != b]
+    lines = [signed_as_the_run(out, line) if i + 1 in changed else line for i, line in enumerate(lines)]
+    path.write_text("".join(line + "\n" for line in lines))
     with pytest.warns(ResumeWarning) as record:
         summary = run_tournament(["random", FIRST], games=8, seed=11, out=out, jobs=1, **QUICK)
     rejected = (out / "games.rejected.txt").read_text()
@@ -755,3 +770,114 @@ def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
     worker.setup(spec_of, tournament.bot_seeds(config), config["forcing"])
     local = [worker.play_task(t) for t in tasks]
     assert without_timing(local) == without_timing(on_ray) == without_timing(read_games(tmp_path))
+
+
+# --------------------------------------------------------------------------- forged results (issue 25)
+
+
+def _forged_losses(out: Path, victim: str, keep_check: bool) -> tuple[list[str], int]:
+    """games.jsonl's lines with every game ``victim`` won replaced by a loss: the same deal, seats,
+    seeds and names, legal moves and a consistent result, played by a random bot in the victim's
+    seat against greedy in the other (the issue's forged record).  ``keep_check``: the forged
+    line keeps the real line's check (else it has none).  Returns the lines and the number forged."""
+    from agents.registry import make_agent
+    from conquian_arena.match import play_game
+    from conquian_arena.worker import schedule_fields
+
+    config = json.loads((out / "config.json").read_text())
+    tasks = tournament.make_schedule(config)
+    names = tournament.bot_names(config)
+    lines, forged = [], 0
+    for text in (out / "games.jsonl").read_text().splitlines():
+        obj = json.loads(text)
+        if obj["winner_label"] != victim:
+            lines.append(text)
+            continue
+        task = tasks[obj["index"]]
+        seat = task.seats.index(victim)
+        hands, stock = deal_for_seed(task.deal_seed)
+        for k in range(1, 200):  # impostors' game (their own seeds) that the victim's seat loses
+            bots = [make_agent("greedy", k), make_agent("greedy", k)]
+            bots[seat] = make_agent("random", k)
+            record = play_game(bots, hands=hands, stock=stock, first=0, forcing=config["forcing"], seed=k)
+            if record.winner == 1 - seat and record.failure is None:
+                break
+        assert record.winner == 1 - seat
+        line = {**schedule_fields(task), **record.to_dict(), "winner_label": task.seats[1 - seat]}
+        line["players"] = [names[label] for label in task.seats]
+        fake = json.dumps(line)
+        if keep_check:
+            fake = fake[:-1] + _CHECK.search(text).group() + "}"
+        lines.append(fake)
+        forged += 1
+    return lines, forged
+
+
+def test_a_forged_record_of_legal_losses_is_caught_on_a_resume(tmp_path):
+    # before: each line was checked by the rules only, so a greedy win replaced by a legal game it
+    # loses (same deal, seats, seeds and names, a consistent result) was kept: greedy's score
+    # against random went from 0.875 to 0.125 on the resume, without a warning
+    specs = ["greedy", "random"]
+    reference = run_tournament(specs, games=16, seed=4, out=tmp_path / "ref", jobs=1, **QUICK)
+    assert reference["pairs"][0]["score"] == 0.875  # 12 wins, 4 draws
+    for keep_check in (False, True):
+        out = tmp_path / f"forged{keep_check}"
+        shutil.copytree(tmp_path / "ref", out)
+        lines, forged = _forged_losses(out, "greedy", keep_check)
+        assert forged == reference["pairs"][0]["wins"] >= 12
+        (out / "games.jsonl").write_text("".join(line + "\n" for line in lines))
+        with pytest.warns(ResumeWarning) as record:
+            resumed = run_tournament(specs, games=16, seed=4, out=out, jobs=1, **QUICK)
+        messages = [str(w.message) for w in record]
+        assert len(messages) == forged
+        why = "whose check does not match it" if keep_check else "without its check"
+        assert all(why in m for m in messages), messages[0]
+        assert stable(resumed) == stable(reference)
+        assert without_timing(read_games(out)) == without_timing(read_games(tmp_path / "ref"))
+
+
+def test_a_forgery_signed_with_the_runs_key_is_caught_by_verify(tmp_path):
+    # whoever can read games.key can sign a forged line: the checks of the rules and of the key
+    # pass it (docs/tournaments.md says so), and --verify, re-playing every game, sets it aside
+    specs = ["greedy", "random"]
+    reference = run_tournament(specs, games=16, seed=4, out=tmp_path / "ref", jobs=1, **QUICK)
+    out = tmp_path / "t"
+    shutil.copytree(tmp_path / "ref", out)
+    lines, forged = _forged_losses(out, "greedy", keep_check=False)
+    (out / "games.jsonl").write_text("".join(signed_as_the_run(out, line) + "\n" for line in lines))
+    shutil.copytree(out, tmp_path / "t2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)
+        fooled = run_tournament(specs, games=16, seed=4, out=tmp_path / "t2", jobs=1, **QUICK)
+    assert fooled["pairs"][0]["score"] == pytest.approx(1 - reference["pairs"][0]["score"])  # the limit, as documented
+    with pytest.warns(ResumeWarning) as record:
+        resumed = run_tournament(specs, games=16, seed=4, out=out, jobs=1, verify=True, **QUICK)
+    messages = [str(w.message) for w in record]
+    assert len(messages) == forged
+    assert all("a game (--verify) that re-playing the game does not reproduce" in m for m in messages), messages[0]
+    assert stable(resumed) == stable(reference)
+    # the genuine lines pass --verify: nothing more is set aside
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)
+        again = run_tournament(specs, games=16, seed=4, out=out, jobs=1, verify=True, **QUICK)
+    assert stable(again) == stable(reference)
+
+
+def test_a_folder_without_its_key_needs_verify_and_is_signed_anew(tmp_path):
+    specs = ["greedy", "random"]
+    reference = run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, **QUICK)
+    key = (tmp_path / "games.key").read_bytes()
+    assert len(key) == 65 and (tmp_path / "games.key").stat().st_mode & 0o077 == 0  # the owner's only
+    (tmp_path / "games.key").unlink()  # a folder from before lines were checked, or a deleted key
+    with pytest.raises(ValueError, match="no games.key, the key that checks them.*--verify"):
+        run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, **QUICK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)
+        resumed = run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, verify=True, **QUICK)
+        assert stable(resumed) == stable(reference)
+        assert (tmp_path / "games.key").read_bytes() != key  # a new key signs the re-played lines
+        again = run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, **QUICK)
+    assert stable(again) == stable(reference)
+    (tmp_path / "games.key").write_text("not a key\n")
+    with pytest.raises(ValueError, match="is not a run key"):
+        run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, **QUICK)

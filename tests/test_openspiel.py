@@ -123,6 +123,23 @@ def test_the_deal_is_forty_uniform_chance_nodes():
     ]
 
 
+def test_chance_outcomes_off_the_deal_is_a_value_error_as_in_openspiels_python_games():
+    # before: a ZeroDivisionError at any decision or terminal node (no cards left to deal);
+    # OpenSpiel's Python games (python_kuhn_poker) raise ValueError there
+    game = load_game()
+    state = dealt_state(game, *random_deal(random.Random(5)))
+    with pytest.raises(ValueError, match="non-chance state \\(a decision of player 0\\).*first 40 moves"):
+        state.chance_outcomes()
+    while not state.is_terminal():
+        state.apply_action(state.legal_actions()[-1])
+    with pytest.raises(ValueError, match="non-chance state \\(a terminal state\\)"):
+        state.chance_outcomes()
+    hands, stock = deal_for_seed(4)
+    with pytest.raises(ValueError, match="non-chance state"):
+        game.state_from_position(new_game(hands=hands, stock=stock)).chance_outcomes()
+    assert len(game.new_initial_state().chance_outcomes()) == 40  # the deal still has its 40 outcomes
+
+
 def test_dealing_a_card_twice_or_a_non_card_is_an_error():
     state = load_game().new_initial_state()
     state.apply_action(5)

@@ -11,7 +11,7 @@ pytest.importorskip("scipy")
 
 from conquian_arena.tournament import TournamentConfig, run_tournament  # noqa: E402
 
-TIMING = ("think_time", "max_think")
+TIMING = ("think_time", "max_think", "check")  # the timings, and the check keyed by each folder's games.key
 
 
 def _games(folder) -> list[dict]:

@@ -686,3 +686,32 @@ def test_reset_options_stack_a_deal_in_every_game_and_bad_ones_are_named():
     with pytest.raises(ValueError, match="2 hands"):
         env.reset(seed=3, options={"hands": GOING_OUT[0][:1], "stock": GOING_OUT[1]})
     assert np.array_equal(env.games.state, before)  # a bad deal changes nothing
+
+
+def test_make_vec_sync_refuses_a_constructor_seed_and_says_how_to_seed():
+    # before: make_vec(..., seed=0, vectorization_mode="sync") died in SingleAgentEnv.__init__ with a bare
+    # TypeError ("unexpected keyword argument 'seed'") though docs/batched.md showed seed=
+    import gymnasium
+
+    from conquian_env import GYM_ENV_ID
+
+    for mode in ("sync", "async"):
+        with pytest.raises(TypeError, match=r"no seed= argument.*envs.reset\(seed=S\) seeds sub-env i with S \+ i"):
+            gymnasium.make_vec(GYM_ENV_ID, 4, opponent="greedy", seed=0, vectorization_mode=mode)
+    with pytest.raises(TypeError, match=r"takes no seed= argument.*env.reset\(seed=S\)"):
+        gymnasium.make(GYM_ENV_ID, opponent="greedy", seed=0)
+    # the documented way: the batched default takes seed=; sync is seeded through reset, distinctly
+    # per sub-env (S + i) and the same for the same seed
+    assert isinstance(gymnasium.make_vec(GYM_ENV_ID, 4, opponent="greedy", seed=0), ConquianVectorEnv)
+
+    def first_obs(seed):
+        envs = gymnasium.make_vec(GYM_ENV_ID, 4, opponent="greedy", vectorization_mode="sync")
+        obs, _ = envs.reset(seed=seed)
+        envs.close()
+        return obs
+
+    obs = first_obs(0)
+    assert np.array_equal(obs, first_obs(0))
+    assert len({row.tobytes() for row in obs}) == 4  # four different deals
+    single = gymnasium.make(GYM_ENV_ID, opponent="greedy")
+    assert np.array_equal(single.reset(seed=2)[0], obs[2])  # sub-env 2 got seed 0 + 2

@@ -451,7 +451,7 @@ def test_play_api_refuses_bad_move_bodies_with_400_and_echoes_no_long_text(play_
     state = server.game.snapshot()
     while state["status"] != "your-move":
         state = server.game.wait(state["version"], timeout=5)
-    for move in ("x" * 40_000, ["take"], 7):
+    for move in ("x" * 900, ["take"], 7):  # (a longer body is refused unread: see the next test)
         answer = client.post("/api/move", json={"move": move, "version": state["version"]}, headers=head)
         assert answer.status_code == 400
         assert len(answer.get_data()) < 300 and "at most 40 characters" in answer.get_json()["error"]
@@ -459,6 +459,39 @@ def test_play_api_refuses_bad_move_bodies_with_400_and_echoes_no_long_text(play_
     answer = client.post("/api/move", json={"move": "y" * 40, "version": state["version"]}, headers=head)
     assert answer.status_code == 200 and "is not a move" in answer.get_json()["error"]
     assert len(answer.get_json()["error"]) < 80
+
+
+def test_play_api_answers_deep_or_huge_bodies_with_400_not_500(play_server):
+    # before: a body nested 100,000 deep was a 500 (RecursionError in the JSON parser)
+    server, _ = play_server("random", seed=3)
+    from conquian_arena.webplay import MAX_BODY_BYTES, MAX_BODY_DEPTH, create_app, json_depth
+
+    client = create_app(server).test_client()
+    head = {"X-Conquian-Token": server.token}
+    deep = {
+        "[" * 100_000: f"over {MAX_BODY_BYTES} bytes",  # refused unread
+        "[" * 1000: "nests arrays or objects 1000 deep",
+        '{"a":' * 150 + "1" + "}" * 150: "nests arrays or objects 150 deep",
+        '{"move": "take", "version": [[[[[0]]]]]}': f"6 deep (at most {MAX_BODY_DEPTH})",
+        '{"move": "' + "x" * MAX_BODY_BYTES + '", "version": 0}': f"over {MAX_BODY_BYTES} bytes",
+        b'{"move": "\xff"}': "not UTF-8",
+        "{not json": "not JSON",
+    }
+    for body, why in deep.items():
+        answer = client.post("/api/move", data=body, headers=head, content_type="application/json")
+        assert answer.status_code == 400, body[:20]
+        error = answer.get_json()["error"]
+        assert error.startswith("the body must be a JSON object") and why in error, error
+        assert len(answer.get_data()) < 300
+    # brackets inside a string are text, not nesting; a body near the cap is read whole
+    assert json_depth('{"move": "[[[[[[[[[[", "version": 1}') == 1
+    assert json_depth('{"a": "\\"[[[[[["}') == 1
+    state = server.game.snapshot()
+    while state["status"] != "your-move":
+        state = server.game.wait(state["version"], timeout=5)
+    body = json.dumps({"move": "[[[[[[[[", "version": state["version"]}) + " " * (MAX_BODY_BYTES - 60)
+    answer = client.post("/api/move", data=body, headers=head, content_type="application/json")
+    assert answer.status_code == 200 and "is not a move" in answer.get_json()["error"]
 
 
 def test_every_page_forbids_framing(play_server):

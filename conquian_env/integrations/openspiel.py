@@ -249,6 +249,15 @@ class ConquianState(pyspiel.State):
         return c.legal
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The cards left to deal, each equally likely.  Only the deal has chance nodes: elsewhere
+        a ``ValueError``, as OpenSpiel's own Python games raise."""
+        gs = self._c.gs
+        if gs is not None:
+            where = "a terminal state" if gs.phase == GAME_OVER else f"a decision of player {gs.player}"
+            raise ValueError(
+                f"chance_outcomes() called on a non-chance state ({where}): "
+                f"only the deal, the first {DEAL_LENGTH} moves, has chance nodes"
+            )
         cards = self._c.left
         p = 1.0 / len(cards)
         return [(card, p) for card in cards]
