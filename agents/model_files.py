@@ -185,8 +185,8 @@ def read_npy(
                 fp.read(1)  # zipfile checks the CRC at the end
     except ModelFileError:
         raise
-    except (ValueError, zipfile.BadZipFile, OSError, EOFError, SyntaxError, TypeError, RuntimeError) as err:
-        raise ModelFileError(f"{where}: {name} is not a plain .npy array ({err})") from err
+    except Exception as err:  # numpy's header parser raises ValueError, SyntaxError, tokenize.TokenError, ...
+        raise ModelFileError(f"{where}: {name} is not a plain .npy array ({type(err).__name__}: {err})") from err
     if len(data) != nbytes:
         raise ModelFileError(f"{where}: {name} holds {len(data)} bytes of data, its header says {nbytes}")
     return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()

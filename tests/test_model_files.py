@@ -187,7 +187,9 @@ def _probe(imports: str, call: str, code_root: Path = REPO) -> tuple[str, int]:
     """Run ``call`` in a fresh process capped at its post-import size + 768 MiB; (its verdict, its max RSS in KiB)."""
     script = _PROBE.format(imports=imports, call=call)
     env = {"PYTHONPATH": str(code_root), "PATH": "/usr/bin:/bin", "NUMBA_DISABLE_JIT": "0"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300, cwd=code_root
+    )
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and lines, done.stderr[-2000:]
     return lines[0], int(lines[-1].split()[1])
