@@ -190,18 +190,18 @@ class ActionScorer:
 
 def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str) -> None:
     if not layers:
-        raise ValueError(f"{where}: no layers")
+        raise ModelFileError(f"{where}: no layers")
     width = CANDIDATE_SIZE
     for i, (w, b) in enumerate(layers):
         if w.ndim != 2 or w.shape[0] != width:
-            raise ValueError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
+            raise ModelFileError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
         if b.shape != (w.shape[1],):
-            raise ValueError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
+            raise ModelFileError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
             raise ModelFileError(f"{where}: w{i} or b{i} holds a NaN or an infinity")
         width = w.shape[1]
     if width != 1:
-        raise ValueError(f"{where}: the last layer has {width} outputs, expected 1 (a score)")
+        raise ModelFileError(f"{where}: the last layer has {width} outputs, expected 1 (a score)")
 
 
 #: the most layers a scorer file may have
