@@ -209,6 +209,19 @@ def test_a_scorer_zip_bomb_is_refused_from_the_directory(make, tmp_path):
     assert rss < 700 << 10, f"{rss} KiB at the peak"
 
 
+def test_ppo_bombs_are_refused_by_name(tmp_path):
+    """In process (the capped-process versions below are slow: they import torch afresh)."""
+    pytest.importorskip("torch")
+    from agents.ppo import read_model
+
+    for member in ("data", "policy.pth"):
+        with pytest.raises(ModelFileError, match=f"{member!r} holds {GIB2} bytes uncompressed, more than its cap"):
+            read_model(ppo_bomb(tmp_path / f"{member}.zip", member))
+    with pytest.raises(ModelFileError, match=r"value_net.2.weight has shape \(65536, 65536\)"):
+        read_model(ppo_view_bomb(tmp_path / "view.zip"))
+
+
+@pytest.mark.slow
 @linux_only
 @pytest.mark.parametrize("member", ["data", "policy.pth"])
 def test_a_ppo_zip_bomb_is_refused_from_the_directory(member, tmp_path):
@@ -219,6 +232,7 @@ def test_a_ppo_zip_bomb_is_refused_from_the_directory(member, tmp_path):
     assert verdict.startswith("ModelFileError") and f"{member!r} holds {GIB2} bytes" in verdict, verdict
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_tensor_seen_through_a_zero_stride_is_refused_before_it_is_read(tmp_path):
     pytest.importorskip("torch")
@@ -405,13 +419,14 @@ def test_the_bounds_keep_every_shipped_network():
     assert MAX_ABS_WEIGHT >= 1e3
 
 
-def _broken_scorer() -> ActionScorer:
-    """The shipped scorer with one weight overflowed in memory (a diverged fit; a file is refused)."""
+def _broken_scorer(variant: str) -> ActionScorer:
+    """The shipped scorer overflowed in memory (a diverged fit; a file like it is refused):
+    ``"first"``: w0 at 3e38 (scores inf and NaN); ``"last"``: w2 at -3e38 (every score -inf, which
+    the old argmax turned into action 0, illegal at every offer)."""
     scorer = load_scorer(DEFAULT_SCORER)
-    w0, b0 = scorer.layers[0]
-    w0 = w0.copy()
-    w0[:, :] = 3e38
-    scorer.layers[0] = (w0, b0)
+    k = 0 if variant == "first" else -1
+    w, b = scorer.layers[k]
+    scorer.layers[k] = (np.full_like(w, 3e38 if variant == "first" else -3e38), b)
     return scorer
 
 
@@ -424,9 +439,10 @@ def _play(bot, games: int = 6) -> list:
     return out
 
 
-def test_a_scorer_with_overflowing_scores_never_plays_an_illegal_move():
-    bot = ScorerAgent.from_scorer(_broken_scorer(), name="scorer:broken")
-    with pytest.warns(NonFiniteScoresWarning, match="scorer:broken"), np.errstate(all="ignore"):
+@pytest.mark.parametrize("variant", ["first", "last"])
+def test_a_scorer_with_overflowing_scores_never_plays_an_illegal_move(variant):
+    bot = ScorerAgent.from_scorer(_broken_scorer(variant), name=f"scorer:broken-{variant}")
+    with pytest.warns(NonFiniteScoresWarning, match=bot.name), np.errstate(all="ignore"):
         records = _play(bot)
     assert [r.failure for r in records] == [None] * len(records)
 
@@ -554,36 +570,44 @@ def test_every_tensor_of_a_ppo_model_is_checked(case, tmp_path):
         make_agent(f"ppo:{path}")
 
 
-def _broken_policy():
+def _broken_policy(variant: str = "mixed"):
+    """The shipped policy diverged in memory (a learner snapshot; a file like it is refused):
+    ``"mixed"``: the last layer at ±3e38 (logits inf, -inf and NaN: the old sampling crashed on
+    "Probabilities contain NaN"); ``"-inf"``: every logit -inf (the old argmax played action 0)."""
     from agents.ppo import DEFAULT_MODEL, load_policy
 
     policy = load_policy(DEFAULT_MODEL)
     w, b, act = policy.layers[-1]
-    signs = np.random.default_rng(0).choice([-1.0, 1.0], w.shape)
-    policy.layers[-1] = ((signs * 3e38).astype(np.float32), b, act)  # a diverged learner: logits inf, -inf, NaN
+    if variant == "mixed":
+        signs = np.random.default_rng(0).choice([-1.0, 1.0], w.shape)
+        policy.layers[-1] = ((signs * 3e38).astype(np.float32), b, act)
+    else:
+        policy.layers[-1] = (w, np.full_like(b, -np.inf), act)
     return policy
 
 
+@pytest.mark.parametrize("variant", ["mixed", "-inf"])
 @pytest.mark.parametrize("deterministic", [True, False])
-def test_a_ppo_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic):
+def test_a_ppo_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic, variant):
     pytest.importorskip("torch")
     from agents.ppo import PolicyAgent
 
-    bot = PolicyAgent(_broken_policy(), deterministic=deterministic, seed=1)
-    bot.name = f"ppo:broken-{deterministic}"
+    bot = PolicyAgent(_broken_policy(variant), deterministic=deterministic, seed=1)
+    bot.name = f"ppo:broken-{deterministic}-{variant}"
     with pytest.warns(NonFiniteScoresWarning, match=bot.name), np.errstate(all="ignore"):
         records = _play(bot)
     assert [r.failure for r in records] == [None] * len(records)
 
 
+@pytest.mark.parametrize("variant", ["mixed", "-inf"])
 @pytest.mark.parametrize("deterministic", [True, False])
-def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic):
+def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic, variant):
     pytest.importorskip("torch")
     pytest.importorskip("numba")
     from agents.batched import BatchPolicy, BatchRandom, play_batch
     from conquian_env.vector import deal_permutation
 
-    bot = BatchPolicy(_broken_policy(), deterministic=deterministic, seed=2)
+    bot = BatchPolicy(_broken_policy(variant), deterministic=deterministic, seed=2)
     checked = []
 
     class Checked:
@@ -673,7 +697,7 @@ def test_snapshots_files_are_checked(tmp_path):
     assert len(back) == 2 and np.array_equal(back[1].layers[0][0], policy.layers[0][0])
     save_snapshots(tmp_path / "none.npz", [])
     assert load_snapshots(tmp_path / "none.npz", "meld") == []
-    huge = _broken_policy()
+    huge = _broken_policy("mixed")
     save_snapshots(tmp_path / "huge.npz", [policy, huge])
     with pytest.raises(ModelFileError, match=r"snapshot 1 layer 2 weight holds a value of magnitude 3e\+38"):
         load_snapshots(tmp_path / "huge.npz", "meld")
