@@ -28,7 +28,8 @@ The recipe
 
 The run folder (``out``): ``config.json``, ``train.log``, ``eval.csv``, ``learning_curve.png``,
 ``bc.csv``, ``tb/`` (TensorBoard), ``checkpoints/`` (``latest.zip``, ``state.json``,
-``snapshots.npz`` for ``--resume``), ``best.zip``, ``final.zip``.  Play a result with
+``snapshots.npz`` for ``--resume``: one checkpoint, swapped in whole), ``best.zip``, ``final.zip``,
+``run.lock``; a killed run resumes exactly (docs/training.md, "Run folders").  Play a result with
 ``python evaluate.py ppo:runs/NAME/best.zip greedy``.  The progress bar is shown when
 standard error is a terminal (``--progress`` / ``--no-progress`` to choose).
 

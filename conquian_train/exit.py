@@ -34,8 +34,9 @@ Each **round** ``r``:
 The run folder: ``config.json``, ``train.log``, ``labels/``, ``rounds.csv`` (where the time
 went: play, label, fit, evaluate), ``eval.csv``, ``bc.csv`` (the fit's epochs), ``regret.csv``
 (the kept fit's regret on held-out games by round, and greedy's: the curve's second panel),
-``checkpoints/latest.npz`` and ``state.json``, ``round{r}.npz``, ``best.npz``, ``final.npz`` (``.zip``
-for ppo).
+``checkpoints/latest.npz`` and ``state.json`` (one checkpoint, swapped in whole), ``round{r}.npz``,
+``best.npz``, ``final.npz`` (``.zip`` for ppo), ``run.lock``.  A killed run resumes into the very run
+that was never stopped (docs/training.md, "Run folders").
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, read_model, restore_checkpoint
+from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy, read_model, restore_checkpoint
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
@@ -367,8 +368,18 @@ class ExItRun:
                                      f"(move it out of {labels} and its games are labelled again)")  # fmt: skip
 
     def student(self, round_: int) -> Agent:
+        """Who plays round ``round_``: greedy in round 0, then the network of the round before (of
+        a round already fitted: its ``round{r-1}`` file, to make a lost shard again)."""
         if round_ == 0:
             return GreedyAgent()
+        if round_ < self.run.state["round"]:
+            path = self.run.out / f"round{round_ - 1}{self.suffix}"
+            if not path.is_file():
+                raise RunFolderError(f"a shard of round {round_} is missing and {path} (its student) too: "
+                                     "neither can be made again")  # fmt: skip
+            if self.config.network == "scorer":
+                return ScorerAgent.from_scorer(load_scorer(path))
+            return PolicyAgent(load_policy(path), deterministic=True)
         if self.config.network == "scorer":
             return self.model.agent()
         return PolicyAgent(NumpyPolicy.from_sb3(self.model.policy), deterministic=True)
@@ -407,6 +418,9 @@ class ExItRun:
 
     def run_rounds(self) -> dict[str, Any]:
         c, run = self.config, self.run
+        for r in range(min(run.state["round"], c.rounds)):  # a shard lost or set aside since its round: again
+            if len(self.shards(r)) < -(-c.games // c.chunk):
+                self.play_round(r)
         while True:
             if run.state.get("pending_eval") is not None:  # the round's fit is saved; its evaluation is owed
                 r, t0 = run.state["pending_eval"], time.perf_counter()

@@ -38,6 +38,10 @@ KILL_EXIT = 86
 PARTIAL = ".partial"
 
 
+class RunFolderError(ValueError):
+    """The run folder holds something a resume cannot take (a changed config, an edited table, a bad state)."""
+
+
 class Killed(BaseException):
     """Raised at the file event chosen by :func:`kill_at` (a ``BaseException``: nothing catches it
     on the way, as nothing could catch a kill)."""
@@ -180,7 +184,7 @@ def committed(path: Path) -> dict[str, Any]:
 def cut_to(path: Path, record: dict[str, Any] | None) -> str | None:
     """Make ``path`` what the checkpoint's ``record`` (:func:`committed`; ``None``: no such file then)
     says: cut what was appended after it.  Returns what was done (for the log), ``None`` when nothing.
-    Raises ``ValueError`` when the file lost or changed bytes the checkpoint holds."""
+    Raises :class:`RunFolderError` when the file lost or changed bytes the checkpoint holds."""
     if record is None:
         if path.exists():
             path.unlink()
@@ -188,11 +192,11 @@ def cut_to(path: Path, record: dict[str, Any] | None) -> str | None:
         return None
     size = path.stat().st_size if path.exists() else 0
     if size < record["bytes"]:
-        raise ValueError(f"{path} holds {size} bytes, the last checkpoint {record['bytes']}: it was cut or replaced "
-                         "since (restore it, or start a new run)")  # fmt: skip
+        raise RunFolderError(f"{path} holds {size} bytes, the last checkpoint {record['bytes']}: it was cut or "
+                             "replaced since (restore it, or start a new run)")  # fmt: skip
     if digest(path, record["bytes"]) != record["sha256"]:
-        raise ValueError(f"{path}: its first {record['bytes']} bytes differ from the last checkpoint's "
-                         "(edited since? restore it, or start a new run)")  # fmt: skip
+        raise RunFolderError(f"{path}: its first {record['bytes']} bytes differ from the last checkpoint's "
+                             "(edited since? restore it, or start a new run)")  # fmt: skip
     if size > record["bytes"]:
         os.truncate(path, record["bytes"])
         return f"cut {size - record['bytes']} bytes from {path.name} (written after the last checkpoint)"
@@ -216,8 +220,6 @@ def commit_dir(staged: Path, final: Path) -> None:
     then on it is the checkpoint), the old ``final`` renamed ``final.old``, ``final.ready`` renamed
     ``final``, ``final.old`` deleted (a file event each; :func:`recover_dir` completes a kill)."""
     ready, old = final.with_name(final.name + ".ready"), final.with_name(final.name + ".old")
-    for path in staged.iterdir():
-        fsync_path(path)
     fsync_path(staged)
     os.rename(staged, ready)
     fsync_path(final.parent)

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -17,13 +18,10 @@ from typing import Any
 from agents.ppo import NumpyPolicy, load_snapshots, restore_checkpoint, save_snapshots
 
 from . import files
+from .files import RunFolderError
 
 CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv")
 """The run's append-only tables: a checkpoint records each one's size and hash (a resume cuts what came after)."""
-
-
-class RunFolderError(ValueError):
-    """The run folder holds something a resume cannot take (a changed config, an edited table, a bad state)."""
 
 
 #: the keys of ``checkpoints/state.json`` every recipe writes, and what each must be
@@ -176,15 +174,19 @@ class RunFolder:
         ``state.json`` (the state, the recipe, the tables' sizes and hashes); the folder replaces
         ``checkpoints/`` whole."""
         staged = files.staging_dir(self.checkpoints)
-        for name, write in writers.items():
-            write(staged / name)
-            files.file_event(f"wrote {staged / name}")
         state = {**self.state, "seconds": self.elapsed(), "num_timesteps": num_timesteps}
         if self.recipe is not None:
             state["recipe"] = self.recipe
         state["files"] = {name: files.committed(self.out / name) for name in CSV_FILES if (self.out / name).exists()}
-        (staged / "state.json").write_text(json.dumps(state, indent=2))
-        files.file_event(f"wrote {staged / 'state.json'}")
+        writers = {**writers, "state.json": lambda path: path.write_text(json.dumps(state, indent=2))}
+        try:
+            for name, write in writers.items():
+                write(staged / name)
+                files.fsync_path(staged / name)
+                files.file_event(f"wrote {staged / name}")
+        except Exception:  # a full disk: what was half written goes, the last checkpoint stands
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
         files.commit_dir(staged, self.checkpoints)
 
     def aside(self, path: Path, why: str) -> Path:
