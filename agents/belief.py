@@ -105,6 +105,7 @@ def save_belief(path: str | Path, weights: tuple[np.ndarray, ...], meta: dict[st
     os.close(fd)
     try:
         np.savez(tmp, w0=w0, b0=b0, w1=w1, b1=b1, meta=np.array(json.dumps(meta)))
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

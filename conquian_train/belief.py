@@ -220,6 +220,7 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     os.close(fd)
     try:
         np.savez_compressed(tmp, **arrays)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -287,6 +288,7 @@ def write_text(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         f.write(text)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 
