@@ -298,3 +298,21 @@ def test_bad_kinds_and_shards_get_clear_errors(tmp_path):
     np.savez(bad, rows=np.zeros(3))
     with pytest.raises(ValueError, match="expected"):
         recipe.read_shard(bad)
+
+
+def test_generate_on_ray_makes_the_same_shards(tmp_path):
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        config = recipe.GenerateConfig(out=str(tmp_path / "r"), games=2, chunk=1, kinds=("greedy",), ray="local")
+        with pytest.raises(ValueError, match="needs Ray"):
+            recipe.generate(config, log=lambda *a: None)
+        pytest.skip("Ray is not installed (the 'ray' extra): only its clear error is checked")
+    kinds = ("greedy", "random")
+    for name, ray_address in (("here", ""), ("ray", "local")):
+        recipe.generate(recipe.GenerateConfig(out=str(tmp_path / name), games=4, chunk=2, kinds=kinds, seed=5,
+                                              ray=ray_address), log=lambda *a: None)  # fmt: skip
+    for k in range(2):
+        a, _ = recipe.read_shard(recipe.shard_path(tmp_path / "here", k))
+        b, _ = recipe.read_shard(recipe.shard_path(tmp_path / "ray", k))
+        assert all(np.array_equal(a[n], b[n]) for n in recipe.SHARD_ARRAYS)
