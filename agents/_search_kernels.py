@@ -77,6 +77,7 @@ from ._greedy_kernels import (
     position_value,
 )
 from ._scorer_kernels import scorer_action
+from .belief_kernels import deal_from_belief
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -210,6 +211,46 @@ def determinize(view, pool, n_opp, tries, info, out, scratch):
             for c in range(NUM_COLUMNS):
                 out[c] = scratch[c]
         t += 1
+
+
+@njit(cache=True)
+def determinize_from_belief(view, pool, odds, n_opp, tries, info, out, scratch):
+    """A deal drawn from the belief (:func:`agents.belief_kernels.deal_from_belief`: the
+    opponent's hand card by card in proportion to ``odds``, exactly ``n_opp`` cards) into ``out``;
+    with ``tries`` > 1 the most plausible of up to ``tries`` such deals, as :func:`determinize`."""
+    deal_from_belief(view, pool, odds, n_opp, info, I_RNG, out)
+    if tries <= 1:
+        return
+    opp = 1 - view[PLAYER]
+    best = implausibility(out, opp)
+    t = 1
+    while best > 0 and t < tries:
+        deal_from_belief(view, pool, odds, n_opp, info, I_RNG, scratch)
+        bad = implausibility(scratch, opp, best)
+        if bad < best:
+            best = bad
+            for c in range(NUM_COLUMNS):
+                out[c] = scratch[c]
+        t += 1
+
+
+@njit(cache=True)
+def filter_frequencies(view, pool, n_opp, tries, seed, deals):
+    """How often each card of ``pool`` lands in the opponent's hand over ``deals`` deals of
+    :func:`determinize` (the plausibility filter's marginals, estimated: the belief benchmark's)."""
+    info = np.zeros(INFO_SIZE, dtype=np.int64)
+    info[I_RNG] = seed if seed != 0 else 0x2545F4914F6CDD1D
+    out = np.empty(NUM_COLUMNS, dtype=np.int64)
+    scratch = np.empty(NUM_COLUMNS, dtype=np.int64)
+    counts = np.zeros(pool.shape[0], dtype=np.float64)
+    opp = 1 - view[PLAYER]
+    for _ in range(deals):
+        determinize(view, pool, n_opp, tries, info, out, scratch)
+        hand = out[H0 + opp]
+        for k in range(pool.shape[0]):
+            if hand >> pool[k] & 1:
+                counts[k] += 1.0
+    return counts / deals
 
 
 # ---------------------------------------------------------------- playouts
@@ -470,8 +511,10 @@ def _race(results, deals, active, sums, n, z):
 
 @njit(cache=True)
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               steps, net, both=False):  # fmt: skip
-    """Play ``deals`` more determinizations of the search (see the module docstring); with
+               steps, net, both=False, odds=None):  # fmt: skip
+    """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
+    (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
+    uniform ones (None: uniform, the plain search, compiled without the belief); with
     ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
     dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
     searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
@@ -486,7 +529,10 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
             grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.int8)
             grown[: results.shape[0]] = results
             results = grown
-        determinize(view, pool, n_opp, tries, info, det, scratch)
+        if odds is None:
+            determinize(view, pool, n_opp, tries, info, det, scratch)
+        else:
+            determinize_from_belief(view, pool, odds, n_opp, tries, info, det, scratch)
         for k in range(n):
             if not active[k]:
                 continue
@@ -584,6 +630,8 @@ __all__ = [
     "analyze_batch",
     "best_action",
     "determinize",
+    "determinize_from_belief",
+    "filter_frequencies",
     "implausibility",
     "new_search",
     "playout",

@@ -52,6 +52,12 @@ def _ismcts() -> type[Agent]:
     return SearchAgent
 
 
+def _belief_search() -> type[Agent]:
+    from .search import BeliefSearchAgent
+
+    return BeliefSearchAgent
+
+
 def _ismcts_py() -> type[Agent]:
     from .ismcts import ISMCTSAgent
 
@@ -104,6 +110,18 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
             "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
             "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
+        },
+    ),
+    "search": BotInfo(
+        _belief_search,
+        "the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)",
+        {
+            "time": "0.15, seconds per searched decision at most (the race ends most decisions sooner)",
+            "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
+            "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
+            "tries": "1, belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
+            "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
+            "belief": "none, a belief model file (none: the shipped agents/data/conquian_belief.npz)",
         },
     ),
     "guided": BotInfo(
@@ -171,6 +189,9 @@ KNOWN_BOTS: dict[str, BotInfo] = {
         positional="package.module:ClassName",
     ),
 }
+
+#: today's flat search by what it is (determinized flat Monte Carlo); ``ismcts`` is its old name
+KNOWN_BOTS["pimc"] = KNOWN_BOTS["ismcts"]
 
 
 def describe_bots() -> str:

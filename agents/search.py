@@ -111,13 +111,24 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
 
 _WARM = False
 _WARM_NET = False
+_WARM_BELIEF = False
 
 
-def _warm_up(net: tuple | None = None) -> None:
+def _warm_up(net: tuple | None = None, belief=None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
     decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too (once per process)."""
-    global _WARM, _WARM_NET
+    guided search's kernels with the network too; ``belief``: the belief search's (once per process)."""
+    global _WARM, _WARM_NET, _WARM_BELIEF
+    if belief is not None and not _WARM_BELIEF:
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        odds = np.exp(belief.pool_logits(row, pool, n_opp))
+        info, actions, active, results, sums = K.new_search(row, 1, False)
+        K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
+                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 0, None, False, odds)  # fmt: skip
+        _WARM_BELIEF = True
     if net is not None and not _WARM_NET:
         from conquian_env.game import new_game
 
@@ -150,6 +161,8 @@ def _warm_up(net: tuple | None = None) -> None:
         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
         *K.new_cache(2),
         0,
+        None,
+        False,
         None,
     )
     _WARM = True
@@ -221,12 +234,13 @@ class SearchAgent(SearchBot):
         info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1, self.take_options)
         n = int(info[K.I_ACTIONS])
         self.restrict(view, actions[:n], active[:n])
+        odds = self.deal_odds(row, pool, n_opp)
 
         def run(deals: int) -> None:
             nonlocal results
             results = K.run_search(
                 row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both,
+                *self._cache, self._steps, self._net, self._both, odds,
             )  # fmt: skip
 
         if self.iterations is not None:
@@ -256,6 +270,45 @@ class SearchAgent(SearchBot):
 
     def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
         """Take options out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
+
+    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
+        """The odds of each pool card to be in the opponent's hand, for deals drawn from a belief;
+        None (the plain search): uniform deals."""
+        return None
+
+
+class BeliefSearchAgent(SearchAgent):
+    """The compiled search with its deals drawn from the belief model of the opponent's hidden
+    hand (spec ``search``; :mod:`agents.belief`): once per searched decision the model gives
+    each unseen card its probability to be in the opponent's hand (shifted so that they add up
+    to the hand's size), and every deal draws the hand card by card in proportion to the odds
+    ``p / (1 - p)``, exactly as many cards as the opponent holds, the rest to the stock in a
+    uniform order (:func:`agents.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
+    most plausible of that many such deals (the plausibility filter on top of the belief);
+    ``belief``: a model file (default: the shipped one).  The other knobs are the search's.
+    """
+
+    name = "search"
+
+    def __init__(
+        self,
+        time: float | None = None,
+        iterations: int | None = None,
+        z: float = DEFAULT_Z,
+        tries: int = 1,
+        take_options: bool = False,
+        belief: str | None = None,
+        seed: int | None = None,
+    ):
+        from .belief import load_belief
+
+        super().__init__(time=time, iterations=iterations, z=z, tries=tries, take_options=take_options, seed=seed)
+        self.belief = load_belief(belief)
+        _warm_up(belief=self.belief)
+
+    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return np.exp(self.belief.pool_logits(row, pool, n_opp))
 
 
 class GuidedSearchAgent(SearchAgent):

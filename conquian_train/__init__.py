@@ -12,4 +12,5 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
 - :mod:`conquian_train.callbacks`: the named callbacks of ``MaskablePPO.learn``.
 - :mod:`conquian_train.exit`: expert iteration on the compiled search.
 - :mod:`conquian_train.scorer_fit`: fitting the action scorer (:mod:`agents.scorer`) to the search's values.
+- :mod:`conquian_train.belief`: the belief model's games and fit (:mod:`agents.belief`).
 """

@@ -1,0 +1,495 @@
+"""The belief model's recipe: games that show the opponent's hidden hand, and the fit.
+
+::
+
+    python -m conquian_train.belief generate --out runs/belief/train --games 8000
+    python -m conquian_train.belief generate --out runs/belief/train --ray auto   # the same shards on a Ray cluster
+    python -m conquian_train.belief fit --data runs/belief/train --model agents/data/conquian_belief.npz
+    python -m conquian_train.belief generate --help                               # every knob
+
+**generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
+deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
+meld phase, the view of the player to move (:func:`agents.search.view_row`) with the true
+hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
+(:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
+action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
+``shards/s{k:05d}.npz`` written atomically (complete or absent), so a killed run loses at most
+the shards in progress and the same command resumes at the missing ones, making the same games.
+With ``ray`` (an address, or ``local``) the shards are Ray tasks (:mod:`conquian_arena.ray_runner`'s
+connection), whose positions come back to this process to be written; without it they are
+played here, one after the other.
+
+**fit** reads the shards of ``data`` (plain ``.npz``, no pickles), keeps one game in
+``val_every`` aside, computes the features (:mod:`agents.belief_kernels`, compiled) of at most
+``positions`` positions, and fits the network of :mod:`agents.belief` with Adam on the cross
+entropy of each unseen card, keeping the epoch of lowest held-out log loss (the logits shifted
+to the exact count, as the search uses them); the model file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, PlayerView
+from agents.registry import make_agent
+from conquian_env.game import GAME_OVER, MELD
+from conquian_env.seeding import derive_seed
+
+from . import knobs
+from .knobs import knob
+
+#: named seed streams of the recipe (words of derive_seed after the run's seed)
+DEAL_STREAM = 0xBE11E0
+BOT_STREAM = 0xBE11E1
+FIT_STREAM = 0xBE11E2
+#: columns of a view row kept in a shard (the stock columns of a view row are always empty)
+ROW_COLUMNS = 23
+#: the arrays of a shard, with their dtypes
+SHARD_ARRAYS = {
+    "rows": np.int64,  # (N, ROW_COLUMNS) the view rows
+    "pool": np.int64,  # (N,) mask of the cards the player cannot see
+    "n_opp": np.int64,  # (N,) the opponent's hidden-hand size
+    "truth": np.int64,  # (N,) mask of the opponent's hidden hand
+    "kind": np.int64,  # (N,) index in meta's kinds of the opponent's bot
+    "observer": np.int64,  # (N,) index in meta's kinds of the player's own bot
+    "game": np.int64,  # (N,) game number in the run
+}
+
+
+@dataclass
+class GenerateConfig:
+    """The knobs of ``generate`` (see the module docstring)."""
+
+    out: str = knob("runs/belief/train", "run folder (config.json, shards/)")
+    seed: int = knob(0, "seed of the deals and bots")
+    games: int = knob(8000, "games to play")
+    chunk: int = knob(100, "games per shard (the unit a killed run redoes)")
+    kinds: tuple[str, ...] = knob(
+        ("greedy", "ismcts:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
+        "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
+    )
+    ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
+
+    def validate(self) -> None:
+        for name in ("games", "chunk"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not self.kinds:
+            raise ValueError("kinds is empty")
+        for spec in self.kinds:
+            make_kind(spec, 0)  # a bad spec fails now, not in the middle of a run
+
+
+@dataclass
+class FitConfig:
+    """The knobs of ``fit`` (see the module docstring)."""
+
+    data: tuple[str, ...] = knob(("runs/belief/train",), "run folders of generate to learn from")
+    model: str = knob("runs/belief/belief.npz", "the model file to write")
+    kinds: tuple[str, ...] = knob((), "learn only from positions against these kinds (none given: all)")
+    hidden: int = knob(32, "hidden units")
+    epochs: int = knob(12, "passes over the positions")
+    lr: float = knob(2e-3, "learning rate (Adam)")
+    batch: int = knob(4096, "cards per step")
+    positions: int = knob(150_000, "positions used at most (a random subset; the memory is about 1 KB each)")
+    val_every: int = knob(10, "one game in this many is held out to pick the epoch")
+    seed: int = knob(0, "seed of the subset, the split and the initial weights")
+
+    def validate(self) -> None:
+        for name in ("hidden", "epochs", "batch", "positions", "val_every"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise ValueError(f"lr must be a number > 0, got {self.lr!r}")
+
+
+# --------------------------------------------------------------------------- the bots
+
+
+class NoisyAgent(Agent):
+    """``base``'s moves, except at an offer or a discard with a choice, where with probability
+    ``eps`` a uniformly random legal action is played (the base is still asked, so a bot that
+    keeps state across a game keeps it)."""
+
+    def __init__(self, base: Agent, eps: float, seed: int | None = None):
+        if not (isinstance(eps, float) and 0.0 <= eps <= 1.0):
+            raise ValueError(f"noisy: EPS must be a number in [0, 1], got {eps!r}")
+        self.base, self.eps, self.seed = base, eps, seed
+        self.name = f"noisy:{eps}:{base.name}"
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        self.base.reset(player, seed)
+        self.rng = np.random.default_rng([0 if seed is None else seed, 0 if self.seed is None else self.seed])
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        action = self.base.act(observation, action_mask, view)
+        legal = np.flatnonzero(action_mask)
+        if view.phase != MELD and len(legal) > 1 and self.rng.random() < self.eps:
+            return int(legal[self.rng.integers(len(legal))])
+        return action
+
+
+def make_kind(spec: str, seed: int | None) -> Agent:
+    """A bot of ``kinds``: a registry spec, or ``noisy:EPS:SPEC``."""
+    if isinstance(spec, str) and spec.startswith("noisy:"):
+        eps_text, sep, base = spec[len("noisy:") :].partition(":")
+        try:
+            eps = float(eps_text)
+        except ValueError:
+            eps = None
+        if not sep or not base or eps is None:
+            raise ValueError(f"kind {spec!r}: expected noisy:EPS:SPEC, e.g. noisy:0.2:greedy")
+        return NoisyAgent(make_agent(base, seed), eps, seed)
+    return make_agent(spec, seed)
+
+
+# --------------------------------------------------------------------------- generate
+
+_BOTS: dict[tuple[tuple[str, ...], int], list[Agent]] = {}
+
+
+def _bots(kinds: tuple[str, ...], seed: int) -> list[Agent]:
+    """The bots of ``kinds``, built once per process (the game loop re-seeds them every game)."""
+    key = (tuple(kinds), seed)
+    if key not in _BOTS:
+        _BOTS[key] = [make_kind(spec, derive_seed(seed, BOT_STREAM, k)) for k, spec in enumerate(kinds)]
+    return _BOTS[key]
+
+
+def game_kinds(game: int, n_kinds: int) -> tuple[int, int]:
+    """The kinds in seats 0 and 1 of game ``game``: every ordered pair in turn."""
+    return divmod(game % (n_kinds * n_kinds), n_kinds)
+
+
+def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
+    """Games ``first .. last - 1``: the positions of every decision outside the meld phase."""
+    from agents.search import view_row
+    from conquian_arena.match import deal_for_seed, play_game
+
+    bots = _bots(kinds, seed)
+    out: dict[str, list] = {name: [] for name in SHARD_ARRAYS}
+
+    for g in range(first, last):
+        seats = game_kinds(g, len(kinds))
+
+        def record(before, action, after, g=g, seats=seats):
+            if before.phase in (MELD, GAME_OVER):
+                return
+            p = before.player
+            view = PlayerView(before, p)
+            row, _, n_opp = view_row(view)
+            truth = before.hands[1 - p]
+            assert truth.bit_count() == n_opp
+            out["rows"].append(row[:ROW_COLUMNS])
+            out["pool"].append(view.unseen())
+            out["n_opp"].append(n_opp)
+            out["truth"].append(truth)
+            out["kind"].append(seats[1 - p])
+            out["observer"].append(seats[p])
+            out["game"].append(g)
+
+        deal_seed = derive_seed(seed, DEAL_STREAM, g)
+        hands, stock = deal_for_seed(deal_seed)
+        record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record)
+        if record_.failure:
+            raise RuntimeError(f"game {g}: {record_.failure}")
+    arrays = {name: np.array(out[name], dtype=dtype) for name, dtype in SHARD_ARRAYS.items()}
+    arrays["rows"] = arrays["rows"].reshape(-1, ROW_COLUMNS)
+    return arrays
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez_compressed`` into a temporary file, then renamed: complete or absent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        np.savez_compressed(tmp, **arrays)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def shard_path(out: str | Path, k: int) -> Path:
+    return Path(out) / "shards" / f"s{k:05d}.npz"
+
+
+def _shard_arrays(config: GenerateConfig, k: int, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    meta = {"kinds": list(config.kinds), "seed": config.seed, "shard": k, "chunk": config.chunk}
+    return {**arrays, "meta": np.array(json.dumps(meta))}
+
+
+def _remote_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
+    return play_shard(kinds, seed, first, last)
+
+
+def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
+    """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
+    config.validate()
+    out = Path(config.out)
+    saved = out / "config.json"
+    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ("ray", "out")}
+    if saved.exists():
+        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ("ray", "out")}
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise ValueError(f"{out} holds a run with other knobs ({', '.join(diff)}): use another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
+    n_shards = -(-config.games // config.chunk)
+    paths = [shard_path(out, k) for k in range(n_shards)]
+    todo = [k for k in range(n_shards) if not paths[k].exists()]
+    log(f"{out}: {n_shards - len(todo)} of {n_shards} shards already made")
+    bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
+    t0 = time.perf_counter()
+    if config.ray and todo:
+        from conquian_arena.ray_runner import connect
+
+        ray, started = connect(config.ray, None)
+        try:
+            remote = ray.remote(num_cpus=1, max_retries=2)(_remote_shard)
+            refs = {remote.remote(config.kinds, config.seed, *bounds[k]): k for k in todo}
+            pending = list(refs)
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    k = refs[ref]
+                    write_npz(paths[k], _shard_arrays(config, k, ray.get(ref)))
+                    log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
+        finally:
+            if started:
+                ray.shutdown()
+    else:
+        for k in todo:
+            write_npz(paths[k], _shard_arrays(config, k, play_shard(config.kinds, config.seed, *bounds[k])))
+            log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
+    return paths
+
+
+def write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- reading the data
+
+
+def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError) as err:
+        raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
+    expected = {*SHARD_ARRAYS, "meta"}
+    if set(arrays) != expected:
+        raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
+    meta = json.loads(str(arrays.pop("meta")))
+    n = len(arrays["game"])
+    for name, dtype in SHARD_ARRAYS.items():
+        shape = (n, ROW_COLUMNS) if name == "rows" else (n,)
+        if arrays[name].dtype != dtype or arrays[name].shape != shape:
+            raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
+                             f"expected {np.dtype(dtype)} {shape}")  # fmt: skip
+    return arrays, meta
+
+
+def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """Every position of the shards of ``folders``: the arrays of :data:`SHARD_ARRAYS`, with
+    ``kind`` and ``observer`` as names (arrays of strings) and ``game`` made unique across folders."""
+    parts: dict[str, list] = {name: [] for name in SHARD_ARRAYS}
+    offset = 0
+    for folder in folders:
+        paths = sorted((Path(folder) / "shards").glob("s*.npz"))
+        if not paths:
+            raise ValueError(f"{folder}: no shards (run generate first)")
+        top = 0
+        for path in paths:
+            arrays, meta = read_shard(path)
+            names = np.array(meta["kinds"])
+            for name in SHARD_ARRAYS:
+                value = arrays[name]
+                if name in ("kind", "observer"):
+                    value = names[value]
+                elif name == "game":
+                    top = max(top, int(value.max()) + 1) if len(value) else top
+                    value = value + offset
+                parts[name].append(value)
+        offset += top
+    return {name: np.concatenate(parts[name]) for name in SHARD_ARRAYS}
+
+
+def pool_arrays(positions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Full view rows, sorted pools (padded), pool sizes, hidden-hand sizes and labels (``labels[b,
+    k]``: the opponent holds pool card ``k``) of the positions, for the compiled kernels."""
+    from conquian_env._kernels import NUM_COLUMNS
+
+    n = len(positions["pool"])
+    rows = np.zeros((n, NUM_COLUMNS), dtype=np.int64)
+    rows[:, :ROW_COLUMNS] = positions["rows"]
+    bits = (positions["pool"][:, None] >> np.arange(40)) & 1
+    sizes = bits.sum(1).astype(np.int64)
+    order = np.argsort(-bits, axis=1, kind="stable")  # the pool's cards first, ascending
+    pools = np.where(np.arange(40) < sizes[:, None], order, 0).astype(np.int64)
+    labels = ((positions["truth"][:, None] >> pools) & 1).astype(np.float64)
+    labels[np.arange(40) >= sizes[:, None]] = 0.0
+    return rows, pools, sizes, positions["n_opp"].astype(np.int64), labels
+
+
+def features_of(rows, pools, sizes, n_opps) -> tuple[np.ndarray, np.ndarray]:
+    """The features of every pool card of the positions (float32, one row per card) and each
+    row's position."""
+    from agents.belief_kernels import NUM_FEATURES, features_batch
+
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    x = np.zeros((int(sizes.sum()), NUM_FEATURES), dtype=np.float32)
+    features_batch(rows, pools, sizes, n_opps, starts, x)
+    return x, np.repeat(np.arange(len(sizes)), sizes)
+
+
+def shifted_probabilities(logits: np.ndarray, where: np.ndarray, n_opps: np.ndarray) -> np.ndarray:
+    """``sigmoid`` of each position's logits shifted to its exact count
+    (:func:`agents.belief_kernels.exact_count_logits`)."""
+    from agents.belief_kernels import exact_count_logits
+
+    out = np.empty_like(logits, dtype=np.float64)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(where)) + 1, [len(where)]])
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        z = logits[a:b].astype(np.float64).copy()
+        exact_count_logits(z, b - a, int(n_opps[where[a]]))
+        with np.errstate(over="ignore"):
+            out[a:b] = 1.0 / (1.0 + np.exp(-z))
+    return out
+
+
+def scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Mean log loss and Brier score per unseen card (``p`` clipped to [1e-6, 1 - 1e-6] for the log)."""
+    q = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))), float(np.mean((p - y) ** 2))
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def fit(config: FitConfig, log: Any = print) -> Path:
+    """Fit the belief model on ``config.data`` and write ``config.model`` (see the module docstring)."""
+    from agents.belief import forward_numpy, save_belief
+
+    config.validate()
+    t0 = time.perf_counter()
+    pos = load_positions(config.data)
+    keep = np.ones(len(pos["game"]), dtype=bool)
+    if config.kinds:
+        keep &= np.isin(pos["kind"], list(config.kinds))
+    rng = np.random.default_rng(derive_seed(config.seed, FIT_STREAM))
+    idx = np.flatnonzero(keep)
+    if len(idx) > config.positions:
+        idx = np.sort(rng.choice(idx, config.positions, replace=False))
+    if not len(idx):
+        raise ValueError(f"no positions in {list(config.data)} for kinds {list(config.kinds)}")
+    pos = {k: v[idx] for k, v in pos.items()}
+    rows, pools, sizes, n_opps, labels = pool_arrays(pos)
+    x, where = features_of(rows, pools, sizes, n_opps)
+    y = labels[np.arange(40)[None, :] < sizes[:, None]].astype(np.float32)
+    val_pos = pos["game"] % config.val_every == 0
+    val = val_pos[where]
+    x_train, yt, x_val, yv = x[~val], y[~val], x[val], y[val]
+    log(f"{len(idx)} positions ({val_pos.sum()} held out), {len(x)} cards, {x.shape[1]} features "
+        f"({time.perf_counter() - t0:.0f} s)")  # fmt: skip
+    n_in, n_hidden = x.shape[1], config.hidden
+    w = [
+        rng.normal(0, np.sqrt(2.0 / n_in), (n_in, n_hidden)),
+        np.zeros(n_hidden),
+        rng.normal(0, np.sqrt(1.0 / n_hidden), (n_hidden, 1)),
+        np.zeros(1),
+    ]
+    m = [np.zeros_like(a) for a in w]
+    v = [np.zeros_like(a) for a in w]
+    step, best, best_w = 0, np.inf, None
+    b1, b2 = 0.9, 0.999
+    for epoch in range(config.epochs):
+        order = rng.permutation(len(x_train))
+        for start in range(0, len(order), config.batch):
+            j = order[start : start + config.batch]
+            xb, yb = x_train[j].astype(np.float64), yt[j]
+            pre = xb @ w[0] + w[1]
+            h = np.maximum(pre, 0.0)
+            z = h @ w[2][:, 0] + w[3][0]
+            g = (1.0 / (1.0 + np.exp(-z)) - yb) / len(j)  # d loss / d z
+            gh = np.outer(g, w[2][:, 0]) * (pre > 0)
+            grads = [xb.T @ gh, gh.sum(0), (h.T @ g)[:, None], np.array([g.sum()])]
+            step += 1
+            lr = config.lr * min(1.0, step / 200)
+            for a, ga, ma, va in zip(w, grads, m, v, strict=True):
+                ma *= b1
+                ma += (1 - b1) * ga
+                va *= b2
+                va += (1 - b2) * ga * ga
+                a -= lr * (ma / (1 - b1**step)) / (np.sqrt(va / (1 - b2**step)) + 1e-8)
+        logits = np.concatenate([forward_numpy(x_val[s : s + 65536].astype(np.float64), *w)
+                                 for s in range(0, len(x_val), 65536)])  # fmt: skip
+        p = shifted_probabilities(logits, where[val], n_opps)
+        loss, brier = scores(p, yv)
+        log(f"epoch {epoch}: held-out log loss {loss:.4f}, Brier {brier:.4f} ({time.perf_counter() - t0:.0f} s)")
+        if loss < best:
+            best, best_w = loss, [a.copy() for a in w]
+    meta = {
+        "hidden": n_hidden,
+        "trained_on": sorted(set(pos["kind"].tolist())),
+        "positions": int(len(idx)),
+        "held_out_log_loss": round(best, 5),
+        "data": list(config.data),
+    }
+    path = save_belief(config.model, tuple(best_w), meta)
+    log(f"wrote {path} (held-out log loss {best:.4f})")
+    return path
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conquian_train.belief", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    knobs.add_flags(sub.add_parser("generate", help="play and record games (resumes)"), GenerateConfig)
+    knobs.add_flags(sub.add_parser("fit", help="fit the belief model"), FitConfig)
+    args = vars(parser.parse_args(argv))
+    command = args.pop("command")
+    try:
+        if command == "generate":
+            generate(knobs.from_dict(GenerateConfig, args))
+        else:
+            fit(knobs.from_dict(FitConfig, args))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: the shards written are kept; the same command resumes", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
