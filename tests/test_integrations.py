@@ -685,3 +685,65 @@ def test_example_cleanrl_ppo_learns_without_illegal_moves_and_reports_its_speed(
         ppo.check_args(ppo.Args(num_envs=3, num_steps=3, num_minibatches=4))
     with pytest.raises(ValueError, match="observation must be 'raw' or 'meld'"):
         ppo.check_args(ppo.Args(observation="pixels"))
+
+
+# ---------------------------------------------------------------- Gymnasium's own vector envs (next-step autoreset)
+
+
+def _gym_vector_run(mode: str, steps: int, num_envs: int = 2, seed: int = 0) -> dict:
+    """Gymnasium's own recipe: ``gymnasium.make_vec(..., vectorization_mode=mode)`` with
+    actions sampled from ``info["action_mask"]``; checks every env's rewards and next
+    observations around each autoreset, returns counts."""
+    import gymnasium as gym
+
+    import conquian_env  # noqa: F401  (registers the id)
+    from conquian_env.wrappers import GAME_OVER_ACTION
+
+    envs = gym.make_vec("conquian_env/Conquian-v0", num_envs=num_envs, vectorization_mode=mode, opponent="random")
+    try:
+        assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+        obs, info = envs.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        finished = np.zeros(num_envs, dtype=bool)  # the env ended its game on the previous step
+        last_obs = obs.copy()
+        games = {"win": 0, "draw": 0, "loss": 0}
+        resets = 0
+        for _ in range(steps):
+            masks = info["action_mask"].astype(bool)
+            assert masks.any(axis=1).all(), "every env, a finished one included, offers an action to sample"
+            action = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            obs, reward, terminated, truncated, info = envs.step(action)
+            assert not truncated.any()
+            for i in range(num_envs):
+                if finished[i]:  # the autoreset step: a new deal, nothing earned, the action ignored
+                    resets += 1
+                    assert reward[i] == 0 and not terminated[i]
+                    assert "_result" not in info or not info["_result"][i], "no result: a game begins"
+                    assert not np.array_equal(obs[i], last_obs[i]), "the new deal's observation"
+                elif terminated[i]:  # the game's end: the result, and the finished game's mask
+                    result = info["result"][i]
+                    games[result] += 1
+                    assert reward[i] == {"win": 1.0, "draw": 0.0, "loss": -1.0}[result]
+                    assert np.flatnonzero(info["action_mask"][i]).tolist() == [GAME_OVER_ACTION]
+                else:
+                    assert reward[i] == 0
+            finished, last_obs = terminated.copy(), obs.copy()
+        return {"games": games, "resets": resets}
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_gymnasium_make_vec_masks_survive_the_autoreset_step(mode):
+    """Under Gymnasium 1.x's next-step autoreset a finished env's mask offered nothing to
+    sample (masked sampling raised at the step after a game's end): it offers GAME_OVER_ACTION."""
+    got = _gym_vector_run(mode, steps=120)
+    assert sum(got["games"].values()) >= 2 and got["resets"] >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_gymnasium_make_vec_few_thousand_steps(mode):
+    got = _gym_vector_run(mode, steps=2000, num_envs=3, seed=1)
+    assert sum(got["games"].values()) >= 40 and got["resets"] >= 40
+    assert got["games"]["win"] and got["games"]["loss"]
