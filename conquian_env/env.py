@@ -64,9 +64,31 @@ _RESET_OPTIONS = ("hands", "stock", "first")
 _PETTINGZOO_TEST_OPTION = ("options", 1)
 
 
+def check_last_caller(observe: Any) -> None:
+    """Refuse ``tianshou.env.PettingZooEnv``, which calls ``last(self)``: it would credit each
+    game's result to the seat that made the last move only, silently (the other seat's
+    transitions would all sum to 0); ``conquian_env.integrations.tianshou`` does it right."""
+    if type(observe).__module__.split(".")[0] == "tianshou":
+        raise TypeError(
+            "tianshou.env.PettingZooEnv(conquian_env.env()) would credit each game's result to the seat that "
+            "made the last move only (the other seat never sees its result): use "
+            "conquian_env.integrations.tianshou.ConquianTianshouEnv() in its place, and its SeatReplayBuffer "
+            "for each seat's own next observation (docs/integrations/tianshou.md)"
+        )
+
+
+class ConquianOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper; ``last`` refuses Tianshou's own wrapper
+    (:func:`check_last_caller`)."""
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)
+        return super().last(observe)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped PettingZoo-classic style (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return ConquianOrderEnforcingWrapper(raw_env(**kwargs))
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
@@ -177,6 +199,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: self._numeric_info(a) if self.numeric_infos else {} for a in AGENTS}
         self.agent_selection = AGENTS[self.game.player]
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)  # Tianshou's PettingZooEnv: refused with the fix
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game("observe")
