@@ -40,6 +40,7 @@ that stack infos (Tianshou) require.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -75,6 +76,31 @@ def check_last_caller(observe: Any) -> None:
             "conquian_env.integrations.tianshou.ConquianTianshouEnv() in its place, and its SeatReplayBuffer "
             "for each seat's own next observation (docs/integrations/tianshou.md)"
         )
+
+
+#: the module of RLlib's PettingZoo wrapper (ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv)
+RLLIB_PETTINGZOO_MODULE = "ray.rllib.env.wrappers.pettingzoo_env"
+
+
+def check_reset_caller(depth: int = 6) -> None:
+    """Refuse RLlib's ``PettingZooEnv`` (it resets the env it wraps on construction): RLlib
+    has no encoder for the Dict observation (``build_algo()`` fails), and flattened, its
+    policy ignores the action mask (every game is forfeited by an illegal first move);
+    ``conquian_env.integrations.rllib`` is the supported path.  Looks ``depth`` frames up."""
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return
+        if frame.f_globals.get("__name__") == RLLIB_PETTINGZOO_MODULE:
+            raise TypeError(
+                "ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv(conquian_env.env()) cannot train Conquian: "
+                "RLlib has no default encoder for its Dict observation, and with FlattenObservations its policy "
+                "ignores the action mask (RLlib's action-masking module reads the key 'observations'; PettingZoo's "
+                "is 'observation'), so illegal moves end the games. Use conquian_env.integrations.rllib: "
+                "ConquianMultiAgentEnv, or ppo_config() for the whole self-play PPOConfig with a masked module "
+                "(docs/integrations/rllib.md)"
+            )
+        frame = frame.f_back
 
 
 class ConquianOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -171,6 +197,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
 
     # ----------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_reset_caller()
         if options is None:
             options = {}
         elif not isinstance(options, Mapping):
