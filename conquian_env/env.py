@@ -40,6 +40,7 @@ that stack infos (Tianshou) require.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -64,9 +65,56 @@ _RESET_OPTIONS = ("hands", "stock", "first")
 _PETTINGZOO_TEST_OPTION = ("options", 1)
 
 
+def check_last_caller(observe: Any) -> None:
+    """Refuse ``tianshou.env.PettingZooEnv``, which calls ``last(self)``: it would credit each
+    game's result to the seat that made the last move only, silently (the other seat's
+    transitions would all sum to 0); ``conquian_env.integrations.tianshou`` does it right."""
+    if type(observe).__module__.split(".")[0] == "tianshou":
+        raise TypeError(
+            "tianshou.env.PettingZooEnv(conquian_env.env()) would credit each game's result to the seat that "
+            "made the last move only (the other seat never sees its result): use "
+            "conquian_env.integrations.tianshou.ConquianTianshouEnv() in its place, and its SeatReplayBuffer "
+            "for each seat's own next observation (docs/integrations/tianshou.md)"
+        )
+
+
+#: the module of RLlib's PettingZoo wrapper (ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv)
+RLLIB_PETTINGZOO_MODULE = "ray.rllib.env.wrappers.pettingzoo_env"
+
+
+def check_reset_caller(depth: int = 6) -> None:
+    """Refuse RLlib's ``PettingZooEnv`` (it resets the env it wraps on construction): RLlib
+    has no encoder for the Dict observation (``build_algo()`` fails), and flattened, its
+    policy ignores the action mask (every game is forfeited by an illegal first move);
+    ``conquian_env.integrations.rllib`` is the supported path.  Looks ``depth`` frames up."""
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return
+        if frame.f_globals.get("__name__") == RLLIB_PETTINGZOO_MODULE:
+            raise TypeError(
+                "ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv(conquian_env.env()) cannot train Conquian: "
+                "RLlib has no default encoder for its Dict observation, and with FlattenObservations its policy "
+                "ignores the action mask (RLlib's action-masking module reads the key 'observations'; PettingZoo's "
+                "is 'observation'), so illegal moves end the games. Use conquian_env.integrations.rllib: "
+                "ConquianMultiAgentEnv, or ppo_config() for the whole self-play PPOConfig with a masked module "
+                "(docs/integrations/rllib.md)"
+            )
+        frame = frame.f_back
+
+
+class ConquianOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper; ``last`` refuses Tianshou's own wrapper
+    (:func:`check_last_caller`)."""
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)
+        return super().last(observe)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped PettingZoo-classic style (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return ConquianOrderEnforcingWrapper(raw_env(**kwargs))
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
@@ -149,6 +197,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
 
     # ----------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_reset_caller()
         if options is None:
             options = {}
         elif not isinstance(options, Mapping):
@@ -177,6 +226,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: self._numeric_info(a) if self.numeric_infos else {} for a in AGENTS}
         self.agent_selection = AGENTS[self.game.player]
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)  # Tianshou's PettingZooEnv: refused with the fix
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game("observe")

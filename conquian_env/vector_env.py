@@ -22,8 +22,9 @@ comes with ``terminated=True`` and the returned observation is already that of a
 ``infos["final_obs"]`` and ``infos["final_info"]``).  The infos follow Gymnasium's
 ``SyncVectorEnv`` over the single-agent env (:class:`~conquian_env.wrappers.SingleAgentEnv`)
 in that mode key for key: ``action_mask`` (int8, ``(n, 85)``) and ``seat`` of every game;
-``final_info`` holds the finished games' ``action_mask`` (zeros), ``seat``, ``result``
-(``"win"`` / ``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
+``final_info`` holds the finished games' ``action_mask`` (a finished game's,
+:func:`~conquian_env.wrappers.game_over_mask`), ``seat``, ``result`` (``"win"`` /
+``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
 mask ``_k``.  A new deal can end before the learner's first decision (the
 opponent, first to play, goes out with the first card it is offered): the learner has
 nothing to decide in it, so that deal is not an episode: it is dealt anew at once (until
@@ -65,6 +66,7 @@ from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
 from .seeding import derive_seed
 from .vector import VectorGame, check_seed, deal_permutation
+from .wrappers import game_over_mask
 
 
 class RawObservation:
@@ -447,7 +449,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
                 final_obs[row] = last
                 result[row] = _RESULT_NAMES[int(rewards[row])]
             final_info: dict[str, Any] = {
-                "action_mask": np.zeros((n, NUM_ACTIONS), dtype=np.int8),  # a finished game has no legal action
+                # a finished game's mask, as SingleAgentEnv's: GAME_OVER_ACTION alone
+                "action_mask": np.where(dones[:, None], game_over_mask()[None], 0).astype(np.int8),
                 "_action_mask": dones.copy(),
                 "seat": np.where(dones, seats, 0),
                 "_seat": dones.copy(),

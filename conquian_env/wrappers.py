@@ -16,6 +16,11 @@ both::
   environment): an illegal action ends the episode with reward -1 and a warning;
   ``"raise"``: ``IllegalActionError``.
 * reward: +1 win, -1 loss, 0 draw, at the end of the game only.
+* the mask of a finished game allows one action, :data:`GAME_OVER_ACTION`, and nothing is
+  played with it: ``step`` raises until ``reset``.  Gymnasium 1.x's vector envs
+  (``gymnasium.make_vec(..., vectorization_mode="sync" | "async")``, next-step autoreset)
+  take one more action from a finished env, on the step that resets it, and ignore it; an
+  all-false mask there would leave masked sampling nothing to draw.
 * ``seat``: 0 (plays first), 1, or ``None`` (default: drawn at random each episode).
 * ``reset(seed=..., options={"hands": [[10 cards], [10 cards]], "stock": [20 cards]})``:
   a stacked deal (as in the AEC environment; player 0 plays first).
@@ -49,6 +54,17 @@ from .render import render_text
 from .view import PlayerView
 
 _RESET_OPTIONS = ("hands", "stock")
+
+#: the one action the mask of a finished game allows (see the module docstring): Gymnasium's
+#: next-step autoreset ignores the action it passes a finished env
+GAME_OVER_ACTION = 0
+
+
+def game_over_mask() -> np.ndarray:
+    """The mask of a finished game: :data:`GAME_OVER_ACTION` alone (int8, as ``action_mask``)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[GAME_OVER_ACTION] = 1
+    return mask
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -112,7 +128,8 @@ class SingleAgentEnv(gymnasium.Env):
         assert game is not None
         done = game.is_terminal()
         reward = float(game.returns()[self.seat]) if done else 0.0
-        info: dict[str, Any] = {"action_mask": action_mask(game, self.seat), "seat": self.seat}
+        mask = game_over_mask() if done else action_mask(game, self.seat)
+        info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
         if done:
             info["result"] = "draw" if game.winner < 0 else ("win" if game.winner == self.seat else "loss")
         return encode(game, self.seat), reward, done, info
@@ -172,9 +189,11 @@ class SingleAgentEnv(gymnasium.Env):
         return obs, reward, done, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean legal-action mask for MaskablePPO."""
+        """Boolean legal-action mask for MaskablePPO (a finished game's: :func:`game_over_mask`)."""
         if self.game is None:
             return np.zeros(NUM_ACTIONS, dtype=bool)
+        if self.game.is_terminal():
+            return game_over_mask().astype(bool)
         return action_mask(self.game, self.seat).astype(bool)
 
     def render_text(self) -> str:

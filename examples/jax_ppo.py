@@ -1,7 +1,7 @@
 """PPO with action masks on the JAX engine, PureJaxRL style: environment, opponent, network
 and update in one ``jax.jit``.
 
-    pip install -e ".[jax]" optax
+    pip install -e ".[jax]"                            # JAX, Pgx and optax
     python examples/jax_ppo.py                         # 1024 games, about 6.5M decisions
     python examples/jax_ppo.py --num-envs 65536 --updates 200    # on an accelerator
     python examples/jax_ppo.py --opponent greedy       # against the greedy bot

@@ -11,6 +11,7 @@ from conquian_env import _kernels as K  # noqa: E402
 from conquian_env.game import IllegalActionError  # noqa: E402
 from conquian_env.observation import OBS_AT, action_mask, encode  # noqa: E402
 from conquian_env.vector_env import ConquianVectorEnv  # noqa: E402
+from conquian_env.wrappers import game_over_mask  # noqa: E402
 
 PHASE = OBS_AT["phase"]
 
@@ -545,7 +546,9 @@ def test_infos_final_info_and_masks_are_those_of_gymnasiums_sync_vector_env(seat
             assert np.array_equal(final["_result"], terminated) and np.array_equal(
                 final["seat"][terminated], [seat] * terminated.sum()
             )
-            assert not final["action_mask"].any()  # a finished game has no legal action
+            # a finished game's mask offers GAME_OVER_ACTION alone (the action next-step autoreset ignores)
+            assert (final["action_mask"][terminated] == game_over_mask()).all()
+            assert not final["action_mask"][~terminated].any()
             flagged = final.get("illegal_action", np.zeros(n, bool))
             illegal += int(flagged.sum())
             natural += int((terminated & ~flagged).sum())

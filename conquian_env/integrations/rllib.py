@@ -43,8 +43,10 @@ What RLlib gets (:class:`ConquianMultiAgentEnv`):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import pickle
 from pathlib import Path
 from typing import Any
@@ -160,6 +162,26 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
         return render_text(self.aec.game, AGENTS)
 
 
+class _RLModuleConfigNotice(logging.Filter):
+    """Drops RLlib's notice that ``RLModule(config=...)`` is deprecated: RLlib 2.x's own
+    ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction
+    (ours passes the keyword arguments RLlib asks for), so the notice names nothing to change."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "RLModuleConfig" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _no_rlmodule_config_notice() -> Any:
+    log = logging.getLogger("ray._common.deprecation")
+    notice = _RLModuleConfigNotice()
+    log.addFilter(notice)
+    try:
+        yield
+    finally:
+        log.removeFilter(notice)
+
+
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     """RLlib's default PPO torch module with action masking: the logits of illegal actions
     are pushed to the lowest float before sampling, in training and inference.
@@ -193,15 +215,16 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         # the networks are built for the observations alone; setup() puts the whole space back
         self.observation_space_with_mask = observation_space
-        super().__init__(
-            observation_space=observation_space["observations"],
-            action_space=action_space,
-            inference_only=inference_only,
-            learner_only=learner_only,
-            model_config=model_config,
-            catalog_class=catalog_class,
-            **kwargs,
-        )
+        with _no_rlmodule_config_notice():
+            super().__init__(
+                observation_space=observation_space["observations"],
+                action_space=action_space,
+                inference_only=inference_only,
+                learner_only=learner_only,
+                model_config=model_config,
+                catalog_class=catalog_class,
+                **kwargs,
+            )
 
     def setup(self) -> None:
         super().setup()
