@@ -43,6 +43,7 @@ import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.observation import OBS_SIZE
+from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
 from .params import Flag, bounded
@@ -156,7 +157,7 @@ class PolicyAgent(Agent):
         if self._encoder is not None:
             self._encoder.reset()
         if seed is not None:
-            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+            self.rng = bot_game_rng(seed, self.seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         obs = observation if self._encoder is None else self._encoder.encode(view)
