@@ -28,7 +28,8 @@ The recipe
 
 The run folder (``out``): ``config.json``, ``train.log``, ``eval.csv``, ``learning_curve.png``,
 ``bc.csv``, ``tb/`` (TensorBoard), ``checkpoints/`` (``latest.zip``, ``state.json``,
-``snapshots.npz`` for ``--resume``), ``best.zip``, ``final.zip``.  Play a result with
+``snapshots.npz`` for ``--resume``: one checkpoint, swapped in whole), ``best.zip``, ``final.zip``,
+``run.lock``; a killed run resumes exactly (docs/training.md, "Run folders").  Play a result with
 ``python evaluate.py ppo:runs/NAME/best.zip greedy``.  The progress bar is shown when
 standard error is a terminal (``--progress`` / ``--no-progress`` to choose).
 
@@ -39,9 +40,7 @@ environment worker processes, torch's default threading can slow training many-f
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,12 +51,10 @@ from agents.imitation import ImitationSettings
 from agents.ppo import export_model
 from agents.registry import make_agent
 from conquian_train import knobs
-from conquian_train.callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
-from conquian_train.envs import make_vec_env
-from conquian_train.evaluation import Evaluator
 from conquian_train.knobs import knob
-from conquian_train.run import RunFolder
-from conquian_train.warm_start import WarmStart, warm_start
+from conquian_train.ppo import holds_run, train_ppo
+from conquian_train.run import run_command
+from conquian_train.warm_start import WarmStart
 
 
 @dataclass
@@ -227,60 +224,8 @@ def config_from_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
 
 
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
-    """The recipe: environments -> new or resumed model -> warm start -> PPO with callbacks -> save."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList
-
-    c, run = config, RunFolder(config.out)
-    torch.set_num_threads(c.torch_threads)
-    run.out.mkdir(parents=True, exist_ok=True)
-    venv = make_vec_env(c.opponents, c.games_in_parallel, c.vec_env, features=c.features, forcing=c.forcing,
-                        seed=c.seed, max_snapshots=c.max_snapshots)  # fmt: skip
-    model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
-    evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, forcing=c.forcing,
-                         batched=c.vec_env == "batched", jobs=c.processes)  # fmt: skip
-    if resume:
-        run.resume(model, c.features)
-        run.log(f"resumed {run.out} at step {model.num_timesteps:,}")
-    else:
-        warmed = bool(c.bc_games or c.bc_data)
-        if warmed:
-            warm_start(model.policy, c.warm_start(), run, lambda stage: evaluate(model, 0, stage=stage))
-        evaluate(model, 0, stage="warm start" if warmed else "init")
-        run.state.update(next_eval=c.eval_every, next_snapshot=0, next_checkpoint=c.checkpoint_every)
-    callbacks = [
-        SnapshotCallback(run, c.snapshot_every, c.max_snapshots),
-        EvalCallback(run, evaluate, c.eval_every),
-        CheckpointCallback(run, c.checkpoint_every),
-    ]
-    if c.progress if c.progress is not None else sys.stderr.isatty():
-        callbacks.insert(0, ProgressCallback(c.total_steps))
-    remaining, rollout = c.total_steps - model.num_timesteps, venv.num_envs * c.n_steps
-    if remaining > 0 and remaining % rollout:
-        run.log(f"PPO collects whole rollouts of {rollout:,} steps ({venv.num_envs} games x n_steps {c.n_steps}): "
-                f"this run ends at step {model.num_timesteps + -(-remaining // rollout) * rollout:,}, "
-                f"not {c.total_steps:,}")  # fmt: skip
-    if remaining > 0:
-        try:
-            model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resume, tb_log_name="ppo")
-        except KeyboardInterrupt:  # keep everything up to here; --resume continues from this step
-            run.save_checkpoint(model)
-            run.log(f"interrupted at step {model.num_timesteps:,}: saved; continue with --resume {run.out}")
-            try:
-                venv.close()
-            except Exception:  # workers that got the Ctrl-C too are gone already
-                pass
-            raise
-    run.save_checkpoint(model)
-    shutil.copyfile(run.out / "checkpoints" / "latest.zip", run.out / "final.zip")  # the same model
-    if run.state.get("last_eval_step") != model.num_timesteps:
-        evaluate(model, model.num_timesteps)
-    venv.close()
-    run.write_state(model.num_timesteps)  # the final evaluation may have moved the best score
-    run.log(f"done: {model.num_timesteps:,} steps in {run.elapsed():.0f} s; best score vs {c.best_by} "
-            f"{run.state['best_score']:.3f} at step {run.state['best_step']:,} -> {run.out / 'best.zip'}")  # fmt: skip
-    return run.state
+    """The recipe (:func:`conquian_train.ppo.train_ppo`): warm start, PPO with callbacks, checkpoints, save."""
+    return train_ppo(config, resume=resume)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,19 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = Path(config.out)
-    if not resume and (out / "checkpoints" / "latest.zip").exists():
-        print(f"error: {out} already holds a run: use --resume {out} or another --out", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
-    print(json.dumps(config.to_dict(), indent=2), file=sys.stderr)
-    try:
-        train(config, resume=resume)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: the run is saved; continue with: python train.py --resume {out}", file=sys.stderr)
-        return 130
-    return 0
+    return run_command(config.out, config.to_dict(), resume, lambda: train(config, resume=resume),
+                       holds_run=holds_run, command="python train.py --resume")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -112,7 +112,8 @@ class BatchPolicy:
 
     ``deterministic``: the best legal action (default); otherwise sampled from the masked
     softmax with a seeded generator (``fixed_seed``: :meth:`reseed` restarts from ``seed``,
-    as :class:`BatchRandom`'s).
+    as :class:`BatchRandom`'s).  Never an illegal action: a position where a legal logit is NaN
+    or infinite gets :func:`agents.model_files.best_legal`'s move and a warning once.
     """
 
     name = "policy"
@@ -128,11 +129,19 @@ class BatchPolicy:
         self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        from .model_files import best_legal_rows
+
         obs, masks = policy_inputs(games, rows, self.policy.features)
-        logits = np.where(masks.astype(bool), self.policy.logits(obs), -np.inf)
+        masks = masks.astype(bool)
+        raw = self.policy.logits(obs)
+        logits = np.where(masks, raw, -np.inf)
         if not self.deterministic:
             logits = logits + self.rng.gumbel(size=logits.shape)
-        return np.argmax(logits, axis=1).astype(np.int64)
+        out = np.argmax(logits, axis=1).astype(np.int64)
+        bad = ~np.isfinite(np.where(masks, raw, 0.0)).all(axis=1)
+        if bad.any():  # a NaN or infinite legal logit: the best legal one, never an illegal action (warned once)
+            out[bad] = best_legal_rows(raw[bad], masks[bad], repr(self))
+        return out
 
     def __repr__(self) -> str:
         return f"<BatchPolicy {self.policy.features} deterministic={self.deterministic}>"

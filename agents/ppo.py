@@ -46,6 +46,16 @@ from conquian_env.observation import OBS_SIZE
 from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
+from .model_files import (
+    ModelFileError,
+    best_legal,
+    check_archive,
+    check_weights,
+    open_archive,
+    read_member,
+    read_npy,
+    torch_archive_check,
+)
 from .params import Flag, bounded
 
 #: the model shipped with the package (``ppo`` with no path)
@@ -114,11 +124,19 @@ class NumpyPolicy:
             x = _ACTIVATIONS[act](x @ w.T + b)
         return x
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
-        """Best legal action, or one sampled from the masked softmax when ``rng`` is given."""
-        logits = np.where(np.asarray(mask, dtype=bool), self.logits(obs), -np.inf)
-        if rng is None:
-            return int(np.argmax(logits))
+    def act(
+        self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None, who: str = "policy"
+    ) -> int:
+        """Best legal action, or one sampled from the masked softmax when ``rng`` is given.
+
+        Never an illegal action: when a legal logit is NaN or infinite (a diverged network) the
+        move is :func:`agents.model_files.best_legal`'s, sampled or not, with a
+        :class:`~agents.model_files.NonFiniteScoresWarning` naming ``who`` once."""
+        mask = np.asarray(mask, dtype=bool)
+        raw = self.logits(obs)
+        if rng is None or not np.isfinite(raw[mask]).all():
+            return best_legal(raw, mask, who)
+        logits = np.where(mask, raw, -np.inf)
         p = np.exp(logits - logits.max())
         p /= p.sum()
         return int(rng.choice(NUM_ACTIONS, p=p))
@@ -161,7 +179,7 @@ class PolicyAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         obs = observation if self._encoder is None else self._encoder.encode(view)
-        return self.policy.act(obs, action_mask, None if self.deterministic else self.rng)
+        return self.policy.act(obs, action_mask, None if self.deterministic else self.rng, who=self.name)
 
 
 #: the activation classes SB3 names in a model's ``policy_kwargs`` (its readable text), by our name
@@ -180,8 +198,26 @@ _INERT_POLICY_KWARGS = {
     "optimizer_kwargs",
 }
 _FLATTEN = "<class 'stable_baselines3.common.torch_layers.FlattenExtractor'>"
-_HIDDEN = re.compile(r"mlp_extractor\.(policy|value)_net\.(\d+)\.(weight|bias)")
+_HIDDEN = re.compile(r"mlp_extractor\.(policy|value)_net\.(\d{1,3})\.(weight|bias)")
 _HEADS = {"action_net.weight", "action_net.bias", "value_net.weight", "value_net.bias"}
+
+
+#: the members a MaskablePPO ``.zip`` may hold and the most bytes each may hold uncompressed
+#: (``data``: the JSON metadata; the ``.pth`` members: torch's archives; the last two: text)
+MEMBER_CAPS = {
+    "data": 1 << 22,
+    "policy.pth": 1 << 27,
+    "policy.optimizer.pth": 1 << 28,
+    "pytorch_variables.pth": 1 << 20,
+    "_stable_baselines3_version": 1 << 10,
+    "system_info.txt": 1 << 16,
+}
+#: the most bytes the members of a model ``.zip`` may hold together (uncompressed)
+MAX_MODEL_BYTES = 1 << 29
+#: the most values one tensor of a model may hold (a 4096 x 4096 layer)
+MAX_TENSOR_ELEMENTS = 1 << 24
+#: every input of a policy lies within ±this (raw observation: 0/1; "meld" features: [-1, 1])
+INPUT_BOUND = 1.0
 
 
 @dataclass
@@ -212,29 +248,79 @@ class ModelFile:
         return NumpyPolicy(self.layers, features=self.features)
 
     def optimizer_state(self) -> dict[str, Any] | None:
-        """The Adam state (``policy.optimizer.pth``, weights only), or None when the file has none."""
+        """The Adam state (``policy.optimizer.pth``, weights only, every tensor checked: dense floats or
+        integers, finite, within the size caps), or None when the file has none."""
+        where = f"cannot load {str(self.path)!r}"
         with _open_zip(self.path) as zf:
-            if "policy.optimizer.pth" not in zf.namelist():
+            members = _members(zf, where)
+            if "policy.optimizer.pth" not in members:
                 return None
-            return _torch_load(zf, "policy.optimizer.pth", self.path)
+            state = _torch_load(zf, members["policy.optimizer.pth"], where)
+        if not isinstance(state, dict) or not isinstance(state.get("state"), dict):
+            raise ModelFileError(f"{where}: policy.optimizer.pth is not an optimizer state dict")
+        total = 0
+        for k, entry in state["state"].items():
+            if not isinstance(entry, dict):
+                raise ModelFileError(f"{where}: policy.optimizer.pth state {k!r} is not a table of tensors")
+            for name, value in entry.items():
+                total += _check_tensor(where, f"optimizer state {k}.{name}", value, floats_only=False, bound=None)
+        if total > MAX_MODEL_BYTES // 4:
+            raise ModelFileError(f"{where}: policy.optimizer.pth holds {total} values, more than the caps allow")
+        return state
 
 
 def _open_zip(file: Path) -> zipfile.ZipFile:
-    try:
-        return zipfile.ZipFile(file)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ValueError(f"cannot load {str(file)!r}: not a model .zip ({err})") from err
+    return open_archive(file, f"cannot load {str(file)!r}", "model .zip")
 
 
-def _torch_load(zf: zipfile.ZipFile, name: str, file: Path) -> Any:
+def _members(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
+    """The members of a model ``.zip``, from its directory: only :data:`MEMBER_CAPS`' names, each within its cap."""
+    return check_archive(zf, where, MEMBER_CAPS.get, max_members=64, max_total=MAX_MODEL_BYTES)
+
+
+def _torch_load(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Any:
     try:
         import torch
     except ImportError as err:  # torch is part of the 'train' extra
-        raise ValueError("the ppo bot needs torch to read a model file: pip install 'conquian-env[train]'") from err
+        raise ModelFileError("the ppo bot needs torch to read a model file: pip install 'conquian-env[train]'") from err
+    data = read_member(zf, info, where)
+    torch_archive_check(data, where, info.filename, MEMBER_CAPS[info.filename])
     try:
-        return torch.load(io.BytesIO(zf.read(name)), map_location="cpu", weights_only=True)
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # weights_only refuses anything but tensors and plain containers
-        raise ValueError(f"cannot load {str(file)!r}: {name} is not a weights-only state dict ({err})") from err
+        raise ModelFileError(f"{where}: {info.filename} is not a weights-only state dict ({err})") from err
+
+
+def _check_tensor(where: str, name: str, value: Any, *, floats_only: bool = True, bound: float | None) -> int:
+    """``value`` must be a dense tensor of at most :data:`MAX_TENSOR_ELEMENTS` values (checked before
+    any of them is read), floats (``floats_only``) or numbers, all finite and (``bound``) at most
+    that in absolute value; returns its number of values."""
+    import torch
+
+    floats = (torch.float16, torch.float32, torch.float64)
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        raise ModelFileError(
+            f"{where}: {name} is not a float tensor" if floats_only else f"{where}: {name} is not a tensor"
+        )
+    if floats_only and value.dtype not in floats:
+        raise ModelFileError(f"{where}: {name} is not a float tensor (it is {value.dtype})")
+    if not floats_only and value.dtype not in (*floats, torch.int32, torch.int64):
+        raise ModelFileError(f"{where}: {name} is a {value.dtype} tensor, not floats or integers")
+    if value.numel() > MAX_TENSOR_ELEMENTS or value.ndim > 2:
+        raise ModelFileError(
+            f"{where}: {name} has shape {tuple(value.shape)}; a tensor has at most 2 dims and "
+            f"{MAX_TENSOR_ELEMENTS} values"
+        )
+    if value.dtype in floats:
+        if not bool(torch.isfinite(value).all()):
+            raise ModelFileError(f"{where}: {name} holds NaN or infinite values")
+        top = float(value.abs().max()) if value.numel() else 0.0
+        if bound is not None and top > bound:
+            raise ModelFileError(
+                f"{where}: {name} holds a value of magnitude {top:.3g}; a model's weights are at most {bound:g} "
+                "in absolute value"
+            )
+    return int(value.numel())
 
 
 def _readable(entry: Any) -> dict[str, Any] | None:
@@ -246,7 +332,7 @@ def _activation(file: Path, metadata: dict[str, Any]) -> str:
     """The hidden layers' activation named by ``policy_kwargs`` (SB3's default for MLPs: Tanh)."""
     kwargs = _readable(metadata.get("policy_kwargs", {}))
     if kwargs is None:
-        raise ValueError(f"model {str(file)!r}: policy_kwargs in its metadata is not a table")
+        raise ModelFileError(f"model {str(file)!r}: policy_kwargs in its metadata is not a table")
     unknown = sorted(
         k
         for k, v in kwargs.items()
@@ -255,7 +341,7 @@ def _activation(file: Path, metadata: dict[str, Any]) -> str:
         and not (k == "features_extractor_class" and v == _FLATTEN)
     )
     if unknown:
-        raise ValueError(
+        raise ModelFileError(
             f"model {str(file)!r}: policy_kwargs {unknown} may change what the policy computes; "
             f"this loader reads MLP policies with the keys {sorted(_INERT_POLICY_KWARGS)} only"
         )
@@ -263,7 +349,7 @@ def _activation(file: Path, metadata: dict[str, Any]) -> str:
         return "Tanh"
     name = _SB3_ACTIVATIONS.get(str(kwargs["activation_fn"]))
     if name is None:
-        raise ValueError(
+        raise ModelFileError(
             f"model {str(file)!r}: activation_fn {kwargs['activation_fn']!r} is not supported; "
             f"supported: {sorted(_SB3_ACTIVATIONS)}"
         )
@@ -274,9 +360,9 @@ def _check_spaces(file: Path, metadata: dict[str, Any], inputs: int) -> None:
     """The metadata's observation and action spaces against the tensors and the game."""
     obs, act = _readable(metadata.get("observation_space")), _readable(metadata.get("action_space"))
     if obs is None or act is None:
-        raise ValueError(f"model {str(file)!r}: its metadata has no observation_space / action_space")
+        raise ModelFileError(f"model {str(file)!r}: its metadata has no observation_space / action_space")
     if "Box" not in str(obs.get(":type:")) or obs.get("_shape") != [inputs]:
-        raise ValueError(
+        raise ModelFileError(
             f"model {str(file)!r}: its metadata says the observation is {obs.get(':type:')} of shape "
             f"{obs.get('_shape')}, but its first layer reads {inputs} inputs (a flat Box of that size)"
         )
@@ -285,14 +371,42 @@ def _check_spaces(file: Path, metadata: dict[str, Any], inputs: int) -> None:
         or str(act.get("n")) != str(NUM_ACTIONS)
         or str(act.get("start", 0)) != "0"
     ):
-        raise ValueError(
+        raise ModelFileError(
             f"model {str(file)!r}: its metadata says the actions are {act.get(':type:')} n={act.get('n')}; "
             f"a Conquian model has Discrete({NUM_ACTIONS}) actions"
         )
 
 
+def _chain(file: Path, state: dict[str, Any], hidden: dict[tuple[str, int], dict[str, Any]], net: str, head: str,
+           activation: str) -> list[tuple[str, np.ndarray, np.ndarray, str]]:  # fmt: skip
+    """One network of the policy (``net`` "policy": the actor, "value": the critic) as checked
+    ``(name, weight, bias, activation)``: each layer reads what the one before gives."""
+    pairs = [(f"mlp_extractor.{net}_net.{i}", hidden[(net, i)]) for _, i in sorted(k for k in hidden if k[0] == net)]
+    pairs.append((head, {"weight": state[f"{head}.weight"], "bias": state[f"{head}.bias"]}))
+    layers: list[tuple[str, np.ndarray, np.ndarray, str]] = []
+    for k, (name, parts) in enumerate(pairs):
+        w, b = (parts[p].detach().cpu().numpy() for p in ("weight", "bias"))
+        if w.ndim != 2 or b.shape != (w.shape[0],):
+            raise ModelFileError(
+                f"model {str(file)!r}: {name} has weight {w.shape} and bias {b.shape}, not (out, in) and (out,)"
+            )
+        if layers and w.shape[1] != layers[-1][1].shape[0]:
+            raise ModelFileError(
+                f"model {str(file)!r}: {name} reads {w.shape[1]} inputs "
+                f"but the layer before gives {layers[-1][1].shape[0]}"
+            )
+        layers.append((name, w, b, "Identity" if k == len(pairs) - 1 else activation))
+    return layers
+
+
 def _actor_layers(file: Path, state: dict[str, Any], activation: str) -> list[tuple[np.ndarray, np.ndarray, str]]:
-    """The actor's (weight, bias, activation) from the policy tensors, checked for shape and values."""
+    """The actor's (weight, bias, activation) from the policy tensors.  Every tensor of the file is
+    checked (dense floats, at most :data:`MAX_TENSOR_ELEMENTS` values, finite, at most
+    :data:`~agents.model_files.MAX_ABS_WEIGHT`), the actor's and the critic's layers for shape, and
+    both networks' values bounded for every observation (:func:`~agents.model_files.check_weights`)."""
+    from .model_files import MAX_ABS_WEIGHT
+
+    where = f"model {str(file)!r}"
     hidden: dict[tuple[str, int], dict[str, Any]] = {}
     unexpected = []
     for key, value in state.items():
@@ -302,45 +416,37 @@ def _actor_layers(file: Path, state: dict[str, Any], activation: str) -> list[tu
         elif key not in _HEADS:
             unexpected.append(key)
     if unexpected:
-        raise ValueError(
-            f"model {str(file)!r}: unexpected tensors {sorted(map(str, unexpected))[:5]}; "
+        raise ModelFileError(
+            f"{where}: unexpected tensors {sorted(map(str, unexpected))[:5]}; "
             "only an MLP policy (flattened observation, Linear layers) can be loaded"
         )
-    missing = sorted({"action_net.weight", "action_net.bias"} - set(state))
+    missing = sorted(_HEADS - set(state))
     for (net, i), parts in hidden.items():
         missing += [f"mlp_extractor.{net}_net.{i}.{p}" for p in ("weight", "bias") if p not in parts]
     if missing:
-        raise ValueError(f"model {str(file)!r}: missing tensors {missing} in policy.pth")
-    pairs = [
-        (f"mlp_extractor.policy_net.{i}", hidden[("policy", i)])
-        for _, i in sorted(k for k in hidden if k[0] == "policy")
-    ]
-    pairs.append(("action_net", {"weight": state["action_net.weight"], "bias": state["action_net.bias"]}))
-    layers = []
-    for k, (name, parts) in enumerate(pairs):
-        w, b = (_as_array(file, f"{name}.{p}", parts[p]) for p in ("weight", "bias"))
-        if w.ndim != 2 or b.shape != (w.shape[0],):
-            raise ValueError(
-                f"model {str(file)!r}: {name} has weight {w.shape} and bias {b.shape}, not (out, in) and (out,)"
-            )
-        if layers and w.shape[1] != layers[-1][0].shape[0]:
-            raise ValueError(
-                f"model {str(file)!r}: {name} reads {w.shape[1]} inputs "
-                f"but the layer before gives {layers[-1][0].shape[0]}"
-            )
-        layers.append((w, b, "Identity" if k == len(pairs) - 1 else activation))
-    return layers
+        raise ModelFileError(f"{where}: missing tensors {missing} in policy.pth")
+    total = sum(_check_tensor(where, str(key), value, bound=MAX_ABS_WEIGHT) for key, value in state.items())
+    if total > MEMBER_CAPS["policy.pth"] // 2:
+        raise ModelFileError(f"{where}: policy.pth holds {total} values, more than the caps allow")
+    actor = _chain(file, state, hidden, "policy", "action_net", activation)
+    check_weights(where, [(f"{n}.weight", f"{n}.bias", w, b, a) for n, w, b, a in actor], INPUT_BOUND)
+    return [(w, b, act) for _, w, b, act in actor]
 
 
-def _as_array(file: Path, name: str, value: Any) -> np.ndarray:
-    import torch
-
-    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
-        raise ValueError(f"model {str(file)!r}: {name} is not a float tensor")
-    out = value.detach().cpu().numpy()
-    if not np.isfinite(out).all():
-        raise ValueError(f"model {str(file)!r}: {name} holds NaN or infinite values")
-    return out
+def _check_critic(file: Path, state: dict[str, Any], activation: str, inputs: int) -> None:
+    """The critic's layers (checked as the actor's: shapes, bounded values) read the actor's ``inputs``."""
+    where = f"model {str(file)!r}"
+    hidden: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, value in state.items():
+        m = _HIDDEN.fullmatch(str(key))
+        if m:
+            hidden.setdefault((m.group(1), int(m.group(2))), {})[m.group(3)] = value
+    critic = _chain(file, state, hidden, "value", "value_net", activation)
+    if critic[0][1].shape[1] != inputs:
+        raise ModelFileError(f"{where}: the actor reads {inputs} inputs, the critic {critic[0][1].shape[1]}")
+    if critic[-1][1].shape[0] != 1:
+        raise ModelFileError(f"{where}: value_net gives {critic[-1][1].shape[0]} values, a critic gives 1")
+    check_weights(where, [(f"{n}.weight", f"{n}.bias", w, b, a) for n, w, b, a in critic], INPUT_BOUND)
 
 
 def read_model(path: str | Path) -> ModelFile:
@@ -351,31 +457,38 @@ def read_model(path: str | Path) -> ModelFile:
     the observation the bot will give (:data:`~conquian_env.observation.OBS_SIZE` raw, or
     the ``"meld"`` features) and the metadata.  SB3's own ``MaskablePPO.load`` unpickles
     the metadata, which can run any code: use it only on files you trust.
+
+    The archive is read as untrusted data (:mod:`agents.model_files`): its directory first
+    (only SB3's member names, each within :data:`MEMBER_CAPS`, all within
+    :data:`MAX_MODEL_BYTES`), then each member read up to its declared size; every tensor of
+    the policy, the critic's too, is checked (:func:`_actor_layers`).  Errors are
+    :class:`~agents.model_files.ModelFileError` (a ``ValueError``) naming the file and the fault.
     """
     file = Path(path)
     if not file.is_file() and file.suffix != ".zip" and file.with_suffix(".zip").is_file():
         file = file.with_suffix(".zip")
     if not file.is_file():
-        raise ValueError(f"no model file at {str(path)!r}: give the .zip written by MaskablePPO.save()")
+        raise ModelFileError(f"no model file at {str(path)!r}: give the .zip written by MaskablePPO.save()")
+    where = f"cannot load {str(file)!r}"
     with _open_zip(file) as zf:
-        names = set(zf.namelist())
-        missing = sorted({"data", "policy.pth"} - names)
+        members = _members(zf, where)
+        missing = sorted({"data", "policy.pth"} - set(members))
         if missing:
-            raise ValueError(f"cannot load {str(file)!r}: the zip lacks {missing} (not a MaskablePPO model)")
+            raise ModelFileError(f"{where}: the zip lacks {missing} (not a MaskablePPO model)")
         try:
-            metadata = json.loads(zf.read("data"))
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValueError(f"cannot load {str(file)!r}: its metadata (data) is not JSON ({err})") from err
+            metadata = json.loads(read_member(zf, members["data"], where))
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            raise ModelFileError(f"{where}: its metadata (data) is not JSON ({err})") from err
         if not isinstance(metadata, dict):
-            raise ValueError(f"cannot load {str(file)!r}: its metadata (data) is not a JSON object")
-        state = _torch_load(zf, "policy.pth", file)
+            raise ModelFileError(f"{where}: its metadata (data) is not a JSON object")
+        state = _torch_load(zf, members["policy.pth"], where)
     if not isinstance(state, dict):
-        raise ValueError(f"cannot load {str(file)!r}: policy.pth holds {type(state).__name__}, not a state dict")
+        raise ModelFileError(f"{where}: policy.pth holds {type(state).__name__}, not a state dict")
     activation = _activation(file, metadata)
     layers = _actor_layers(file, state, activation)
     inputs = layers[0][0].shape[1]
     if layers[-1][0].shape[0] != NUM_ACTIONS:
-        raise ValueError(
+        raise ModelFileError(
             f"model {str(file)!r} gives {layers[-1][0].shape[0]} action logits; "
             f"a Conquian model needs {NUM_ACTIONS} actions"
         )
@@ -383,7 +496,8 @@ def read_model(path: str | Path) -> ModelFile:
     try:
         features = features_for_size(inputs)
     except ValueError as err:
-        raise ValueError(f"model {str(file)!r}: {err}") from err
+        raise ModelFileError(f"model {str(file)!r}: {err}") from err
+    _check_critic(file, state, activation, inputs)
     return ModelFile(file, dict(state), metadata, activation, features, layers)
 
 
@@ -426,17 +540,92 @@ def save_snapshots(path: str | Path, policies: list[NumpyPolicy]) -> None:
     tmp.replace(path)
 
 
+#: the most snapshots, and layers per snapshot, a snapshots file may hold
+MAX_SNAPSHOTS, MAX_SNAPSHOT_LAYERS = 1000, 16
+_SNAPSHOT_MEMBER = re.compile(r"s(\d{1,4})_l(\d{1,2})_([wb])\.npy")
+
+
+def _snapshot_cap(name: str) -> int | None:
+    if name == "acts.npy":
+        return 1 << 20
+    m = _SNAPSHOT_MEMBER.fullmatch(name)
+    if m and int(m.group(1)) < MAX_SNAPSHOTS and int(m.group(2)) < MAX_SNAPSHOT_LAYERS:
+        return 4 * MAX_TENSOR_ELEMENTS + 1024
+    return None
+
+
 def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
-    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist); no pickles are read."""
+    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist); no pickles are read.
+
+    Read as untrusted data (:mod:`agents.model_files`): the archive's directory first (only
+    ``acts`` and ``sI_lJ_w/b`` members, each array's size capped), each array's header before its
+    data, every weight finite and bounded (:func:`~agents.model_files.check_weights`); a bad file
+    gets a :class:`~agents.model_files.ModelFileError` naming it and the fault."""
     path = Path(path)
     if not path.exists():
         return []
-    data = np.load(path, allow_pickle=False)
-    out = []
-    for i, acts in enumerate(data["acts"]):
-        layers = [(data[f"s{i}_l{j}_w"], data[f"s{i}_l{j}_b"], a) for j, a in enumerate(json.loads(str(acts)))]
-        out.append(NumpyPolicy(layers, features=features))
+    where = f"snapshots file {str(path)!r}"
+    limit = 4 * MAX_SNAPSHOTS * MAX_SNAPSHOT_LAYERS + 1
+    with open_archive(path, where, "readable .npz of plain arrays") as zf:
+        members = check_archive(zf, where, _snapshot_cap, max_members=limit, max_total=MEMBER_CAPS["policy.pth"] * 4)
+        if "acts.npy" not in members:
+            raise ModelFileError(f"{where}: no 'acts' array (not a snapshots file of train.py)")
+        names = read_npy(zf, members.pop("acts.npy"), where, kinds="Uf", max_bytes=1 << 20, ndims=(1,))
+        if names.dtype.kind != "U" and len(names):  # no snapshots: numpy writes an empty float array
+            raise ModelFileError(f"{where}: acts has dtype {names.dtype}, expected a unicode string")
+        try:
+            acts = [json.loads(str(text)) for text in names]
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise ModelFileError(f"{where}: its acts are not JSON ({err})") from err
+        if len(acts) > MAX_SNAPSHOTS or not all(
+            isinstance(a, list) and 0 < len(a) <= MAX_SNAPSHOT_LAYERS and all(x in _ACTIVATIONS for x in a)
+            for a in acts
+        ):
+            raise ModelFileError(
+                f"{where}: acts must list, for at most {MAX_SNAPSHOTS} snapshots, 1 to {MAX_SNAPSHOT_LAYERS} "
+                f"activations among {sorted(_ACTIVATIONS)}"
+            )
+        expected = {f"s{i}_l{j}_{k}.npy" for i, a in enumerate(acts) for j in range(len(a)) for k in "wb"}
+        if set(members) != expected:
+            odd = sorted(set(members) ^ expected)[:5]
+            raise ModelFileError(f"{where}: its arrays do not match its acts (e.g. {odd})")
+        out = []
+        for i, names_i in enumerate(acts):
+            layers = []
+            for j, act in enumerate(names_i):
+                w, b = (
+                    read_npy(
+                        zf,
+                        members[f"s{i}_l{j}_{k}.npy"],
+                        where,
+                        kinds="f",
+                        max_bytes=4 * MAX_TENSOR_ELEMENTS,
+                        ndims=(n,),
+                    )  # fmt: skip
+                    for k, n in (("w", 2), ("b", 1))
+                )
+                layers.append((f"snapshot {i} layer {j}", w, b, act))
+            try:
+                policy = NumpyPolicy([(w, b, act) for _, w, b, act in layers], features=features)
+            except ValueError as err:
+                raise ModelFileError(f"{where}: snapshot {i}: {err}") from err
+            if policy.layers[0][0].shape[1] != _input_size(features):
+                raise ModelFileError(
+                    f"{where}: snapshot {i} reads {policy.layers[0][0].shape[1]} inputs, "
+                    f"{features!r} features are {_input_size(features)}"
+                )
+            named = [
+                (f"{n} weight", f"{n} bias", w, b, a) for (n, *_), (w, b, a) in zip(layers, policy.layers, strict=True)
+            ]
+            check_weights(where, named, INPUT_BOUND)
+            out.append(policy)
     return out
+
+
+def _input_size(features: str) -> int:
+    from .features import FEATURE_SIZE
+
+    return OBS_SIZE if features == "raw" else FEATURE_SIZE
 
 
 def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:
@@ -451,21 +640,33 @@ def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:
     """
     saved = read_model(path)
     if saved.features != features:
-        raise ValueError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
+        raise ModelFileError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
     try:
         model.policy.load_state_dict(saved.policy_state)
     except RuntimeError as err:  # missing or extra tensors, or sizes unlike config.json's net_arch
-        raise ValueError(f"checkpoint {str(path)!r} does not fit the run's network: {err}") from err
+        raise ModelFileError(f"checkpoint {str(path)!r} does not fit the run's network: {err}") from err
     optimizer = saved.optimizer_state()
     if optimizer is not None:
+        params = [p for group in model.policy.optimizer.param_groups for p in group["params"]]
+        for k, entry in optimizer["state"].items():
+            param = params[k] if isinstance(k, int) and 0 <= k < len(params) else None
+            if param is None:
+                raise ModelFileError(f"checkpoint {str(path)!r}: its optimizer state names parameter {k!r}, "
+                                     f"the run's network has {len(params)}")  # fmt: skip
+            for name, value in entry.items():
+                if name in ("exp_avg", "exp_avg_sq") and tuple(value.shape) != tuple(param.shape):
+                    raise ModelFileError(f"checkpoint {str(path)!r}: optimizer state {k}.{name} has shape "
+                                         f"{tuple(value.shape)}, its parameter {tuple(param.shape)}")  # fmt: skip
+                if name == "exp_avg_sq" and bool((value < 0).any()):
+                    raise ModelFileError(f"checkpoint {str(path)!r}: optimizer state {k}.{name} is negative")
         try:
             model.policy.optimizer.load_state_dict(optimizer)
         except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"checkpoint {str(path)!r}: its optimizer state does not fit: {err}") from err
+            raise ModelFileError(f"checkpoint {str(path)!r}: its optimizer state does not fit: {err}") from err
     for key in ("num_timesteps", "_n_updates", "_episode_num"):
         value = saved.metadata.get(key, 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"checkpoint {str(path)!r}: {key} is {value!r}, not a step count")
+            raise ModelFileError(f"checkpoint {str(path)!r}: {key} is {value!r}, not a step count")
         setattr(model, key, value)
 
 

@@ -76,9 +76,12 @@ class RLlibAgent(Agent):
         return np.where(np.asarray(action_mask) > 0, logits, -np.inf)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
+        from .model_files import best_legal
+
         logits = self.logits(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(logits))
+        legal = np.asarray(action_mask) > 0
+        if self.deterministic or not np.isfinite(logits[legal]).all():
+            return best_legal(logits, legal, self.name)  # never illegal, even for NaN logits (warned once)
         p = np.exp(logits - logits.max())
         p /= p.sum()
         return int(self.rng.choice(len(p), p=p))

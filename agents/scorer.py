@@ -29,15 +29,18 @@ slot    length  contents
 ======  ======  ==================================================================
 
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
-(its card slots are zero).  The model file is a plain ``.npz`` (``numpy.load`` with
-``allow_pickle=False``): the weights ``w0, b0, w1, b1, ...`` and a JSON ``meta`` string; it
-is checked on load (format, input size, shapes, finite values), so a file we read never runs
-code and a wrong or tampered one gets an error naming what is wrong.
+(its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
+and a JSON ``meta`` string.  :func:`load_scorer` reads it as untrusted data
+(:mod:`agents.model_files`): the archive's directory and each array's header are checked before
+any data is decompressed, with caps on every size, and the weights are bounded so that the
+network's scores are finite; a file we read never runs code and a wrong, tampered or oversized
+one gets a ``ModelFileError`` naming what is wrong.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,7 @@ from conquian_env.view import PlayerView
 from .base import Agent
 from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
 from .greedy import GreedyAgent
+from .model_files import ModelFileError, best_legal, check_archive, check_weights, open_archive, read_npy
 
 __all__ = [
     "CANDIDATE_SIZE",
@@ -158,11 +162,16 @@ class ActionScorer:
                 x = np.maximum(x, 0.0)
         return x[..., 0]
 
+    def candidate_scores(self, features: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One position's candidates (their action ids, ascending) and their scores."""
+        x, valid, actions = candidate_features(features[None], np.asarray(mask, bool)[None])
+        return actions[0][valid[0]], self(x[0][valid[0]])
+
     def action_scores(self, features: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One position's scores by action id (85 of them; -inf where not a candidate)."""
-        x, valid, actions = candidate_features(features[None], np.asarray(mask, bool)[None])
+        actions, scores = self.candidate_scores(features, mask)
         out = np.full(NUM_ACTIONS, -np.inf, np.float32)
-        out[actions[0][valid[0]]] = self(x[0][valid[0]])
+        out[actions] = scores
         return out
 
     def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
@@ -181,53 +190,85 @@ class ActionScorer:
 
 def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str) -> None:
     if not layers:
-        raise ValueError(f"{where}: no layers")
+        raise ModelFileError(f"{where}: no layers")
     width = CANDIDATE_SIZE
     for i, (w, b) in enumerate(layers):
         if w.ndim != 2 or w.shape[0] != width:
-            raise ValueError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
+            raise ModelFileError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
         if b.shape != (w.shape[1],):
-            raise ValueError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
+            raise ModelFileError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
-            raise ValueError(f"{where}: w{i} or b{i} holds a NaN or an infinity")
+            raise ModelFileError(f"{where}: w{i} or b{i} holds a NaN or an infinity")
         width = w.shape[1]
     if width != 1:
-        raise ValueError(f"{where}: the last layer has {width} outputs, expected 1 (a score)")
+        raise ModelFileError(f"{where}: the last layer has {width} outputs, expected 1 (a score)")
+
+
+#: the most layers a scorer file may have
+MAX_LAYERS = 16
+#: the most bytes one weight array of a scorer file may hold (uncompressed)
+MAX_ARRAY_BYTES = 1 << 26
+#: the most bytes a scorer file's arrays may hold together (uncompressed)
+MAX_FILE_BYTES = 1 << 28
+#: the most bytes of a scorer file's JSON meta (4 per character)
+MAX_META_BYTES = 1 << 16
+#: every input of a candidate lies within ±this (card channels in [-1, 1]; the rank's other
+#: three cards summed: within ±3), the range :func:`agents.model_files.check_weights` bounds for
+INPUT_BOUND = 3.0
+_MEMBER = re.compile(r"([wb])(\d{1,3})\.npy")
+
+
+def _member_cap(name: str) -> int | None:
+    if name == "meta.npy":
+        return MAX_META_BYTES + 1024  # + the .npy header
+    m = _MEMBER.fullmatch(name)
+    if m and int(m.group(2)) < MAX_LAYERS and (m.group(2) == "0" or not m.group(2).startswith("0")):
+        return MAX_ARRAY_BYTES + 1024
+    return None
 
 
 def load_scorer(path: str | Path) -> ActionScorer:
-    """Read and check a scorer file (plain arrays, no pickles)."""
+    """Read and check a scorer file (plain arrays, no pickles): a :class:`~agents.model_files.ModelFileError`
+    (a ``ValueError``) names the file and the fault.
+
+    The archive's directory is checked first (names ``meta``, ``w0, b0, ...``, at most
+    :data:`MAX_LAYERS` layers, each member's uncompressed size capped by :data:`MAX_ARRAY_BYTES`,
+    all by :data:`MAX_FILE_BYTES`), each array's ``.npy`` header (dtype, shape, size) before its
+    data, and the weights are bounded (:func:`agents.model_files.check_weights`): a file that
+    loads scores every position with finite numbers."""
     path = Path(path)
     where = f"scorer file {str(path)!r}"
     if not path.is_file():
-        raise ValueError(f"{where}: no such file (give the .npz that train.py exit wrote)")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except Exception as err:  # a zip that is not one, a truncated file, an object array
-        raise ValueError(f"{where}: not a readable .npz of plain arrays ({err})") from err
-    if "meta" not in arrays or arrays["meta"].dtype.kind != "U" or arrays["meta"].shape != ():
-        raise ValueError(f"{where}: no JSON 'meta' string (is it a scorer from train.py exit?)")
-    try:
-        meta = json.loads(str(arrays.pop("meta")))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{where}: its meta is not JSON ({err})") from err
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        got = meta.get("format") if isinstance(meta, dict) else meta
-        raise ValueError(f"{where}: format {got!r}, expected {FORMAT!r}")
-    if meta.get("candidate_size") != CANDIDATE_SIZE:
-        raise ValueError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this version "
-                         f"builds {CANDIDATE_SIZE}")  # fmt: skip
-    count = len(arrays) // 2
-    expected = {f"{k}{i}" for i in range(count) for k in "wb"}
-    if set(arrays) != expected:
-        raise ValueError(f"{where}: arrays {sorted(arrays)}, expected w0, b0, ... w{count - 1}, b{count - 1}")
-    for name, a in arrays.items():
-        if a.dtype.kind != "f":
-            raise ValueError(f"{where}: {name} has dtype {a.dtype}, expected floats")
-    return_layers = [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
-    _check_layers(return_layers, where)
-    return ActionScorer(return_layers, meta)
+        raise ModelFileError(f"{where}: no such file (give the .npz that train.py exit wrote)")
+    with open_archive(path, where, "readable .npz of plain arrays") as zf:
+        members = check_archive(zf, where, _member_cap, max_members=2 * MAX_LAYERS + 1, max_total=MAX_FILE_BYTES)
+        if "meta.npy" not in members:
+            raise ModelFileError(f"{where}: no JSON 'meta' string (is it a scorer from train.py exit?)")
+        text = read_npy(zf, members.pop("meta.npy"), where, kinds="U", max_bytes=MAX_META_BYTES, ndims=(0,))
+        try:
+            meta = json.loads(str(text))
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise ModelFileError(f"{where}: its meta is not JSON ({err})") from err
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            got = meta.get("format") if isinstance(meta, dict) else meta
+            raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r}")
+        if meta.get("candidate_size") != CANDIDATE_SIZE:
+            raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this "
+                                 f"version builds {CANDIDATE_SIZE}")  # fmt: skip
+        names = sorted(n[: -len(".npy")] for n in members)
+        count = len(names) // 2
+        if set(names) != {f"{k}{i}" for i in range(count) for k in "wb"} or not count:
+            raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
+        layers = [
+            tuple(
+                read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
+                for k, n in (("w", 2), ("b", 1))
+            )
+            for i in range(count)
+        ]
+    _check_layers(layers, where)
+    check_weights(where, [(f"w{i}", f"b{i}", w.T, b, "ReLU") for i, (w, b) in enumerate(layers)], INPUT_BOUND)
+    return ActionScorer(layers, meta)
 
 
 class ScorerAgent(Agent):
@@ -261,6 +302,14 @@ class ScorerAgent(Agent):
         mask = np.asarray(action_mask, dtype=bool)
         if view.phase not in (OFFER, DISCARD) or mask.sum() < 2:
             return self.greedy.act(observation, action_mask, view)
-        scores = self.scorer.action_scores(self.encoder.encode(view), mask)
-        self.last_stats = {int(a): float(scores[a]) for a in np.flatnonzero(np.isfinite(scores))}
-        return int(np.argmax(scores))  # ties: the lowest action id
+        actions, scores = self.scorer.candidate_scores(self.encoder.encode(view), mask)
+        if not len(actions):
+            return self.greedy.act(observation, action_mask, view)
+        self.last_stats = {int(a): float(s) for a, s in zip(actions, scores, strict=True)}
+        # the best candidate, ties to the lowest action id; a NaN or infinite score: the same rule
+        # with NaN lowest and a NonFiniteScoresWarning (agents.model_files.best_legal), never an illegal move
+        full = np.full(NUM_ACTIONS, -np.inf)
+        full[actions] = scores
+        candidates = np.zeros(NUM_ACTIONS, bool)
+        candidates[actions] = True
+        return best_legal(full, candidates, self.name)

@@ -7,6 +7,7 @@ Each acts at the start of a rollout, not at its end: SB3 updates the policy afte
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from stable_baselines3.common.callbacks import BaseCallback
 
@@ -59,17 +60,20 @@ class EvalCallback(BaseCallback):
 
 
 class CheckpointCallback(BaseCallback):
-    """Every ``every`` steps (0: never) a checkpoint for ``--resume``; the elapsed time to TensorBoard."""
+    """Every ``every`` steps (0: never), from step 0 on, a checkpoint for ``--resume``, then
+    ``on_checkpoint(step)`` (the PPO recipe starts a segment there); the elapsed time to TensorBoard."""
 
-    def __init__(self, run: RunFolder, every: int):
+    def __init__(self, run: RunFolder, every: int, on_checkpoint: Callable[[int], None] | None = None):
         super().__init__()
-        self.run, self.every = run, every
+        self.run, self.every, self.on_checkpoint = run, every, on_checkpoint
 
     def _on_rollout_start(self) -> None:
         step = self.model.num_timesteps
         if self.every and step >= self.run.state["next_checkpoint"]:
+            self.run.state["next_checkpoint"] = step + self.every  # in the checkpoint: a resume goes on past it
             self.run.save_checkpoint(self.model)
-            self.run.state["next_checkpoint"] = step + self.every
+            if self.on_checkpoint is not None:
+                self.on_checkpoint(step)
         self.logger.record("conquian/elapsed_s", self.run.elapsed())
 
     def _on_step(self) -> bool:

@@ -78,7 +78,7 @@ class Evaluator:
         best = next(r["score"] for r in rows if r["opponent"] == self.best_by)
         if best > run.state["best_score"]:
             run.state["best_score"], run.state["best_step"] = best, step
-            model.save(run.out / f"best{suffix}")
+            run.save_model(model, f"best{suffix}")
             run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / f'best{suffix}'}")
         plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel=self.xlabel,
                             regret_csv=run.out / "regret.csv")  # fmt: skip

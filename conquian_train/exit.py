@@ -34,16 +34,15 @@ Each **round** ``r``:
 The run folder: ``config.json``, ``train.log``, ``labels/``, ``rounds.csv`` (where the time
 went: play, label, fit, evaluate), ``eval.csv``, ``bc.csv`` (the fit's epochs), ``regret.csv``
 (the kept fit's regret on held-out games by round, and greedy's: the curve's second panel),
-``checkpoints/latest.npz`` and ``state.json``, ``round{r}.npz``, ``best.npz``, ``final.npz`` (``.zip``
-for ppo).
+``checkpoints/latest.npz`` and ``state.json`` (one checkpoint, swapped in whole), ``round{r}.npz``,
+``best.npz``, ``final.npz`` (``.zip`` for ppo), ``run.lock``.  A killed run resumes into the very run
+that was never stopped (docs/training.md, "Run folders").
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -55,18 +54,18 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, read_model, restore_checkpoint
+from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy, read_model, restore_checkpoint
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
 
-from . import knobs
+from . import files, knobs
 from .envs import make_vec_env
 from .evaluation import Evaluator, model_suffix
 from .knobs import knob
-from .run import RunFolder
+from .run import PPO_STATE, RunFolder, RunFolderError, run_command
 from .scorer_fit import ScorerSettings, fit_scorer
 
 
@@ -251,15 +250,37 @@ class ScorerModel:
         self.scorer.save(path)
 
 
+#: expert iteration's keys of ``state.json`` (beside :data:`conquian_train.run.COMMON_STATE`; the PPO
+#: recipe's counters too, which runs written before the two states were told apart hold)
+EXIT_STATE: dict[str, str] = {
+    **PPO_STATE, "round": "count", "labels": "count", "pending_eval": "count or null", "round_times": "object",
+}  # fmt: skip
+#: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
+MAY_CHANGE = ("rounds", "torch_threads", "workers")
+#: a label shard's name: ``r{round:02d}_{index:04d}.npz``
+SHARD_NAME = re.compile(r"r(\d{2})_(\d{4})\.npz")
+
+
+def recipe(config: ExItConfig) -> dict[str, Any]:
+    """The knobs that make the run what it is: a checkpoint or a shard made with others is refused."""
+    return {k: v for k, v in knobs.to_dict(config).items() if k not in ("out", *MAY_CHANGE)}
+
+
 class ExItRun:
-    """One expert-iteration run in its folder: shards, model, state; :meth:`run` does the rounds left."""
+    """One expert-iteration run in its folder: shards, model, state; :meth:`run_rounds` does the rounds left.
+
+    A checkpoint (``checkpoints/``: ``latest.npz`` or ``latest.zip``, ``state.json``) is taken when a
+    round's fit is done and again when its evaluation is; a resume starts from it, cuts the CSV
+    tables back to it, keeps every shard made with the run's recipe (an unreadable one is set aside
+    as ``NAME.bad`` and made again; one made with other settings is refused) and makes the same
+    games, labels, fits and files as the run that was never stopped."""
 
     def __init__(self, config: ExItConfig, resume: bool = False):
         import torch
 
         c = self.config = config
         torch.set_num_threads(c.torch_threads)
-        self.run = RunFolder(c.out)
+        self.run = RunFolder(c.out, recipe(c))
         self.run.out.mkdir(parents=True, exist_ok=True)
         (self.run.out / "labels").mkdir(exist_ok=True)
         self.run.state.update(round=0, labels=0)
@@ -275,20 +296,21 @@ class ExItRun:
         self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip
-        if resume:
-            latest = self.run.out / "checkpoints" / f"latest{self.suffix}"
-            state = self.run.out / "checkpoints" / "state.json"
-            if state.exists():
-                self.run.state.update(json.loads(state.read_text()))
-            if latest.exists():
-                if c.network == "scorer":
-                    self.model.scorer = load_scorer(latest)
-                else:
-                    restore_checkpoint(self.model, latest, c.features)
-            self.run.log(f"resumed {self.run.out} at round {self.run.state['round']}")
-        elif c.init:
+        state = self.run.open_checkpoint(EXIT_STATE)
+        if state is not None and not resume:
+            raise RunFolderError(f"{c.out} already holds a run: use --resume {c.out} or another --out")
+        if state is not None:
+            latest = self.run.checkpoints / f"latest{self.suffix}"
+            if c.network == "scorer":
+                self.model.scorer = load_scorer(latest)
+            else:
+                restore_checkpoint(self.model, latest, c.features)
+        elif c.init:  # no checkpoint yet: the run's first weights, as when it began
             shipped = DEFAULT_SCORER if c.network == "scorer" else DEFAULT_MODEL
             self.start_from(shipped if c.init == c.network else Path(c.init))
+        if resume:
+            self.run.log(f"resumed {self.run.out} at round {self.run.state['round']}")
+        self.check_shards()
 
     def start_from(self, path: Path) -> None:
         """The network's first weights from the model file ``path`` (read weights-only)."""
@@ -312,39 +334,97 @@ class ExItRun:
     def shard(self, round_: int, chunk: int) -> Path:
         return self.run.out / "labels" / f"r{round_:02d}_{chunk:04d}.npz"
 
+    def shards(self, round_: int) -> list[Path]:
+        """The shards of round ``round_`` on disk, in order."""
+        return sorted(p for p in (self.run.out / "labels").glob(f"r{round_:02d}_*.npz") if SHARD_NAME.fullmatch(p.name))
+
+    def check_shards(self) -> None:
+        """Every shard on disk read whole and its settings checked: an unreadable one is set aside
+        (``NAME.bad``, made again), one of another run or another place refused (:class:`RunFolderError`)."""
+        c, labels = self.config, self.run.out / "labels"
+        for path in sorted(labels.glob("*.tmp.npz")):  # an older version's temporary file
+            path.unlink()
+            self.run.log(f"deleted {path.name}, the half-written shard of a killed session")
+        mine = recipe(c)
+        for path in sorted(labels.iterdir()):
+            match = SHARD_NAME.fullmatch(path.name)
+            if match is None:
+                continue
+            try:
+                _, meta = ImitationData.load(path, c.features)
+            except Exception as err:  # a cut or damaged file: its games are labelled again
+                aside = self.run.aside(path, "bad")
+                self.run.log(f"shard {path} is unreadable ({type(err).__name__}: {err}): set aside as {aside.name}; "
+                             "its games are labelled again")  # fmt: skip
+                continue
+            where = (int(match[1]), int(match[2]))
+            if (meta.get("round"), meta.get("chunk")) != where:
+                raise RunFolderError(f"shard {path} holds round {meta.get('round')!r} shard {meta.get('chunk')!r}, "
+                                     f"its name says round {where[0]} shard {where[1]}: move it out of {labels} and "
+                                     "its games are labelled again")  # fmt: skip
+            theirs = meta.get("settings")
+            if theirs is None:  # from before shards named their settings: what they do name must agree
+                theirs = {k: meta[k] for k in ("playouts", "features") if k in meta}
+            changed = {k: (theirs[k], mine.get(k)) for k in sorted(theirs) if theirs[k] != mine.get(k)}
+            if changed:
+                said = ", ".join(f"{k} {a!r} (this run {b!r})" for k, (a, b) in changed.items())
+                raise RunFolderError(f"shard {path} was made with other settings: {said}; it belongs to another run "
+                                     f"(move it out of {labels} and its games are labelled again)")  # fmt: skip
+
     def student(self, round_: int) -> Agent:
+        """Who plays round ``round_``: greedy in round 0, then the network of the round before (of
+        a round already fitted: its ``round{r-1}`` file, to make a lost shard again)."""
         if round_ == 0:
             return GreedyAgent()
+        if round_ < self.run.state["round"]:
+            path = self.run.out / f"round{round_ - 1}{self.suffix}"
+            if not path.is_file():
+                raise RunFolderError(f"a shard of round {round_} is missing and {path} (its student) too: "
+                                     "neither can be made again")  # fmt: skip
+            if self.config.network == "scorer":
+                return ScorerAgent.from_scorer(load_scorer(path))
+            return PolicyAgent(load_policy(path), deterministic=True)
         if self.config.network == "scorer":
             return self.model.agent()
         return PolicyAgent(NumpyPolicy.from_sb3(self.model.policy), deterministic=True)
 
     def labels(self, rounds: int) -> ImitationData:
         """Every shard of rounds ``0 .. rounds - 1``."""
-        parts = [ImitationData.load(p, self.config.features)[0] for r in range(rounds)
-                 for p in sorted((self.run.out / "labels").glob(f"r{r:02d}_*.npz"))]  # fmt: skip
+        parts = [ImitationData.load(p, self.config.features)[0] for r in range(rounds) for p in self.shards(r)]
         return ImitationData.concatenate(parts)
 
     def play_round(self, round_: int) -> dict[str, Any]:
+        """The missing shards of round ``round_`` made; the round's totals over all its shards on disk."""
         c, student = self.config, self.student(round_)
-        totals: dict[str, Any] = {"play_s": 0.0, "label_s": 0.0, "searched": 0, "meld_labels": 0, "wins": 0,
-                                  "draws": 0, "losses": 0}  # fmt: skip
+        settings = recipe(c)
         for k in range(-(-c.games // c.chunk)):
             path = self.shard(round_, k)
             if path.exists():
                 continue
             data, timing = play_and_label(student, c, round_, k)
-            tmp = path.with_name(path.stem + ".tmp.npz")
-            data.save(tmp, {"features": c.features, "round": round_, "chunk": k, "playouts": c.playouts, **timing})
-            os.replace(tmp, path)
-            for key in totals:
-                totals[key] += timing[key]
+            meta = {"features": c.features, "round": round_, "chunk": k, "index": k, "playouts": c.playouts,
+                    "seed": c.seed, "games_per_shard": c.chunk, "recipe": self.run.recipe, "settings": settings,
+                    **timing}  # fmt: skip
+            self.run.write_file(f"labels/{path.name}", lambda tmp, data=data, meta=meta: data.save(tmp, meta))
             self.run.log(f"round {round_} shard {k}: {timing['searched']} searched + {timing['meld_labels']} meld "
                          f"labels, play {timing['play_s']:.1f} s, label {timing['label_s']:.1f} s")  # fmt: skip
+        totals: dict[str, Any] = {"play_s": 0.0, "label_s": 0.0, "searched": 0, "meld_labels": 0, "wins": 0,
+                                  "draws": 0, "losses": 0}  # fmt: skip
+        for path in self.shards(round_):
+            _, meta = ImitationData.load(path, c.features)
+            for key in totals:
+                totals[key] += meta.get(key, 0)
         return totals
+
+    def checkpoint(self) -> None:
+        """The network and the state: one checkpoint (:meth:`conquian_train.run.RunFolder.save_checkpoint_files`)."""
+        self.run.save_checkpoint_files({f"latest{self.suffix}": self.model.save}, self.run.state["labels"])
 
     def run_rounds(self) -> dict[str, Any]:
         c, run = self.config, self.run
+        for r in range(min(run.state["round"], c.rounds)):  # a shard lost or set aside since its round: again
+            if len(self.shards(r)) < -(-c.games // c.chunk):
+                self.play_round(r)
         while True:
             if run.state.get("pending_eval") is not None:  # the round's fit is saved; its evaluation is owed
                 r, t0 = run.state["pending_eval"], time.perf_counter()
@@ -353,7 +433,7 @@ class ExItRun:
                     "rounds.csv", [{**run.state.pop("round_times"), "eval_s": round(time.perf_counter() - t0, 1)}]
                 )
                 run.state["pending_eval"] = None
-                run.write_state(run.state["labels"])
+                self.checkpoint()
             if run.state["round"] >= c.rounds:
                 break
             r = run.state["round"]
@@ -372,16 +452,18 @@ class ExItRun:
                 run.append_csv("regret.csv", [regret])
             times = {"round": r, "labels": len(data), **{k: round(v, 1) if isinstance(v, float) else v
                      for k, v in totals.items()}, "fit_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
-            self.save(f"round{r}{self.suffix}")
+            run.save_model(self.model, f"round{r}{self.suffix}")
             run.state.update(round=r + 1, labels=len(data), pending_eval=r, round_times=times)
-            run.write_state(len(data))
-        shutil.copyfile(run.out / "checkpoints" / f"latest{self.suffix}", run.out / f"final{self.suffix}")
+            self.checkpoint()
+        files.copy_atomic(run.checkpoints / f"latest{self.suffix}", run.out / f"final{self.suffix}")
         run.log(f"done: {c.rounds} rounds, {run.state['labels']:,} labelled decisions, {run.elapsed():.0f} s; best "
                 f"vs {c.best_by} {run.state['best_score']:.3f} -> {run.out / f'best{self.suffix}'}")  # fmt: skip
         return run.state
 
-    def save(self, name: str) -> None:
-        shutil.copyfile(self.run.save_model(self.model, self.suffix), self.run.out / name)
+
+def holds_run(out: Path) -> bool:
+    """An expert-iteration run is in ``out`` once it has a ``config.json`` (its shards are work done)."""
+    return (out / "config.json").exists()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -402,12 +484,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    Path(config.out).mkdir(parents=True, exist_ok=True)
-    (Path(config.out) / "config.json").write_text(json.dumps(knobs.to_dict(config), indent=2) + "\n")
-    try:
-        ExItRun(config, resume=bool(resume)).run_rounds()
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: the shards made are kept; continue with: python train.py exit --resume {config.out}",
-              file=sys.stderr)  # fmt: skip
-        return 130
-    return 0
+    return run_command(config.out, knobs.to_dict(config), bool(resume),
+                       lambda: ExItRun(config, resume=bool(resume)).run_rounds(), holds_run=holds_run,
+                       command="python train.py exit --resume")  # fmt: skip

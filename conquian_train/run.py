@@ -1,29 +1,105 @@
-"""The run folder: ``train.log``, CSV files, checkpoints and the run state (``checkpoints/state.json``)."""
+"""The run folder: ``train.log``, CSV files, checkpoints and the run state (``checkpoints/state.json``);
+the lock and the one-line errors of a training command (:func:`run_command`)."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import math
 import os
+import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agents.ppo import NumpyPolicy, load_snapshots, restore_checkpoint, save_snapshots
 
+from . import files
+from .files import RunFolderError
+
+CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv")
+"""The run's append-only tables: a checkpoint records each one's size and hash (a resume cuts what came after)."""
+
+
+#: the keys of ``checkpoints/state.json`` every recipe writes, and what each must be
+COMMON_STATE: dict[str, str] = {
+    "best_score": "number", "best_step": "count or null", "seconds": "number", "num_timesteps": "count",
+    "last_eval_step": "count or null", "files": "files", "recipe": "text",
+}  # fmt: skip
+
+
+def check_state(data: Any, schema: dict[str, str], where: str) -> dict[str, Any]:
+    """``data`` (a parsed ``state.json``) checked against ``schema`` (key -> kind) and
+    :data:`COMMON_STATE`; raises :class:`RunFolderError` naming the first bad key."""
+    if not isinstance(data, dict):
+        raise RunFolderError(f"{where}: not a JSON object")
+    kinds = {**COMMON_STATE, **schema}
+    unknown = sorted(set(data) - set(kinds))
+    if unknown:
+        raise RunFolderError(f"{where}: unknown keys {unknown}; known: {sorted(kinds)}")
+
+    def count(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    def tables(v: Any) -> bool:
+        return (
+            isinstance(v, dict)
+            and all(
+                isinstance(r, dict)
+                and set(r) == {"bytes", "sha256"}
+                and count(r["bytes"])
+                and isinstance(r["sha256"], str)
+                for r in v.values()
+            )
+            and set(v) <= set(CSV_FILES)
+        )
+
+    tests = {
+        "count": count, "count or null": lambda v: v is None or count(v), "number": number,
+        "text": lambda v: isinstance(v, str), "list of counts": lambda v: isinstance(v, list) and all(map(count, v)),
+        "object": lambda v: isinstance(v, dict), "files": tables,
+    }  # fmt: skip
+    for key, value in data.items():
+        if not tests[kinds[key]](value):
+            raise RunFolderError(f"{where}: {key} is {value!r}, expected {'a ' * (kinds[key] != 'files')}{kinds[key]}"
+                                 + (" (table name -> {bytes, sha256})" if kinds[key] == "files" else ""))  # fmt: skip
+    return data
+
+
+def recipe_hash(recipe: dict[str, Any]) -> str:
+    """A short hash of the knobs that make a run what it is (the config less what may change on resume)."""
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
 
 class RunFolder:
-    """One run's folder and the state that ``--resume`` reads back."""
+    """One run's folder and the state that ``--resume`` reads back.
 
-    def __init__(self, out: str | Path):
+    The state and the model are written together as one checkpoint (``checkpoints/``, swapped in
+    whole: :func:`conquian_train.files.commit_dir`) with the size and hash of every CSV table; a
+    resume (:meth:`open_checkpoint`) finishes an interrupted swap, checks the state and cuts the
+    tables back to what the checkpoint holds, so nothing a killed session wrote after it counts.
+    """
+
+    def __init__(self, out: str | Path, recipe: dict[str, Any] | None = None):
         self.out = Path(out)
         self.state: dict[str, Any] = {
             "best_score": -1.0, "best_step": None, "next_eval": 0, "next_snapshot": 0, "next_checkpoint": 0,
             "snapshot_steps": [], "seconds": 0.0,
         }  # fmt: skip
+        self.recipe = recipe_hash(recipe) if recipe is not None else None
+        self.recipe_settings = recipe
         self.snapshots: list[NumpyPolicy] = []  # the pool's snapshots, newest last (also in the games' pools)
         self.t_start = time.time()
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.out / "checkpoints"
 
     def log(self, text: str) -> None:
         """A time-stamped line on standard error and in ``train.log``."""
@@ -38,49 +114,158 @@ class RunFolder:
 
     def append_csv(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Append ``rows`` to the CSV file ``name`` (its header from the first row when new)."""
-        if not rows:
-            return
-        path = self.out / name
-        new = not path.exists()
-        with open(path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        files.append_rows(self.out / name, rows)
 
-    def resume(self, model, features: str) -> None:
-        """Put the checkpoint's weights, counters, snapshots and run state into the fresh ``model``."""
-        latest = self.out / "checkpoints" / "latest.zip"
-        if not latest.exists():
-            raise ValueError(f"--resume {self.out}: no checkpoint at {latest}")
-        self.state.update(json.loads((self.out / "checkpoints" / "state.json").read_text()))
-        restore_checkpoint(model, latest, features)  # weights only: no code from the file runs
-        self.snapshots = load_snapshots(self.out / "checkpoints" / "snapshots.npz", features)
+    def write_file(self, name: str, write: Callable[[Path], Any]) -> Path:
+        """The file ``name`` in the run folder, written by ``write(tmp)`` then renamed (atomic)."""
+        return files.write_atomic(self.out / name, write)
+
+    def save_model(self, model, name: str) -> Path:
+        """``model.save`` to ``name`` in the run folder, atomically."""
+        return self.write_file(name, model.save)
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def open_checkpoint(self, schema: dict[str, str]) -> dict[str, Any] | None:
+        """Ready the folder for work: an interrupted checkpoint swap finished, temporary files of a
+        killed writer deleted, and the checkpoint's state (checked against ``schema`` and the run's
+        recipe) put into :attr:`state`; the CSV tables cut back to it.  ``None`` when the folder
+        holds no checkpoint (the tables are then deleted: the run starts from nothing)."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        done = files.recover_dir(self.checkpoints)
+        if done:
+            self.log(done)
+        for folder in (self.out, self.checkpoints, self.out / "labels"):
+            if folder.is_dir() and (gone := files.remove_partials(folder)):
+                self.log(f"deleted the half-written {', '.join(gone)} of a killed session")
+        path = self.checkpoints / "state.json"
+        if self.checkpoints.exists() and not path.exists():
+            aside = self.aside(self.checkpoints, "incomplete")
+            self.log(f"{self.checkpoints} has no state.json (an incomplete checkpoint of an older version): set "
+                     f"aside as {aside.name}; the run starts from its beginning")  # fmt: skip
+        if not path.exists():
+            for name in CSV_FILES:
+                if note := files.cut_to(self.out / name, None):
+                    self.log(note)
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as err:
+            raise RunFolderError(f"{path} is not JSON ({err})") from err
+        check_state(data, schema, str(path))
+        saved = data.get("recipe")
+        if saved is not None and self.recipe is not None and saved != self.recipe:
+            raise RunFolderError(f"{self.out / 'config.json'} differs from the recipe the run's checkpoint was made "
+                                 f"with (hash {self.recipe} against {saved}): was it edited? Restore it, or start a "
+                                 "new run with --out")  # fmt: skip
+        records = data.pop("files", None)
+        if records is None:
+            self.log("the checkpoint predates the CSV tables' record: the tables are kept as they are")
+        else:
+            for name in CSV_FILES:
+                if note := files.cut_to(self.out / name, records.get(name)):
+                    self.log(note)
+        data.pop("recipe", None)
+        self.state.update(data)
+        return data
+
+    def save_checkpoint_files(self, writers: dict[str, Callable[[Path], Any]], num_timesteps: int) -> None:
+        """One checkpoint: each ``writers[name](path)`` writes a file into a fresh folder, then
+        ``state.json`` (the state, the recipe, the tables' sizes and hashes); the folder replaces
+        ``checkpoints/`` whole."""
+        staged = files.staging_dir(self.checkpoints)
+        state = {**self.state, "seconds": self.elapsed(), "num_timesteps": num_timesteps}
+        if self.recipe is not None:
+            state["recipe"] = self.recipe
+        state["files"] = {name: files.committed(self.out / name) for name in CSV_FILES if (self.out / name).exists()}
+        writers = {**writers, "state.json": lambda path: path.write_text(json.dumps(state, indent=2))}
+        try:
+            for name, write in writers.items():
+                write(staged / name)
+                files.fsync_path(staged / name)
+                files.file_event(f"wrote {staged / name}")
+        except Exception:  # a full disk: what was half written goes, the last checkpoint stands
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        files.commit_dir(staged, self.checkpoints)
+
+    def aside(self, path: Path, why: str) -> Path:
+        """Rename ``path`` to ``path.WHY`` (``path.WHY2`` ... when taken): kept, out of the way."""
+        for k in range(1, 1000):
+            dest = path.with_name(f"{path.name}.{why}{k if k > 1 else ''}")
+            if not dest.exists():
+                os.replace(path, dest)
+                return dest
+        raise RunFolderError(f"{path}: too many set-aside copies ({path.name}.{why}*); delete some")
+
+    # ---------------------------------------------------------------- the PPO recipe's checkpoint
+
+    def resume(self, model, features: str) -> bool:
+        """Put the checkpoint's weights, counters, snapshots and run state into the fresh ``model``;
+        ``False`` (nothing changed) when the folder holds no checkpoint."""
+        if self.open_checkpoint(PPO_STATE) is None:
+            return False
+        restore_checkpoint(model, self.checkpoints / "latest.zip", features)  # weights only: no code runs
+        self.snapshots = load_snapshots(self.checkpoints / "snapshots.npz", features)
         for snapshot in self.snapshots:
             model.get_env().env_method("add_snapshot", snapshot)
-
-    def save_model(self, model, suffix: str = ".zip") -> Path:
-        """``checkpoints/latest{suffix}``: ``model.save`` into a temporary file, then a rename."""
-        ck = self.out / "checkpoints"
-        ck.mkdir(exist_ok=True)
-        model.save(ck / f"latest.tmp{suffix}")
-        os.replace(ck / f"latest.tmp{suffix}", ck / f"latest{suffix}")
-        return ck / f"latest{suffix}"
+        return True
 
     def save_checkpoint(self, model) -> None:
-        """The model, the snapshot pool and the run state, each written atomically."""
-        self.save_model(model)
-        save_snapshots(self.out / "checkpoints" / "snapshots.npz", self.snapshots)
-        self.write_state(model.num_timesteps)
-
-    def write_state(self, num_timesteps: int) -> None:
-        """``checkpoints/state.json``: counters, best score, elapsed time, step count (atomic)."""
-        path = self.out / "checkpoints" / "state.json"
-        path.parent.mkdir(exist_ok=True)
-        path.with_suffix(".tmp.json").write_text(
-            json.dumps({**self.state, "seconds": self.elapsed(), "num_timesteps": num_timesteps}, indent=2)
+        """The model, the snapshot pool and the run state: one checkpoint."""
+        self.save_checkpoint_files(
+            {"latest.zip": model.save, "snapshots.npz": lambda p: save_snapshots(p, self.snapshots)},
+            model.num_timesteps,
         )
-        os.replace(path.with_suffix(".tmp.json"), path)
+
+
+#: the PPO recipe's keys of ``state.json`` (beside :data:`COMMON_STATE`)
+PPO_STATE: dict[str, str] = {
+    "next_eval": "count", "next_snapshot": "count", "next_checkpoint": "count", "snapshot_steps": "list of counts",
+}  # fmt: skip
+
+
+def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Callable[[], Any], *,
+                holds_run: Callable[[Path], bool], command: str) -> int:  # fmt: skip
+    """A training command in the run folder ``out``: its lock held (:class:`conquian_train.files.RunLock`),
+    a new run refused where ``holds_run(out)``, ``config.json`` written, ``body()`` run; an exit status.
+    A full disk, a folder in use and bad folder contents end with one line saying what to do
+    (``command``: the command line that resumes, e.g. ``python train.py --resume``)."""
+    out = Path(out)
+    lock = files.RunLock(out)
+    try:
+        stale = lock.acquire()
+    except files.RunFolderInUseError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        if not resume and holds_run(out):
+            print(f"error: {out} already holds a run: use --resume {out} or another --out", file=sys.stderr)
+            return 2
+        run = RunFolder(out)
+        if stale:
+            run.log(f"took over the lock of pid {stale.get('pid')} on {stale.get('host')} (since "
+                    f"{stale.get('since')}): that process ended without releasing it")  # fmt: skip
+        files.write_json(out / "config.json", config)
+        print(json.dumps(config, indent=2), file=sys.stderr)
+        body()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the run is kept up to its last checkpoint; continue with: {command} {out}",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    except RunFolderError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if not files.disk_full(err):
+            raise
+        where = f" writing {err.filename}" if err.filename else ""
+        print(f"error: the disk is full{where}: the run in {out} is intact up to its last checkpoint; free some "
+              f"space and continue with: {command} {out}", file=sys.stderr)  # fmt: skip
+        return 1
+    finally:
+        lock.release()
+    return 0
 
 
 def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step",
@@ -119,5 +304,5 @@ def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps"
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    files.write_atomic(png, lambda tmp: fig.savefig(tmp, dpi=100))
     plt.close(fig)

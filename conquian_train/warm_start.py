@@ -55,8 +55,8 @@ def warm_start(policy, ws: WarmStart, run: RunFolder, evaluate: Callable[[str], 
                 f"{results}), {ws.teacher} labelled {len(new)} decisions, {time.time() - t0:.0f} s")  # fmt: skip
         data = ImitationData.concatenate([data, new])
         run.append_csv("bc.csv", fit_imitation(policy, data, ws.imitation, ws.seed, f"dagger{r}", run.log))
-    data.save(run.out / "bc_data.npz", {"teacher": ws.teacher, "features": ws.features,
-                                        "bc_opponents": list(ws.opponents)})  # fmt: skip
+    meta = {"teacher": ws.teacher, "features": ws.features, "bc_opponents": list(ws.opponents)}
+    run.write_file("bc_data.npz", lambda tmp: data.save(tmp, meta))
 
 
 def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_: int):

@@ -23,9 +23,10 @@ import numpy as np
 import pytest
 
 from agents.base import Agent
-from conquian_arena import tournament
+from conquian_arena import runfiles, tournament
 from conquian_arena.record import RecordedGame, replay_states
 from conquian_arena.tournament import ResumeWarning, run_tournament
+from tests.test_evaluate import signed_as_the_run
 
 HERE = "python:tests.test_resume_fuzz"
 QUICK = {"bootstrap": 20, "plot": False, "progress": False, "html": False}
@@ -220,12 +221,15 @@ def fuzz(tmp_path: Path, rounds: int, games: int, seed: int) -> int:
     for round_no in range(rounds):
         folder = tmp_path / f"round{round_no}"
         folder.mkdir()
-        shutil.copy(tmp_path / "played" / "config.json", folder / "config.json")
+        for name in ("config.json", runfiles.KEY_FILE):
+            shutil.copy(tmp_path / "played" / name, folder / name)
         lines = list(original)
         rng.shuffle(lines)  # games are written as they end, in any order
         changed: dict[int, str] = {}
         for i in rng.sample(range(len(lines)), rng.randint(1, 3)):
             lines[i], changed[i] = mutate_line(lines[i], rng)
+            # signed with the run's key (an editor who holds it), so the checks behind the key are what is fuzzed
+            lines[i] = signed_as_the_run(folder, lines[i])
         (folder / "games.jsonl").write_text("".join(x + "\n" for x in lines))
         where = f"round {round_no} (seed {seed}): " + "; ".join(f"line {i + 1}: {w}" for i, w in changed.items())
         with warnings.catch_warnings(record=True) as caught:
@@ -276,7 +280,11 @@ def test_the_fuzzed_resume_plays_the_set_aside_games_again(tmp_path):
 
     def games(folder):
         rows = [json.loads(x) for x in (folder / "games.jsonl").read_text().splitlines()]
-        return sorted(({k: v for k, v in g.items() if k not in TIMING} for g in rows), key=lambda g: g["index"])
+        # the check signs the timings too, which a game played again does not repeat
+        return sorted(
+            ({k: v for k, v in g.items() if k not in TIMING and k != runfiles.CHECK_FIELD} for g in rows),
+            key=lambda g: g["index"],
+        )
 
     assert games(out) == games(tmp_path / "ref")
     drop = ("timing", "out_dir")
