@@ -37,6 +37,9 @@ VECTOR_OPPONENT = 1
 EXIT_GAMES = 23
 #: expert iteration's search analysis: ``derive_seed(seed, EXIT_ANALYSIS, round, chunk)``
 EXIT_ANALYSIS = 29
+#: a PPO run's segment from step ``step`` on (deals and every random number):
+#: ``derive_seed(seed, PPO_SEGMENT, step)``
+PPO_SEGMENT = 31
 #: the warm start's (DAgger) games: ``derive_seed(seed, WARM_START_GAMES, round, game)``
 WARM_START_GAMES = 11
 

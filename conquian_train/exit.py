@@ -54,7 +54,15 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy, read_model, restore_checkpoint
+from agents.ppo import (
+    DEFAULT_MODEL,
+    NumpyPolicy,
+    PolicyAgent,
+    load_policy,
+    read_model,
+    restore_checkpoint,
+    stamp_model,
+)
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
@@ -293,6 +301,7 @@ class ExItRun:
             self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
+            stamp_model(self.model, c.features)  # its files carry the feature set and layout hash
         self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip

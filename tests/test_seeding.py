@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_stream_words_keep_their_values():
     words = ("TOURNAMENT_DEAL", "TOURNAMENT_GAME", "TOURNAMENT_BOT", "VECTOR_OPPONENT", "EXIT_GAMES")
-    words += ("EXIT_ANALYSIS", "WARM_START_GAMES", "BOOTSTRAP", "POOL_DRAWS", "IMITATION_SPLIT")
-    assert tuple(getattr(seeding, w) for w in words) == (0, 1, 3, 1, 23, 29, 11, 2, 7, 5)
+    words += ("EXIT_ANALYSIS", "WARM_START_GAMES", "BOOTSTRAP", "POOL_DRAWS", "IMITATION_SPLIT", "PPO_SEGMENT")
+    assert tuple(getattr(seeding, w) for w in words) == (0, 1, 3, 1, 23, 29, 11, 2, 7, 5, 31)
 
 
 def test_derived_seeds_are_the_published_ones():
