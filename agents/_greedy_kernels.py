@@ -72,9 +72,9 @@ from conquian_env._kernels import (
 )
 from conquian_env._kernels import encode as _encode_observation
 from conquian_env._kernels import popcount as _popcount
+from conquian_env.layout import MELD_FEATURES
 
 from . import greedy as _greedy
-from .features import FEATURE_LAYOUT, FEATURE_SIZE
 
 FULL = (1 << 40) - 1
 
@@ -96,8 +96,8 @@ for _c, _pairs in enumerate(_greedy._PARTNERS):
     PARTNERS[_c, : len(_pairs)] = _pairs
 NEIGHBOURS = np.array(_greedy._NEIGHBOURS, dtype=np.int64)
 
-# feature slots (agents.features.FEATURE_LAYOUT)
-_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+# feature slots (conquian_env.layout.MELD_FEATURES; checked against the on-disk cache by _check_cache)
+_AT = MELD_FEATURES.offsets
 F_LIVE, F_FIT_OWN, F_FIT_OPP, F_QUALITY = (
     _AT["live"],
     _AT["fits_own_meld"],
@@ -111,7 +111,7 @@ F_COMBINES, F_OUTS, F_DISCARD, F_PLAN = (
     _AT["lay_plan"],
 )
 F_GREEDY, F_SCALARS = _AT["greedy_action"], _AT["scalars"]
-NUM_FEATURES = FEATURE_SIZE
+NUM_FEATURES = MELD_FEATURES.size
 
 
 # ---------------------------------------------------------------- evaluation (greedy.py)

@@ -36,7 +36,7 @@ from gymnasium import spaces
 
 from conquian_env._kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import POOL_DRAWS, pool_bot_seed, pool_member_seed, stream_rng
 from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
 
@@ -324,7 +324,7 @@ class BatchPool:
         for k, member in enumerate([*self.pool.bots.values(), *self.pool.snapshots]):
             reseed = getattr(member, "reseed", None)
             if reseed is not None:
-                reseed(None if seed is None else derive_seed(seed, k))
+                reseed(None if seed is None else pool_member_seed(seed, k))
 
     def add_snapshot(self, policy: Any) -> None:
         self.pool.add_snapshot(BatchPolicy(policy, deterministic=False, seed=int(self.pool.rng.integers(2**31))))
@@ -381,9 +381,13 @@ class PoolOpponent(Agent):
         from .registry import make_agent
 
         entries = [(str(spec), float(w)) for spec, w in entries]
-        bots = {spec: make_agent(spec, seed + i) for i, (spec, _) in enumerate(entries) if spec not in ("self", "past")}
+        bots = {
+            spec: make_agent(spec, pool_bot_seed(seed, i))
+            for i, (spec, _) in enumerate(entries)
+            if spec not in ("self", "past")
+        }
         self.pool = OpponentPool(
-            entries, bots, np.random.default_rng([seed, 7]), lambda: make_agent("random", 0), max_snapshots
+            entries, bots, stream_rng(seed, POOL_DRAWS), lambda: make_agent("random", 0), max_snapshots
         )
         self.current: Agent | None = None
 

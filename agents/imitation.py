@@ -42,6 +42,7 @@ import numpy as np
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.game import PHASE_NAMES
 from conquian_env.observation import OBS_AT
+from conquian_env.seeding import IMITATION_SPLIT, stream_rng
 
 from .base import Agent, PlayerView
 
@@ -228,7 +229,7 @@ def fit_imitation(
     phase_at = OBS_AT["phase"]
     phase = obs[:, phase_at : phase_at + len(DECISION_PHASES)].astype(np.float32).argmax(axis=1)
     smooth_rows = np.isin(phase, [DECISION_PHASES.index(p) for p in s.smoothing_phases]).astype(np.float32)
-    rng = np.random.default_rng([seed, 5, len(actions)])
+    rng = stream_rng(seed, IMITATION_SPLIT, len(actions))
     # hold out whole games (rows of one game are alike: a row split would flatter the fit)
     game_ids = np.unique(data.game)
     if len(game_ids) >= 2:

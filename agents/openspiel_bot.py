@@ -32,6 +32,7 @@ import pyspiel
 
 from conquian_env.integrations.openspiel import ConquianGame, game_state_of, ismcts_bot, load_game
 from conquian_env.observation import action_mask, encode
+from conquian_env.seeding import mixed_seed_31
 from conquian_env.view import PlayerView
 
 from .base import Agent
@@ -111,7 +112,7 @@ class OpenSpielAgent(Agent):
     def reset(self, player: int, seed: int | None = None) -> None:
         self._player = player
         if seed is not None and self.seed is not None:  # both: the game's seed mixed with the bot's own
-            seed = int(np.random.SeedSequence([seed, self.seed]).generate_state(1)[0] >> 1)
+            seed = mixed_seed_31(seed, self.seed)
         self._game_seed = self.seed if seed is None else seed
         self._rng = random.Random(self._game_seed)
         self._bot = None

@@ -8,6 +8,11 @@ observations, told apart by their size:
 * the ``"meld"`` features (``(865,)`` float32, :mod:`agents.features`), as ``train.py``
   trains by default.
 
+A model file written since models carry their input (:func:`stamp_model`) stores the feature
+set and the hash of its layout (:mod:`conquian_env.layout`) in its metadata, and loading
+refuses a file whose feature set or layout is not this version's, naming both; a file
+written before has no stamp and is read as before, its feature set told by its input size.
+
 The bot plays with the legal-action mask, so it never chooses an illegal action.  Spec:
 ``ppo[:PATH.zip][,deterministic=true|false]``; with no path it plays the model shipped
 in the package (:data:`DEFAULT_MODEL`, made by the recipe in the README).
@@ -42,7 +47,9 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
+from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.observation import OBS_SIZE
+from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
 from .model_files import (
@@ -142,16 +149,21 @@ class NumpyPolicy:
 
 
 def features_for_size(size: int) -> str:
-    """Which observation a model of input size ``size`` reads."""
-    from .features import FEATURE_SIZE
+    """Which observation a model of input size ``size`` reads (how a model file without a
+    stamp is read: :func:`conquian_env.layout.feature_set_for_size`)."""
+    return feature_set_for_size(size).name
 
-    if size == OBS_SIZE:
-        return "raw"
-    if size == FEATURE_SIZE:
-        return "meld"
-    raise ValueError(
-        f"a Conquian policy reads {OBS_SIZE} (raw observation) or {FEATURE_SIZE} ('meld' features) inputs, got {size}"
-    )
+
+#: the key of a model file's metadata (its ``data`` JSON) that holds the feature set the
+#: policy reads and that feature set's layout hash (:meth:`conquian_env.layout.FeatureSet.stamp`)
+STAMP_KEY = "conquian_input"
+
+
+def stamp_model(model: Any, features: str) -> None:
+    """Mark the MaskablePPO ``model`` as reading ``features`` (``"raw"`` or ``"meld"``): every
+    ``model.save`` from now on stores the feature set and its layout hash in the file's
+    metadata (:data:`STAMP_KEY`, plain JSON), and :func:`read_model` checks them."""
+    setattr(model, STAMP_KEY, feature_set(features).stamp())
 
 
 class PolicyAgent(Agent):
@@ -174,7 +186,7 @@ class PolicyAgent(Agent):
         if self._encoder is not None:
             self._encoder.reset()
         if seed is not None:
-            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+            self.rng = bot_game_rng(seed, self.seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         obs = observation if self._encoder is None else self._encoder.encode(view)
@@ -493,9 +505,9 @@ def read_model(path: str | Path) -> ModelFile:
         )
     _check_spaces(file, metadata, inputs)
     try:
-        features = features_for_size(inputs)
+        features = feature_set_of_model(metadata.get(STAMP_KEY), inputs, where=f"model {str(file)!r}").name
     except ValueError as err:
-        raise ModelFileError(f"model {str(file)!r}: {err}") from err
+        raise ModelFileError(err if str(err).startswith("model ") else f"model {str(file)!r}: {err}") from err
     _check_critic(file, state, activation, inputs)
     return ModelFile(file, dict(state), metadata, activation, features, layers)
 
@@ -740,6 +752,7 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
         raise ValueError(f"model {str(src)!r}: its tensors do not form a MaskablePPO MLP policy: {err}") from err
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    stamp_model(model, saved.features)
     model.save(dest)
     read_model(dest)
     return dest

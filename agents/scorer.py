@@ -30,7 +30,10 @@ slot    length  contents
 
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
 (its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
-and a JSON ``meta`` string.  :func:`load_scorer` reads it as untrusted data
+and a JSON ``meta`` string, which since models carry their input holds the feature set
+(``"meld"``) and its layout hash (:mod:`conquian_env.layout`): a file with another feature set
+or layout is refused, naming both, and a file without them (written before) is read as the
+``"meld"`` features, as it always was.  :func:`load_scorer` reads it as untrusted data
 (:mod:`agents.model_files`): the archive's directory and each array's header are checked before
 any data is decompressed, with caps on every size, and the weights are bounded so that the
 network's scores are finite; a file we read never runs code and a wrong, tampered or oversized
@@ -49,6 +52,7 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
+from conquian_env.layout import FEATURE_SETS, feature_set_of_model
 from conquian_env.observation import OBS_AT, OBS_SIZE
 from conquian_env.view import PlayerView
 
@@ -178,7 +182,7 @@ class ActionScorer:
         """Write the model file (atomically: a temporary file, then a rename)."""
         path = Path(path)
         info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": CANDIDATE_SIZE,
-                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]]}  # fmt: skip
+                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]], **FEATURE_SETS["meld"].stamp()}  # fmt: skip
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.layers)}
         arrays.update({f"b{i}": b for i, (_, b) in enumerate(self.layers)})
         tmp = path.with_name(path.name + ".tmp.npz")
@@ -252,6 +256,17 @@ def load_scorer(path: str | Path) -> ActionScorer:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             got = meta.get("format") if isinstance(meta, dict) else meta
             raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r}")
+        if "feature_set" in meta or "layout_hash" in meta:  # a file without them predates the stamp: "meld"
+            stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash")}
+            meld = FEATURE_SETS["meld"]
+            if stamp["feature_set"] in FEATURE_SETS and stamp["feature_set"] != meld.name:
+                raise ModelFileError(f"{where} says it reads the feature set {stamp['feature_set']!r} "
+                                     f"(layout {stamp['layout_hash']}); a scorer reads 'meld' "
+                                     f"(layout {meld.layout.hash})")  # fmt: skip
+            try:
+                feature_set_of_model(stamp, meld.size, where=where)
+            except ValueError as err:
+                raise ModelFileError(str(err)) from err
         if meta.get("candidate_size") != CANDIDATE_SIZE:
             raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this "
                                  f"version builds {CANDIDATE_SIZE}")  # fmt: skip

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from conquian_env.seeding import BOOTSTRAP, stream_rng
+
 from .record import FAILURE_KINDS
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
@@ -255,7 +257,7 @@ def bootstrap_ratings(
     where ``failed`` counts resamples without finite ratings (left out).
     """
     units, k = unit_wins.shape[0], unit_wins.shape[1]
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    rng = stream_rng(seed, BOOTSTRAP)
     counts = rng.multinomial(units, np.full(units, 1.0 / units), size=resamples)
     totals = (counts @ unit_wins.reshape(units, k * k)).reshape(resamples, k, k)
     fits, failed = [], 0

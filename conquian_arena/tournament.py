@@ -84,7 +84,7 @@ from typing import Any
 from agents.base import Agent
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
 from . import runfiles, worker
 from .match import deal_for_seed
@@ -213,16 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- schedule and seeds
 
 
-#: a 63-bit seed from a tuple of non-negative ints: the project's one derivation
-derived_seed = derive_seed
-
-
 def deal_seed(seed: int, deal: int) -> int:
-    return derived_seed(seed, 0, deal)
+    return derive_seed(seed, TOURNAMENT_DEAL, deal)
 
 
 def game_seed(seed: int, deal: int, swap: int) -> int:
-    return derived_seed(seed, 1, deal, swap)
+    return derive_seed(seed, TOURNAMENT_GAME, deal, swap)
 
 
 def short_name(spec: str) -> str:
@@ -393,7 +389,7 @@ TIMING_KEYS = ("think_time", "max_think")
 
 def bot_seeds(config: dict[str, Any]) -> dict[str, int]:
     """The seed each bot (by label) is built with (:func:`agents.registry.make_agent`)."""
-    return {label: derived_seed(config["seed"], 3, i) for i, label in enumerate(config["labels"])}
+    return {label: derive_seed(config["seed"], TOURNAMENT_BOT, i) for i, label in enumerate(config["labels"])}
 
 
 def bot_names(config: dict[str, Any]) -> dict[str, str]:

@@ -57,7 +57,7 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import game_number_seed
 from conquian_env.view import PlayerView
 
 from .human import DraftingPlayer, MeldDraft, back_text, question_text
@@ -397,7 +397,7 @@ class PlayServer:
         n = self.started
         self.started += 1
         # hashed, not base + n: the seed told after a game must not give the next game's deal away
-        seed = None if self.base_seed is None else derive_seed(self.base_seed, n)  # None: a random one
+        seed = None if self.base_seed is None else game_number_seed(self.base_seed, n)  # None: a random one
         return WebGame(
             self.opponent,
             seed,

@@ -48,35 +48,20 @@ from .game import (
     _new_blank,
     validate_deal,
 )
+from .layout import KERNEL_ROW
 from .observation import OBS_SIZE
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
 
 
-def _row_layout() -> dict[str, int]:
-    """The first column of each :data:`~conquian_env.game.FIELDS` field in a row of
-    :attr:`VectorGame.state`: the fields in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
-    columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the
-    scalar ``_mask``) just before the stock; ``num_columns`` is the row's length.
-
-    The kernels name these columns as literal constants (``_kernels.H0`` ...): numba's
-    on-disk cache would keep stale values of constants computed from another module, so
-    they stay literals and tests/test_vector.py checks them against this layout.
-    """
-    at, layout = 0, {}
-    for field in FIELDS:
-        if field.kind == STOCK:
-            layout["legal_cards"], layout["legal_other"] = at, at + 1
-            at += 2
-        layout[field.name] = at
-        at += FIELD_WIDTH[field.kind]
-    layout["num_columns"] = at
-    return layout
-
-
-#: first column of each GameState field (and of the legal-move cache) in a row, by name
-ROW_LAYOUT = _row_layout()
+#: first column of each GameState field (and of the legal-move cache) in a row, by name, and
+#: the row's length as ``num_columns``: :data:`conquian_env.layout.KERNEL_ROW`, the fields of
+#: :data:`~conquian_env.game.FIELDS` in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
+#: columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the scalar
+#: ``_mask``) just before the stock.  The kernels' column constants (``_kernels.H0`` ...) are
+#: generated from the same layout (``python -m conquian_env.layout --write``).
+ROW_LAYOUT = {**KERNEL_ROW.offsets, "num_columns": KERNEL_ROW.size}
 #: (name, kind, first column, width) of each field, for the row conversions
 _ROW_FIELDS = tuple((f.name, f.kind, ROW_LAYOUT[f.name], FIELD_WIDTH[f.kind]) for f in FIELDS)
 

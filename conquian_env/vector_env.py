@@ -64,7 +64,7 @@ from gymnasium.vector import AutoresetMode
 from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
-from .seeding import derive_seed
+from .seeding import VECTOR_OPPONENT, derive_seed
 from .vector import VectorGame, check_seed, deal_permutation
 from .wrappers import game_over_mask
 
@@ -136,7 +136,7 @@ class SeatGames:
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
         seed = check_seed(seed)
-        self._opponent_seed = _derived_seed(seed, 1)
+        self._opponent_seed = _derived_seed(seed, VECTOR_OPPONENT)
         self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         self.encoder = _resolve_encoder(observation)
         self.fixed_seat = seat
@@ -189,7 +189,7 @@ class SeatGames:
         if seed is not None:
             self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
-            self._opponent_seed = _derived_seed(seed, 1)
+            self._opponent_seed = _derived_seed(seed, VECTOR_OPPONENT)
             reseed = getattr(self.opponent, "reseed", None)
             if reseed is not None:
                 reseed(self._opponent_seed)

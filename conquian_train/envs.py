@@ -8,6 +8,7 @@ import gymnasium
 import numpy as np
 
 from agents.batched import BatchPool, PoolOpponent, parse_pool
+from conquian_env.seeding import worker_seed
 
 
 def make_vec_env(
@@ -27,11 +28,11 @@ def make_vec_env(
     if kind == "batched":
         from conquian_env.sb3 import ConquianVecEnv
 
-        opponent = BatchPool(pool, seed=seed * 1000 + 1, max_snapshots=max_snapshots)
+        opponent = BatchPool(pool, seed=worker_seed(seed, 1), max_snapshots=max_snapshots)
         return VecMonitor(ConquianVecEnv(n_envs, opponent, forcing=forcing, observation=features, seed=seed))
     if kind not in ("subproc", "dummy"):
         raise ValueError(f"kind must be 'batched', 'subproc' or 'dummy', got {kind!r}")
-    fns = [partial(pool_env, pool, seed * 1000 + rank, max_snapshots, features, forcing) for rank in range(n_envs)]
+    fns = [partial(pool_env, pool, worker_seed(seed, rank), max_snapshots, features, forcing) for rank in range(n_envs)]
     venv = SubprocVecEnv(fns, start_method="spawn") if kind == "subproc" and len(fns) > 1 else DummyVecEnv(fns)
     venv.seed(seed)
     return VecMonitor(venv)

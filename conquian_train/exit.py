@@ -9,7 +9,7 @@
 Each **round** ``r``:
 
 1. **Play.** The student plays ``games`` games against the ``opponents`` (seats alternate;
-   deals from ``derive_seed(seed, 23, r, game)``).  Round 0's student is ``greedy``; later
+   deals from ``derive_seed(seed, EXIT_GAMES, r, game)``).  Round 0's student is ``greedy``; later
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
@@ -54,12 +54,20 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
 from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy, read_model, restore_checkpoint
+from agents.ppo import (
+    DEFAULT_MODEL,
+    NumpyPolicy,
+    PolicyAgent,
+    load_policy,
+    read_model,
+    restore_checkpoint,
+    stamp_model,
+)
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
 
 from . import files, knobs
 from .envs import make_vec_env
@@ -199,7 +207,7 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
     first = chunk * c.chunk
     for g in range(first, min(first + c.chunk, c.games)):
         spec, seat = c.opponents[g % len(c.opponents)], (g // len(c.opponents)) % 2
-        game_seed = derive_seed(c.seed, 23, round_, g)
+        game_seed = derive_seed(c.seed, EXIT_GAMES, round_, g)
         hands, stock = deal_for_seed(game_seed)
         players = [recorder, opponents[spec]] if seat == 0 else [opponents[spec], recorder]
         record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=c.forcing)
@@ -216,7 +224,7 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
     actions = np.array([r[3] for r in rows], np.int64)
     if searched:
         v, _, chosen = analyze([rows[i][2] for i in searched], iterations=c.playouts, z=c.z,
-                               seed=derive_seed(c.seed, 29, round_, chunk))  # fmt: skip
+                               seed=derive_seed(c.seed, EXIT_ANALYSIS, round_, chunk))  # fmt: skip
         values[searched] = v
         actions[searched] = chosen
     t_label = time.perf_counter() - t0 - t_play
@@ -293,6 +301,7 @@ class ExItRun:
             self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
+            stamp_model(self.model, c.features)  # its files carry the feature set and layout hash
         self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from conquian_env.seeding import derive_seed
+from agents.ppo import stamp_model
+from conquian_env.seeding import PPO_SEGMENT, derive_seed
 
 from . import files
 from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
@@ -27,7 +28,8 @@ from .run import PPO_STATE, RunFolder, RunFolderError
 from .warm_start import warm_start
 
 #: the seed stream of a segment's random numbers: ``derive_seed(seed, SEGMENT_STREAM, step)``
-SEGMENT_STREAM = 31
+#: (:data:`conquian_env.seeding.PPO_SEGMENT`)
+SEGMENT_STREAM = PPO_SEGMENT
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
 MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")
 
@@ -69,6 +71,7 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     venv = make_vec_env(c.opponents, c.games_in_parallel, c.vec_env, features=c.features, forcing=c.forcing,
                         seed=c.seed, max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
+    stamp_model(model, c.features)  # its files carry the feature set and layout hash
     evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, forcing=c.forcing,
                          batched=c.vec_env == "batched", jobs=c.processes)  # fmt: skip
     if resume:
