@@ -117,7 +117,9 @@ _WARM_BELIEF = False
 def _warm_up(net: tuple | None = None, belief=None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
     decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too; ``belief``: the belief search's (once per process)."""
+    guided search's kernels with the network too; ``belief``: the belief search's (once per process).
+    Every argument is passed as the bots pass it: numba compiles an omitted optional argument
+    and an explicit ``None`` as two signatures, and a missed one costs seconds in a decision."""
     global _WARM, _WARM_NET, _WARM_BELIEF
     if belief is not None and not _WARM_BELIEF:
         from conquian_env.game import new_game
@@ -137,7 +139,7 @@ def _warm_up(net: tuple | None = None, belief=None) -> None:
         info, actions, active, results, sums = K.new_search(row, 1, False)
         for both in (False, True):
             K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 1, net, both)  # fmt: skip
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 1, net, both, None)  # fmt: skip
         _WARM_NET = True
     if _WARM:
         return
@@ -290,6 +292,7 @@ class BeliefSearchAgent(SearchAgent):
 
     name = "search"
 
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag())
     def __init__(
         self,
         time: float | None = None,

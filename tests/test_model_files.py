@@ -178,7 +178,10 @@ _PROBE = textwrap.dedent(
         print("MEMORY")
     except ValueError as err:
         print(type(err).__name__, str(err)[:300])
-    print("MAXRSS_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would report the forking
+    # test process's peak (hundreds of MB late in a full run), while VmHWM is this image's own
+    with open("/proc/self/status") as f:
+        print("MAXRSS_KIB", next(int(line.split()[1]) for line in f if line.startswith("VmHWM")))
     """
 )
 
