@@ -7,7 +7,7 @@ those rows get new deals.
 
 ======================  ================================================================
 ``BatchRandom``         uniform over the legal actions (seeded)
-``BatchGreedy``         the greedy bot compiled (:mod:`agents._greedy_kernels`): the same
+``BatchGreedy``         the greedy bot compiled (:mod:`agents.greedy_kernels`): the same
                         decision as :class:`agents.greedy.GreedyAgent` in every position
 ``BatchPolicy``         a :class:`~agents.ppo.NumpyPolicy` (a trained model or a snapshot
                         of the learner): one forward pass for all the games
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env._kernels import GAME_OVER, PHASE, PLAYER, WINNER
+from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
 from conquian_env.seeding import POOL_DRAWS, pool_bot_seed, pool_member_seed, stream_rng
 from conquian_env.vector import VectorGame
@@ -73,7 +73,7 @@ class BatchGreedy:
     name = "greedy"
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
-        from ._greedy_kernels import greedy_actions
+        from .greedy_kernels import greedy_actions
 
         return greedy_actions(games, rows)
 
@@ -88,7 +88,7 @@ class MeldFeatures:
     space = spaces.Box(-1.0, 1.0, (FEATURE_SIZE,), np.float32)
 
     def __call__(self, games: VectorGame, rows: np.ndarray, players: np.ndarray) -> np.ndarray:
-        from ._greedy_kernels import batch_features
+        from .greedy_kernels import batch_features
 
         return batch_features(games, rows, players)
 

@@ -52,12 +52,12 @@ from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 
 from .greedy import (
-    _NEIGHBOURS,
-    _PARTNERS,
+    NEIGHBOURS,
+    PARTNERS,
     GreedyAgent,
-    _neighbours_of,
     card_quality,
     discard_values,
+    neighbours_of,
     plan_take,
     position_value,
     take_margin,
@@ -82,7 +82,7 @@ def _fits(meld: int, candidates: int) -> list[int]:
         return []
     out = []
     for c in cards_of(candidates):
-        if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
+        if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
             out.append(c)
     return out
 
@@ -133,9 +133,9 @@ class FeatureEncoder:
         hand_cards = cards_of(hand)
         for c in hand_cards:
             out[_QUALITY + c] = card_quality(c, hand, meld, live)
-        for c in cards_of(outside & _neighbours_of(hand)):
+        for c in cards_of(outside & neighbours_of(hand)):
             best = 0.0
-            for pm in _PARTNERS[c]:
+            for pm in PARTNERS[c]:
                 have = pm & hand
                 if have == pm:
                     best = 1.0

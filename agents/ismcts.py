@@ -60,16 +60,16 @@ from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playabl
 
 from .base import PlayerView, SearchBot
 from .greedy import (
-    _NEIGHBOURS,
-    _PARTNERS,
     DISTANT_WEIGHT,
     FEED_PENALTY,
+    NEIGHBOURS,
     PARTIAL_WEIGHT,
+    PARTNERS,
     GreedyAgent,
-    _subsets,
     force_decision,
     greedy_decision,
     plan_take,
+    subsets,
 )
 from .params import Choice, Flag, Integer, Real, bounded
 
@@ -140,7 +140,7 @@ def _fewest_lay(state: GameState) -> int:
     rest = state.hands[p] & ~state.chosen
     if can_split_into_melds(base | rest):
         return rest
-    for lay in _subsets(playable_cards(base, rest)):
+    for lay in subsets(playable_cards(base, rest)):
         if can_split_into_melds(base | lay):
             return lay
     return rest  # unreachable: the take was legal
@@ -174,11 +174,11 @@ def _cheap_discard(state: GameState) -> int:
     best, best_q = -1, 9.0
     for c in cards_of(hand):
         bit = 1 << c
-        if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | bit):
+        if meld & NEIGHBOURS[c] and can_split_into_melds(meld | bit):
             q = 1.0
         else:
             q = 0.0
-            for pm in _PARTNERS[c]:
+            for pm in PARTNERS[c]:
                 if pm & gone:
                     continue
                 have = pm & held
@@ -186,14 +186,14 @@ def _cheap_discard(state: GameState) -> int:
                     q = 1.0
                     break
                 q += PARTIAL_WEIGHT if have else DISTANT_WEIGHT
-        if opp_meld & _NEIGHBOURS[c] and can_split_into_melds(opp_meld | bit):
+        if opp_meld & NEIGHBOURS[c] and can_split_into_melds(opp_meld | bit):
             q += FEED_PENALTY
         if q < best_q:
             best, best_q = c, q
     return best
 
 
-def _greedy_rollout(state: GameState, rng: random.Random) -> None:
+def greedy_rollout(state: GameState, rng: random.Random) -> None:
     """Play to the end with the greedy rules for both players."""
     while state.phase != GAME_OVER:
         if state.phase == MELD:
@@ -202,7 +202,7 @@ def _greedy_rollout(state: GameState, rng: random.Random) -> None:
             state.apply(_greedy_decision(state))
 
 
-def _fast_rollout(state: GameState, rng: random.Random) -> None:
+def fast_rollout(state: GameState, rng: random.Random) -> None:
     """Play to the end taking every card possible, laying the fewest cards, quick discards."""
     while state.phase != GAME_OVER:
         phase = state.phase
@@ -216,20 +216,20 @@ def _fast_rollout(state: GameState, rng: random.Random) -> None:
             state.apply(force_decision(state.hands[1 - state.player].bit_count()))
 
 
-def _random_rollout(state: GameState, rng: random.Random) -> None:
+def random_rollout(state: GameState, rng: random.Random) -> None:
     """Play to the end with uniformly random legal moves."""
     while state.phase != GAME_OVER:
         legal = state.legal_actions()
         state.apply(legal[rng.randrange(len(legal))])
 
 
-ROLLOUTS = {"greedy": _greedy_rollout, "fast": _fast_rollout, "random": _random_rollout}
+ROLLOUTS = {"greedy": greedy_rollout, "fast": fast_rollout, "random": random_rollout}
 
 
 # ---------------------------------------------------------------- opponent inference
 
 
-def _opponent_evidence(view: PlayerView) -> Evidence:
+def opponent_evidence(view: PlayerView) -> Evidence:
     """The opponent's meld, the cards they refused that did not fit it alone, their discards."""
     opp = 1 - view.player
     opp_meld = view.opponent_meld
@@ -237,7 +237,7 @@ def _opponent_evidence(view: PlayerView) -> Evidence:
     return opp_meld, refused, cards_of(view.discards(opp))
 
 
-def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
+def implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
     """How many of the opponent's refusals and discards the sampled hand contradicts.
 
     A contradiction is a refused card the sampled hand could meld (with today's meld: an
@@ -248,12 +248,12 @@ def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
     hand = state.hands[opp] & ~state.chosen
     bad = 0
     for card in refused:
-        if _NEIGHBOURS[card] & hand and can_extend_to_meld(opp_meld | 1 << card, hand):
+        if NEIGHBOURS[card] & hand and can_extend_to_meld(opp_meld | 1 << card, hand):
             bad += 1
     for card in discarded:
-        near = _NEIGHBOURS[card] & hand
+        near = NEIGHBOURS[card] & hand
         if near & (near - 1):  # at least two neighbours held
-            for pm in _PARTNERS[card]:
+            for pm in PARTNERS[card]:
                 if pm & hand == pm:
                     bad += 1
                     break
@@ -261,17 +261,17 @@ def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
 
 
 def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: random.Random) -> GameState:
-    """A determinization of ``view``; with ``evidence`` (:func:`_opponent_evidence`) the most
+    """A determinization of ``view``; with ``evidence`` (:func:`opponent_evidence`) the most
     plausible of up to INFER_TRIES samples (shared by the search bots)."""
     state = view.determinize(rng)
     if evidence is None:
         return state
     opp = 1 - view.player
-    best, best_bad = state, _implausibility(state, opp, evidence)
+    best, best_bad = state, implausibility(state, opp, evidence)
     tries = 1
     while best_bad and tries < INFER_TRIES:
         state = view.determinize(rng)
-        bad = _implausibility(state, opp, evidence)
+        bad = implausibility(state, opp, evidence)
         if bad < best_bad:
             best, best_bad = state, bad
         tries += 1
@@ -279,6 +279,26 @@ def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: 
 
 
 # ---------------------------------------------------------------- the agent
+
+
+def greedy_first_actions(view: PlayerView) -> list[int]:
+    """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
+    legal = view.legal_actions()
+    if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
+        return legal
+    passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+    first, _ = greedy_decision(
+        view.phase,
+        view.hand,
+        view.meld,
+        view.unseen(),
+        view.opponent_meld,
+        view.opponent_hand_size,
+        view.face_up,
+        TAKE in legal,
+        passes,
+    )
+    return [first] + [a for a in legal if a != first]
 
 
 class ISMCTSAgent(SearchBot):
@@ -340,8 +360,8 @@ class ISMCTSAgent(SearchBot):
         root: dict[int, _Edge] = {}
         me = view.player
         rng = self.rng
-        root_actions = self._root_actions(view)
-        evidence = _opponent_evidence(view) if self.infer else None
+        root_actions = greedy_first_actions(view)
+        evidence = opponent_evidence(view) if self.infer else None
         started = _time.perf_counter()
         deadline = None if self.time is None else started + self.time
         n = 0
@@ -373,26 +393,6 @@ class ISMCTSAgent(SearchBot):
     def _determinize(self, view: PlayerView, evidence: Evidence | None, rng: random.Random) -> GameState:
         """A determinization (:func:`plausible_determinization`); tests override it."""
         return plausible_determinization(view, evidence, rng)
-
-    @staticmethod
-    def _root_actions(view: PlayerView) -> list[int]:
-        """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
-        legal = view.legal_actions()
-        if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
-            return legal
-        passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
-        first, _ = greedy_decision(
-            view.phase,
-            view.hand,
-            view.meld,
-            view.unseen(),
-            view.opponent_meld,
-            view.opponent_hand_size,
-            view.face_up,
-            TAKE in legal,
-            passes,
-        )
-        return [first] + [a for a in legal if a != first]
 
     def _select(
         self, root: dict[int, _Edge], root_actions: list[int], state: GameState, me: int
@@ -439,7 +439,7 @@ class ISMCTSAgent(SearchBot):
             edge.visits += 1
             path.append((edge, p))
             state.apply(action)
-            _advance(state)
+            advance_to_decision(state)
             if untried or (max_depth is not None and depth >= max_depth):
                 break
             key = (state.face_up, state.melds[0], state.melds[1], state.phase, state.player)
@@ -456,15 +456,15 @@ class ISMCTSAgent(SearchBot):
 
 def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[int]]:
     """Play every state to its end with the greedy rules for both players, all at once on
-    the batched engine (compiled greedy, the same moves as :func:`_greedy_rollout`).
+    the batched engine (compiled greedy, the same moves as :func:`greedy_rollout`).
 
     Returns the engine used (pass it back in to reuse its arrays) and the winners (-1: draw).
     The states are not changed.
     """
-    from conquian_env._kernels import PHASE, WINNER
+    from conquian_env.kernels import PHASE, WINNER
     from conquian_env.vector import VectorGame
 
-    from ._greedy_kernels import greedy_actions
+    from .greedy_kernels import greedy_actions
 
     if games is None or games.num_games < len(states):
         games = VectorGame(max(1, len(states)), observations=False, parallel=False)
@@ -485,7 +485,7 @@ def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[i
     return games, [int(w) for w in table[:n, WINNER]]
 
 
-def _advance(state: GameState) -> None:
+def advance_to_decision(state: GameState) -> None:
     """Play the moves that are not searched: meld phases (greedy plan) and single choices."""
     while state.phase != GAME_OVER:
         if state.phase == MELD:

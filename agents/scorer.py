@@ -63,6 +63,13 @@ from .model_files import ModelFileError, best_legal, check_archive, check_weight
 
 __all__ = [
     "CANDIDATE_SIZE",
+    "CARD_BLOCKS",
+    "CARD_INPUTS",
+    "CHANNELS",
+    "FEATURE_AT",
+    "KIND_SLOT",
+    "POSITION_SLICES",
+    "POSITION_SLOT",
     "DEFAULT_SCORER",
     "FORMAT",
     "GREEDY_SLOT",
@@ -79,18 +86,27 @@ FORMAT = "conquian-action-scorer/1"
 #: the most candidates a position has (10 discards + 1 from a take's hand; 2 at an offer)
 MAX_CANDIDATES = 12
 
-_BLOCK = {name: start for name, start, _ in FEATURE_LAYOUT}
-_CARD_BLOCKS = 10  # own_hand .. own_refusals: the raw observation's per-card blocks
-_CHANNELS = _CARD_BLOCKS + 8  # + live .. lay_plan
-_CARD = _CHANNELS * 6 + 4  # centre, 4 neighbours (+ flag each), the rank's other suits
-_KIND = _CARD  # discard, take, refuse, greedy's choice
-_POS = _KIND + 4
+# The candidate's input layout (the table in the module docstring), shared with the compiled
+# twin (agents.scorer_kernels):
+#: where each block of the ``"meld"`` feature vector starts (:data:`agents.features.FEATURE_LAYOUT`)
+FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+#: the per-card blocks of the raw observation (own hand .. own refusals), the first channels
+CARD_BLOCKS = 10
+#: per-card channels: the raw observation's card blocks, then the 8 meld-feature card blocks (live .. lay plan)
+CHANNELS = CARD_BLOCKS + 8
+#: inputs about the candidate's card: its channels, its 4 run neighbours (+ a flag each), the rank's other suits
+CARD_INPUTS = CHANNELS * 6 + 4
+#: the first of the 4 kind slots (discard, take, refuse, greedy's choice)
+KIND_SLOT = CARD_INPUTS
+#: the first of the position's inputs
+POSITION_SLOT = KIND_SLOT + 4
 #: the input slot that says the candidate is greedy's choice
-GREEDY_SLOT = _KIND + 3
-_POS_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (_BLOCK["scalars"], FEATURE_SIZE))
-CANDIDATE_SIZE = _POS + sum(b - a for a, b in _POS_SLICES)
+GREEDY_SLOT = KIND_SLOT + 3
+#: the ``(start, stop)`` slices of the feature vector copied into the position's inputs
+POSITION_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (FEATURE_AT["scalars"], FEATURE_SIZE))
+CANDIDATE_SIZE = POSITION_SLOT + sum(b - a for a, b in POSITION_SLICES)
 _FACE_UP = OBS_AT["face_up"]
-_GREEDY = _BLOCK["greedy_action"]
+_GREEDY = FEATURE_AT["greedy_action"]
 _DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
 
 
@@ -107,10 +123,10 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
     n = len(features)
     cards = np.concatenate(
-        [features[:, :OBS_SIZE][:, : _CARD_BLOCKS * NUM_CARDS].reshape(n, _CARD_BLOCKS, NUM_CARDS),
-         features[:, _BLOCK["live"] : _BLOCK["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
-    ).reshape(n, _CHANNELS, 4, 10)  # fmt: skip
-    position = np.concatenate([features[:, a:b] for a, b in _POS_SLICES], axis=1)
+        [features[:, :OBS_SIZE][:, : CARD_BLOCKS * NUM_CARDS].reshape(n, CARD_BLOCKS, NUM_CARDS),
+         features[:, FEATURE_AT["live"] : FEATURE_AT["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
+    ).reshape(n, CHANNELS, 4, 10)  # fmt: skip
+    position = np.concatenate([features[:, a:b] for a, b in POSITION_SLICES], axis=1)
 
     def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:
         suit, rank = card // 10, card % 10
@@ -134,15 +150,15 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         if at.max() >= MAX_CANDIDATES:
             raise ValueError(f"a position with more than {MAX_CANDIDATES} candidates (row {rows[at.argmax()]})")
         if action < TAKE:
-            x[rows, at, :_CARD] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
-            x[rows, at, _KIND] = 1.0
+            x[rows, at, :CARD_INPUTS] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
+            x[rows, at, KIND_SLOT] = 1.0
         elif action == TAKE:
-            x[rows, at, :_CARD] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
-            x[rows, at, _KIND + 1] = 1.0
+            x[rows, at, :CARD_INPUTS] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
+            x[rows, at, KIND_SLOT + 1] = 1.0
         else:
-            x[rows, at, _KIND + 2] = 1.0
-        x[rows, at, _KIND + 3] = features[rows, _GREEDY + action]
-        x[rows, at, _POS:] = position[rows]
+            x[rows, at, KIND_SLOT + 2] = 1.0
+        x[rows, at, KIND_SLOT + 3] = features[rows, _GREEDY + action]
+        x[rows, at, POSITION_SLOT:] = position[rows]
         valid[rows, at] = True
         actions[rows, at] = action
         slot[rows] += 1

@@ -23,7 +23,7 @@ Prints, for N games stepped together:
     deciding for every game of a batch, greedy decisions/s, on the positions of 10
     snapshots of games played by greedy against greedy (every 6 decisions from the deal;
     harder than random play's positions), next to the numba kernel
-    (``agents._greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
+    (``agents.greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
     positions of the same kind.
 (d) with ``--layout``: the card-set layout of the meld search's hot part (72 set choices
     taken out, run coverage of the rest, required cards covered, union of the melds) on
@@ -171,7 +171,7 @@ def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, 
         best = max(best, n * len(snapshots) / (time.perf_counter() - t))
     numba = float("nan")
     if with_numba:
-        from agents import _greedy_kernels as GK
+        from agents import greedy_kernels as GK
         from conquian_env.vector import VectorGame
 
         games = VectorGame(n, seed=0, first="alternate")

@@ -136,7 +136,7 @@ class Field(NamedTuple):
 #: Every field of a :class:`GameState` (its legal-move cache ``_mask`` aside), with its kind:
 #: the one list that the class's slots, :meth:`GameState.clone`, the batched engine's row
 #: conversion (``VectorGame.get_game`` / ``set_game``, in this order: the row layout of
-#: ``conquian_env._kernels``) and the replay page's states are built from.
+#: ``conquian_env.kernels``) and the replay page's states are built from.
 FIELDS: tuple[Field, ...] = (
     Field("hands", PAIR, "h"),
     Field("melds", PAIR, "m"),  # the page shows each meld split into its sets and runs
@@ -479,7 +479,7 @@ class GameState:
     # ------------------------------------------------------------------ copies
     def clone(self) -> GameState:
         """An independent copy (the field lists copied, the rest shared: it is immutable)."""
-        c = _new_blank()
+        c = blank_state()
         for name in _SHARED_FIELDS:
             setattr(c, name, getattr(self, name))
         for name in _LIST_FIELDS:
@@ -604,7 +604,9 @@ def _stock_mask(state: GameState) -> int:
     return mask
 
 
-def _new_blank() -> GameState:
+def blank_state() -> GameState:
+    """A :class:`GameState` with no fields set, for code that fills every field itself (a copy, a
+    state rebuilt from an engine row): it skips ``__init__``'s deal and checks."""
     return GameState.__new__(GameState)
 
 
@@ -691,7 +693,7 @@ def new_game(
         hand_masks, stock_cards = validate_deal(hands, stock)
     else:
         hand_masks, stock_cards = shuffled_deal(seed)
-    s = _new_blank()
+    s = blank_state()
     s.hands = hand_masks
     s.melds = [0, 0]
     s.stock = stock_cards

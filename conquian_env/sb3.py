@@ -34,7 +34,7 @@ from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
-from . import _kernels as K
+from . import kernels as K
 from .actions import NUM_ACTIONS
 from .vector_env import SeatGames
 

@@ -17,7 +17,7 @@ observations (:mod:`conquian_env.observation`), the same results, for the same d
 actions, forcing variant included; ``tests/test_vector.py`` checks it game by game.
 
 Each game's state is one row of :attr:`VectorGame.state` (the layout is in
-:mod:`conquian_env._kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
+:mod:`conquian_env.kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
 :data:`ROW_LAYOUT`); :meth:`VectorGame.get_game` / :meth:`VectorGame.set_game` convert a
 row to and from a :class:`~conquian_env.game.GameState` (stacked deals, search positions),
 field by field from that table.  Deals are drawn from one ``numpy.random.Generator`` seeded by ``seed``, one
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from . import kernels as K
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
 from .game import (
@@ -45,7 +45,7 @@ from .game import (
     STOCK,
     GameState,
     IllegalActionError,
-    _new_blank,
+    blank_state,
     validate_deal,
 )
 from .layout import KERNEL_ROW
@@ -59,7 +59,7 @@ PARALLEL_MIN_GAMES = 256
 #: the row's length as ``num_columns``: :data:`conquian_env.layout.KERNEL_ROW`, the fields of
 #: :data:`~conquian_env.game.FIELDS` in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
 #: columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the scalar
-#: ``_mask``) just before the stock.  The kernels' column constants (``_kernels.H0`` ...) are
+#: ``_mask``) just before the stock.  The kernels' column constants (``kernels.H0`` ...) are
 #: generated from the same layout (``python -m conquian_env.layout --write``).
 ROW_LAYOUT = {**KERNEL_ROW.offsets, "num_columns": KERNEL_ROW.size}
 #: (name, kind, first column, width) of each field, for the row conversions
@@ -360,7 +360,7 @@ class VectorGame:
     def get_game(self, i: int) -> GameState:
         """Game ``i`` as a scalar :class:`GameState` (a copy)."""
         r = self.state[self._index(i)].tolist()  # plain ints
-        s = _new_blank()
+        s = blank_state()
         for name, kind, at, width in _ROW_FIELDS:
             if kind == PAIR:
                 value: Any = r[at : at + width]

@@ -61,7 +61,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import _kernels as K
+from . import kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
 from .seeding import VECTOR_OPPONENT, derive_seed

@@ -343,7 +343,7 @@ def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, Any]:
 def pool_arrays(positions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Full view rows, sorted pools (padded), pool sizes, hidden-hand sizes and labels (``labels[b,
     k]``: the opponent holds pool card ``k``) of the positions, for the compiled kernels."""
-    from conquian_env._kernels import NUM_COLUMNS
+    from conquian_env.kernels import NUM_COLUMNS
 
     n = len(positions["pool"])
     rows = np.zeros((n, NUM_COLUMNS), dtype=np.int64)

@@ -310,7 +310,7 @@ def test_ismcts_batched_playouts_play_legal_deterministic_games(forcing):
 
 def test_ismcts_batched_playouts_equal_the_scalar_greedy_rollouts():
     pytest.importorskip("numba")
-    from agents.ismcts import _greedy_rollout
+    from agents.ismcts import greedy_rollout
 
     bot = ISMCTSAgent(batch=4)
     rng = random.Random(3)
@@ -327,7 +327,7 @@ def test_ismcts_batched_playouts_equal_the_scalar_greedy_rollouts():
     expected = []
     for state in leaves:
         copy = state.clone()
-        _greedy_rollout(copy, rng)
+        greedy_rollout(copy, rng)
         expected.append(copy.winner)
     assert bot._rollout_batch([s.clone() for s in leaves]) == expected
     assert len(leaves) > 15

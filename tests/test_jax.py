@@ -325,12 +325,12 @@ def test_greedy_constants_match_agents_greedy():
         "LAY_COST",
     ):
         assert getattr(JG, name) == getattr(G, name), name
-    assert JG.MAX_FULL_ENUM == G._MAX_FULL_ENUM
-    assert [tuple(p) for p in JG.partner_masks()] == list(G._PARTNERS)
+    assert JG.MAX_FULL_ENUM == G.MAX_FULL_ENUM
+    assert [tuple(p) for p in JG.partner_masks()] == list(G.PARTNERS)
     for n, js in enumerate(JG.lay_orders()):  # greedy.plan_take's candidate order, all 2**n cards playable
         cards = (1 << n) - 1
-        subsets = G._subsets(cards)
-        expected = subsets if n <= G._MAX_FULL_ENUM else [s for s in subsets if s.bit_count() <= 3] + [cards]
+        subsets = G.subsets(cards)
+        expected = subsets if n <= G.MAX_FULL_ENUM else [s for s in subsets if s.bit_count() <= 3] + [cards]
         assert js == expected, n
 
 

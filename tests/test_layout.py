@@ -114,13 +114,13 @@ def test_the_feature_docstring_table_is_the_layout():
 # ---------------------------------------------------------------- the generated kernel constants
 def test_the_generated_kernel_constants_match_the_declaration():
     assert layout.check_generated()
-    kernels = pytest.importorskip("conquian_env._kernels")
+    kernels = pytest.importorskip("conquian_env.kernels")
     for name, value in layout.kernel_constants().items():
         assert getattr(kernels, name) == value, name
 
 
 def test_a_stale_generated_block_is_found_and_rewritten(tmp_path):
-    copy = tmp_path / "_kernels.py"
+    copy = tmp_path / "kernels.py"
     shutil.copy(layout.KERNELS_FILE, copy)
     text = copy.read_text()
     copy.write_text(text.replace("\nO_FORCING = 455\n", "\nO_FORCING = 999\n"))

@@ -467,8 +467,8 @@ def _nan_on_refusal() -> ActionScorer:
 def test_nan_scores_count_lowest_in_the_bot_and_in_the_compiled_search():
     """At an offer, take scores 0 and refuse NaN: both the bot and the search's compiled network take."""
     pytest.importorskip("numba")
-    from agents import _scorer_kernels as SK
-    from conquian_env import _kernels as E
+    from agents import scorer_kernels as SK
+    from conquian_env import kernels as E
     from conquian_env.actions import TAKE
     from conquian_env.vector import VectorGame
 
@@ -617,7 +617,7 @@ def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(de
         """The bot, each of its moves checked legal against the engine's masks."""
 
         def act_batch(self, games, rows):
-            from conquian_env._kernels import PLAYER
+            from conquian_env.kernels import PLAYER
 
             acts = bot.act_batch(games, rows)
             _, masks = games.observe_rows(rows, games.state[rows, PLAYER], masks_only=True)

@@ -13,13 +13,13 @@ import pytest
 pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
-from agents import _scorer_kernels as SK  # noqa: E402
 from agents import _search_kernels as K  # noqa: E402
+from agents import scorer_kernels as SK  # noqa: E402
 from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import _NEIGHBOURS, _PARTNERS, GreedyAgent, choose_discard  # noqa: E402
+from agents.greedy import NEIGHBOURS, PARTNERS, GreedyAgent, choose_discard  # noqa: E402
 from agents.search import SearchAgent, analyze, view_row  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
+from conquian_env import kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
 from conquian_env.game import DISCARD, DISCARDED, MELD, OFFER, TURNED, new_game  # noqa: E402
@@ -114,10 +114,10 @@ def _python_implausibility(state, opp: int) -> int:
     bad = 0
     for card in cards_of(state.refusals[opp]):
         bit = 1 << card
-        if not can_split_into_melds(meld | bit) and _NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand):
+        if not can_split_into_melds(meld | bit) and NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand):
             bad += 1
     for card in cards_of(state.discards[opp]):
-        if any(pm & hand == pm for pm in _PARTNERS[card]):
+        if any(pm & hand == pm for pm in PARTNERS[card]):
             bad += 1
     if state.face_up >= 0 and state.source == DISCARDED and state.owner == opp:
         held = hand | 1 << state.face_up
@@ -605,7 +605,7 @@ def _random_rows(n: int, seed: int, forcing: bool = False):
 def test_the_compiled_scorer_is_the_scorer_bot():
     """Candidates equal agents.scorer.candidate_features' exactly, scores to float rounding,
     and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere."""
-    from agents._greedy_kernels import batch_features
+    from agents.greedy_kernels import batch_features
     from agents.scorer import DEFAULT_SCORER, candidate_features, load_scorer
 
     scorer = load_scorer(DEFAULT_SCORER)

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from conquian_env import _kernels as K  # noqa: E402
 from conquian_env import actions, game, observation  # noqa: E402
+from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import IllegalActionError, new_game  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402

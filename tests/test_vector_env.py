@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from conquian_env import _kernels as K  # noqa: E402
+from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import IllegalActionError  # noqa: E402
 from conquian_env.observation import OBS_AT, action_mask, encode  # noqa: E402
 from conquian_env.vector_env import ConquianVectorEnv  # noqa: E402
@@ -621,7 +621,7 @@ def test_make_vec_without_numba_says_what_to_install(monkeypatch):
     import conquian_env
     from conquian_env import GYM_ENV_ID
 
-    for name in ("vector_env", "vector", "_kernels"):  # as if never imported
+    for name in ("vector_env", "vector", "kernels", "_kernels"):  # as if never imported
         monkeypatch.delitem(sys.modules, f"conquian_env.{name}", raising=False)
         monkeypatch.delattr(conquian_env, name, raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails

@@ -92,8 +92,9 @@ class State(core.State):
         return ENV_ID
 
 
-def _row(pair: jax.Array, p: jax.Array) -> jax.Array:
-    """``pair[p]`` of a per-player ``(2, 2)`` array, as a select (no gather)."""
+def player_row(pair: jax.Array, p: jax.Array) -> jax.Array:
+    """``pair[p]`` of a per-player ``(2, 2)`` array (a card set of each player, two words each), as
+    a select (no gather); the greedy bot (:mod:`conquian_env.jax.greedy`) reads the state with it."""
     return jnp.where(p == 0, pair[0], pair[1])
 
 
@@ -107,8 +108,8 @@ def legal(state: State) -> tuple[jax.Array, jax.Array]:
     Zeros once the game is over.  ``fits``: ``can_split(meld | face | chosen)``.
     """
     p = state.current_player
-    hand = _row(state._hands, p)
-    base = _row(state._melds, p) | card_words(state._face) | state._chosen
+    hand = player_row(state._hands, p)
+    base = player_row(state._melds, p) | card_words(state._face) | state._chosen
     can_take, playable, fits = meld_search(base, hand & ~state._chosen)
     phase = state._phase
     offer, meld, force = phase == OFFER, phase == MELD, phase == FORCE_DECISION
@@ -170,11 +171,11 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
     a = action
     p = state.current_player
     face = card_words(state._face)
-    hand = _row(state._hands, p)
+    hand = player_row(state._hands, p)
     chosen = state._chosen
 
     # REFUSE: the card is refused; the opponent may force it (variant) or it moves on
-    refused = state.replace(_refusals=_set_row(state._refusals, p, _row(state._refusals, p) | face))
+    refused = state.replace(_refusals=_set_row(state._refusals, p, player_row(state._refusals, p) | face))
     force_now = jnp.bool_(forcing) & state._fits
     refuse = _select(
         force_now,
@@ -190,7 +191,7 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
     left = hand & ~chosen
     out = jnp.all(left == 0)
     finished = state.replace(
-        _melds=_set_row(state._melds, p, _row(state._melds, p) | face | chosen),
+        _melds=_set_row(state._melds, p, player_row(state._melds, p) | face | chosen),
         _hands=_set_row(state._hands, p, left),
         _chosen=_NO_CARDS,
         _face=jnp.int32(-1),
@@ -202,7 +203,7 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
     bit = card_words(card)
     discard = state.replace(
         _hands=_set_row(state._hands, p, hand & ~bit),
-        _discards=_set_row(state._discards, p, _row(state._discards, p) | bit),
+        _discards=_set_row(state._discards, p, player_row(state._discards, p) | bit),
         _face=card.astype(jnp.int32),
         _source=jnp.int32(DISCARDED),
         _owner=p,
@@ -256,16 +257,16 @@ def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array
     phase = state._phase
     planes = jnp.stack(
         [
-            _row(state._hands, pl),
-            _row(state._melds, pl),
-            _row(state._melds, opp),
+            player_row(state._hands, pl),
+            player_row(state._melds, pl),
+            player_row(state._melds, opp),
             card_words(face),
             state._dead,
             state._chosen,
-            _row(state._discards, opp),
-            _row(state._refusals, opp),
-            _row(state._discards, pl),
-            _row(state._refusals, pl),
+            player_row(state._discards, opp),
+            player_row(state._refusals, opp),
+            player_row(state._discards, pl),
+            player_row(state._refusals, pl),
         ]
     )
     phase_slot = jnp.where(phase == GAME_OVER, 5, jnp.where(state.current_player != pl, 4, phase))
@@ -274,8 +275,8 @@ def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array
         [
             words_to_bools(planes).reshape(-1),
             jnp.arange(STOCK_SIZE) < STOCK_SIZE - state._stock_pos,
-            jnp.arange(11) == count(_row(state._hands, pl)),
-            jnp.arange(11) == count(_row(state._hands, opp)),
+            jnp.arange(11) == count(player_row(state._hands, pl)),
+            jnp.arange(11) == count(player_row(state._hands, opp)),
             jnp.arange(6) == phase_slot,
             jnp.arange(5) == source_slot,
             jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(forcing)]),
@@ -291,7 +292,7 @@ def _mask_of(words: Any) -> int:
 
 def to_game_state(state: State, forcing: bool = False) -> _game.GameState:
     """The scalar :class:`~conquian_env.game.GameState` of one (un-batched) JAX state."""
-    g = _game._new_blank()
+    g = _game.blank_state()
     g.hands = [_mask_of(state._hands[0]), _mask_of(state._hands[1])]
     g.melds = [_mask_of(state._melds[0]), _mask_of(state._melds[1])]
     g.discards = [_mask_of(state._discards[0]), _mask_of(state._discards[1])]
