@@ -39,7 +39,7 @@ What this env gives Tianshou:
 
 What stays Tianshou's: its multi-agent rows are one env step each, so a row's
 ``obs_next`` is the next observation of the game, which is the other seat's when the turn
-passes (about 38% of the rows under random play): a learner that bootstraps from
+passes (how often is counted in docs/integrations/tianshou.md): a learner that bootstraps from
 ``obs_next`` (DQN) would value its own move by the opponent's view.  :class:`SeatReplayBuffer`
 is the Collector's buffer that also keeps, in ``seat_buffer.learn``, each seat's decisions
 paired with that seat's own next observation; learn from that one::
