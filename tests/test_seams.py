@@ -9,7 +9,10 @@ another of our modules.  Tests may reach into the module they test and are not c
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("agents", "conquian_env", "conquian_arena", "conquian_train")
@@ -118,3 +121,15 @@ def test_the_reader_finds_each_kind_of_private_seam(tmp_path):
         ("agents/a.py", "conquian_env._engine2"),
         ("agents/a.py", "agents.b._inner"),
     }
+
+
+def test_the_old_module_names_are_the_public_modules_themselves():
+    # one module under two names: the same compiled kernels, the same tables (not a second copy)
+    pytest.importorskip("numba")
+    for old in sorted(OLD_NAMES):
+        new = old.replace("._", ".")
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from agents import _greedy_kernels, greedy_kernels
+    from conquian_env import _kernels, kernels
+
+    assert _kernels is kernels and _greedy_kernels is greedy_kernels
