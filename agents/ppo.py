@@ -292,8 +292,11 @@ def _members(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
 def _torch_load(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Any:
     try:
         import torch
-    except ImportError as err:  # torch is part of the 'train' extra
-        raise ModelFileError("the ppo bot needs torch to read a model file: pip install 'conquian-env[train]'") from err
+    except ImportError as err:  # torch alone: the 'train' extra would add SB3, which pulls a CUDA torch
+        raise ModelFileError(
+            "the ppo bot needs torch to read a model file (no other package); the CPU build: "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        ) from err
     data = read_member(zf, info, where)
     torch_archive_check(data, where, info.filename, MEMBER_CAPS[info.filename])
     try:

@@ -698,19 +698,20 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- the tournament
 
 
-def check_requirements(plot: bool = True, progress: bool = False) -> None:
-    """Raise ``ValueError`` naming the missing packages (and the install command) before any
-    work starts: the statistics need scipy, the plot matplotlib, the progress bar tqdm."""
-    import importlib.util
-
-    needed = ["scipy"] + (["matplotlib"] if plot else []) + (["tqdm"] if progress else [])
-    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+def optional_outputs(plot: bool = True, progress: bool = False) -> tuple[bool, bool]:
+    """Which of the plot (matplotlib) and the progress bar (tqdm) asked for can be made: each whose
+    package is missing is skipped with a one-line note on standard error naming the 'eval' extra.
+    Nothing else of a tournament needs them (the statistics need no scipy)."""
+    missing = []
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        plot = False
+        missing.append("matplotlib (summary.png)")
+    if progress and importlib.util.find_spec("tqdm") is None:
+        progress = False
+        missing.append("tqdm (the progress bar)")
     if missing:
-        raise ValueError(
-            f"a tournament needs {', '.join(missing)} (the 'eval' extra): pip install 'conquian-env[eval]'"
-            + ("; or pass --no-plot" if missing == ["matplotlib"] else "")
-            + ("; or pass --no-progress" if missing == ["tqdm"] else "")
-        )
+        print(f"note: no {' or '.join(missing)}: skipped; pip install 'conquian-env[eval]' adds it", file=sys.stderr)
+    return plot, progress
 
 
 def run_tournament(
@@ -736,11 +737,11 @@ def run_tournament(
     bot_seed_of = bot_seeds(config)
     progress = sys.stderr.isatty() if options.progress is None else options.progress
     if options.progress is None and progress:
-        progress = importlib.util.find_spec("tqdm") is not None  # a bar only when asked for is a requirement
-    check_requirements(plot=options.plot, progress=progress)  # fail fast, before any game is played
+        progress = importlib.util.find_spec("tqdm") is not None  # not asked for: no tqdm, no bar, no note
     if options.ray is not None and importlib.util.find_spec("ray") is None:
         raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'")
     names = bot_names(config)  # builds every bot: fail fast, before any folder or worker exists
+    plot, progress = optional_outputs(plot=options.plot, progress=progress)  # after any error: notes
 
     out = Path(options.out) if options.out is not None else default_out_dir(config)
     out.mkdir(parents=True, exist_ok=True)
@@ -769,7 +770,7 @@ def run_tournament(
     )
     summary["out_dir"] = str(out)
     write_summary(summary, out)
-    if options.plot:
+    if plot:
         plot_summary(summary, out / "summary.png")
     if options.html:
         write_html_report(summary, out)
@@ -839,15 +840,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as err:
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
-    except ValueError as err:
+    except (ValueError, ImportError) as err:  # ImportError: a bot's missing extra, which the message names
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: games played so far are saved; run the same command again to resume", file=sys.stderr)
         return 130
     print(format_summary(summary))
+    png = options.plot and (Path(summary["out_dir"]) / "summary.png").exists()  # skipped without matplotlib
     print(f"\nwrote {summary['out_dir']}/: config.json games.jsonl summary.json summary.csv ratings.csv"
-          + (" summary.png" if options.plot else "") + (" report.html replays/" if options.html else ""))  # fmt: skip
+          + (" summary.png" if png else "") + (" report.html replays/" if options.html else ""))  # fmt: skip
     return 0
 
 

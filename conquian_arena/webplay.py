@@ -522,7 +522,9 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
         if snap["status"] == "over":
             return jsonify(snap), 409
         game.answer(_RESIGN)
-        return jsonify(waited(game, snap["version"], timeout=10.0))
+        out = waited(game, snap["version"], timeout=10.0)
+        out["played"] = len(server.played)  # the page links the resigned game's replay too
+        return jsonify(out)
 
     @app.post("/api/new")
     def new() -> Any:
