@@ -245,12 +245,13 @@ def _payload(folder, name):
 
 
 def _spec_fields(cls):
-    return [f.name for f in dataclasses.fields(cls) if f.metadata.get("spec")]
+    # sorted: the shared knobs (conquian_train.settings.RunSettings) come first in field order
+    return sorted(f.name for f in dataclasses.fields(cls) if f.metadata.get("spec"))
 
 
 def test_every_field_that_holds_bot_specs_is_declared():
-    assert _spec_fields(train.TrainConfig) == ["teacher", "bc_opponents", "opponents", "eval_opponents"]
-    assert _spec_fields(ExItConfig) == ["opponents", "eval_opponents"]
+    assert _spec_fields(train.TrainConfig) == ["bc_opponents", "eval_opponents", "opponents", "teacher"]
+    assert _spec_fields(ExItConfig) == ["eval_opponents", "opponents"]
 
 
 @pytest.mark.parametrize(
