@@ -16,7 +16,7 @@ Each **round** ``r``:
    search (:func:`agents.search.analyze`, at most ``playouts`` playouts per position, the
    actions racing as in the ``ismcts`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
-   to a shard ``labels/r{r}_{k}.npz`` (an :class:`agents.imitation.ImitationData`, read
+   to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
    first missing one, with the same student, so it makes the same games.
 3. **Learn.** The network is fitted on every shard of every round so far, ``epochs`` passes,
@@ -53,14 +53,12 @@ import numpy as np
 
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
-from agents.imitation import ImitationData, ImitationSettings, fit_imitation
 from agents.ppo import (
     DEFAULT_MODEL,
     NumpyPolicy,
     PolicyAgent,
     load_policy,
     read_model,
-    restore_checkpoint,
     stamp_model,
 )
 from agents.registry import make_agent
@@ -72,7 +70,9 @@ from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
 from . import files, knobs
 from .envs import make_vec_env
 from .evaluation import Evaluator, model_suffix
+from .imitation import ImitationData, ImitationSettings, fit_imitation
 from .knobs import knob
+from .policy_files import restore_checkpoint
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
 from .scorer_fit import ScorerSettings, fit_scorer
@@ -297,7 +297,7 @@ class ExItRun:
             from sb3_contrib import MaskablePPO
 
             # the file format is MaskablePPO's (ppo:PATH plays the result); its env only gives the spaces
-            self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
+            self.venv = make_vec_env(("random",), 1, features=c.features, forcing=c.forcing, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
             stamp_model(self.model, c.features)  # its files carry the feature set and layout hash

@@ -56,8 +56,7 @@ from typing import Any
 import numpy as np
 
 from agents.batched import parse_pool
-from agents.imitation import ImitationSettings
-from agents.ppo import export_model, stamp_model
+from agents.ppo import stamp_model
 from agents.registry import make_agent
 from conquian_env.seeding import PPO_SEGMENT, derive_seed
 
@@ -65,7 +64,9 @@ from . import files, knobs, recipes
 from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
 from .envs import make_vec_env
 from .evaluation import Evaluator
+from .imitation import ImitationSettings
 from .knobs import knob
+from .policy_files import export_model
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
 from .settings import RunSettings
@@ -116,12 +117,13 @@ class TrainConfig(RunSettings):
     dagger_rounds: int = knob(0, "DAgger rounds after the warm start: the policy plays, the teacher labels", low=0)
     dagger_games: int = knob(1000, "games the policy plays per DAgger round", low=0)
     # PPO
-    n_envs: int = knob(0, "parallel games the learner plays (0: 256 with vec_env 'batched', 8 otherwise)", low=0)
+    n_envs: int = knob(0, "parallel games the learner plays, all in one compiled engine (0: 256)", low=0)
+    # one value left: it stays because a run's config.json names it (and its checkpoint hashes it)
     vec_env: str = knob(
         "batched",
-        "'batched' (all games in one compiled engine, opponents decide in batches: the fast path), "
-        "'subproc' (SingleAgentEnv worker processes) or 'dummy' (SingleAgentEnvs in this process)",
-        choices=("batched", "subproc", "dummy"),
+        "'batched': the games in one compiled engine, opponents deciding in batches (the per-game paths "
+        "'subproc' and 'dummy' are gone: docs/training.md)",
+        choices=("batched",),
     )
     opponents: tuple[str, ...] = knob(
         ("greedy@4", "random@1", "self@2", "past@1"),
@@ -162,8 +164,8 @@ class TrainConfig(RunSettings):
 
     @property
     def games_in_parallel(self) -> int:
-        """``n_envs``, or its automatic value for the ``vec_env`` kind."""
-        return self.n_envs or (256 if self.vec_env == "batched" else 8)
+        """``n_envs``, or its automatic value."""
+        return self.n_envs or 256
 
     def imitation(self) -> ImitationSettings:
         """The warm start's loss settings (the ``bc_*`` knobs)."""
@@ -240,12 +242,12 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     c, run = config, RunFolder(config.out, recipe(config))
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
-    venv = make_vec_env(c.opponents, c.games_in_parallel, c.vec_env, features=c.features, forcing=c.forcing,
-                        seed=c.seed, max_snapshots=c.max_snapshots)  # fmt: skip
+    venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, forcing=c.forcing, seed=c.seed,
+                        max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
     stamp_model(model, c.features)  # its files carry the feature set and layout hash
     evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, forcing=c.forcing,
-                         batched=c.vec_env == "batched", jobs=c.processes)  # fmt: skip
+                         batched=True, jobs=c.processes)  # fmt: skip
     if resume:
         resumed = run.resume(model, c.features)
     elif run.open_checkpoint(PPO_STATE) is not None:

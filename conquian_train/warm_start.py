@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.seeding import WARM_START_GAMES, derive_seed
 
+from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from .run import RunFolder
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.imitation import ImitationData  # noqa: E402
 from agents.scorer import load_scorer  # noqa: E402
+from conquian_train.imitation import ImitationData  # noqa: E402
 from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions  # noqa: E402
 
 

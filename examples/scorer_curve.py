@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.imitation import ImitationData  # noqa: E402
 from agents.scorer import ScorerAgent  # noqa: E402
 from conquian_train import knobs  # noqa: E402
 from conquian_train.evaluation import evaluate_agent  # noqa: E402
 from conquian_train.exit import ExItConfig  # noqa: E402
+from conquian_train.imitation import ImitationData  # noqa: E402
 from conquian_train.scorer_fit import fit_scorer  # noqa: E402
 
 

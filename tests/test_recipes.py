@@ -108,3 +108,26 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     (folder / "config.json").write_text(json.dumps(written))
     config, resumed = recipes.config_from_args(ExItConfig, {"resume": str(folder), "rounds": 9}, ("rounds",))
     assert resumed and config.rounds == 9 and config.out == str(folder) and config.eval_games == 2000
+
+
+@pytest.mark.parametrize(
+    "old, name, new",
+    [
+        ("conquian_env.sb3", "SelfPlay", "conquian_train.selfplay"),
+        ("conquian_env.sb3", "LearnerOpponent", "conquian_train.selfplay"),
+        ("agents.imitation", "fit_imitation", "conquian_train.imitation"),
+        ("agents.imitation", "ImitationData", "conquian_train.imitation"),
+        ("agents.ppo", "export_model", "conquian_train.policy_files"),
+        ("agents.ppo", "restore_checkpoint", "conquian_train.policy_files"),
+        ("agents.ppo", "load_snapshots", "conquian_train.policy_files"),
+    ],
+)
+def test_training_code_moved_into_the_package_and_its_old_home_says_where(old, name, new):
+    # the lower layers import nothing of the training package, so an old import names the new one
+    import importlib
+
+    with pytest.raises(ImportError, match=f"{old}.{name} moved to {new}: from {new} import {name}"):
+        getattr(importlib.import_module(old), name)
+    assert getattr(importlib.import_module(new), name).__module__ == new
+    with pytest.raises(AttributeError):  # any other missing name is still an AttributeError
+        importlib.import_module(old).no_such_name  # noqa: B018
