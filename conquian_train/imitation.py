@@ -68,7 +68,7 @@ class RecordingAgent(Agent):
         self.name = teacher.name if student is None else student.name
         self.encoder = None
         if features == "meld":
-            from .features import FeatureEncoder
+            from agents.features import FeatureEncoder
 
             self.encoder = FeatureEncoder()
         self.rows: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | None]] = []
@@ -179,7 +179,7 @@ class ImitationSettings:
 
 def _greedy_choice(obs: np.ndarray) -> np.ndarray:
     """Greedy's action in each row of ``"meld"`` features (they carry it as a one-hot plane)."""
-    from .features import FEATURE_LAYOUT
+    from agents.features import FEATURE_LAYOUT
 
     at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
     return obs[:, at : at + NUM_ACTIONS].astype(np.float32).argmax(axis=1)
@@ -200,7 +200,7 @@ def fit_imitation(
     """
     import torch
 
-    from .ppo import features_for_size
+    from agents.ppo import features_for_size
 
     s = settings
     meld = features_for_size(data.obs.shape[1]) == "meld"
