@@ -147,7 +147,7 @@ class ImitationData:
 
 @dataclass(frozen=True)
 class ImitationSettings:
-    """The knobs of :func:`fit_imitation` (``train.py``'s ``bc_*`` options)."""
+    """The knobs of :func:`fit_imitation` (the ``ppo`` recipe's ``bc_*`` knobs)."""
 
     epochs: int = 4
     lr: float = 1e-3

@@ -20,7 +20,7 @@ from .run import RunFolder
 
 @dataclass(frozen=True)
 class WarmStart:
-    """What the warm start plays and learns (``train.py``'s ``bc_*`` and ``dagger_*`` knobs)."""
+    """What the warm start plays and learns (the ``ppo`` recipe's ``bc_*`` and ``dagger_*`` knobs)."""
 
     games: int = 4000
     teacher: str = "greedy"
