@@ -26,7 +26,7 @@ LEGACY_RECIPE = "ppo"
 def usage(prog: str) -> str:
     """The command's help: how to call it and every recipe with its line."""
     lines = [f"usage: {prog} RECIPE [options]   ({prog} RECIPE --help: every knob of RECIPE)", "", "recipes:"]
-    lines += [f"  {r.name:<8} {r.summary}" for r in recipes.every()]
+    lines += [f"  {r.name:<8} {r.summary}" if isinstance(r, recipes.Recipe) else f"  {r}" for r in recipes.every()]
     return "\n".join(lines)
 
 

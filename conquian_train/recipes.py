@@ -34,29 +34,33 @@ class Recipe:
 
 
 def names() -> list[str]:
-    """The modules of the package, in order (each may declare a recipe)."""
-    return sorted(info.name for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]))
+    """The modules of the package that declare a recipe (a line ``RECIPE = Recipe(...)``), in order;
+    read from their source, so that listing the recipes imports none of them."""
+    folder = Path(__file__).resolve().parent
+    found = [info.name for info in pkgutil.iter_modules([str(folder)])]
+    return sorted(n for n in found if "\nRECIPE = Recipe(" in (folder / f"{n}.py").read_text(encoding="utf-8"))
 
 
 def find(name: str) -> Recipe:
     """The recipe called ``name``, or a ``ValueError`` naming the recipes there are."""
-    if name in names():
-        recipe = getattr(importlib.import_module(f"{__package__}.{name}"), "RECIPE", None)
-        if isinstance(recipe, Recipe):
-            if recipe.name != name:
-                raise ValueError(f"conquian_train.{name} declares the recipe {recipe.name!r}: a recipe is named "
-                                 "after its module")  # fmt: skip
-            return recipe
-    raise ValueError(f"unknown recipe {name!r}; recipes: {', '.join(r.name for r in every())}")
+    if name not in names():
+        raise ValueError(f"unknown recipe {name!r}; recipes: {', '.join(names())}")
+    recipe = getattr(importlib.import_module(f"{__package__}.{name}"), "RECIPE", None)
+    if not isinstance(recipe, Recipe) or recipe.name != name:
+        raise ValueError(f"conquian_train.{name}.RECIPE must be a Recipe named {name!r} (a recipe is named after "
+                         f"its module), got {recipe!r}")  # fmt: skip
+    return recipe
 
 
-def every() -> list[Recipe]:
-    """Every recipe of the package (each module is imported to read its ``RECIPE``)."""
-    found = []
+def every() -> list[Recipe | str]:
+    """Every recipe of the package; a recipe whose module cannot be imported (an optional dependency
+    missing) as a line saying so."""
+    found: list[Recipe | str] = []
     for name in names():
-        recipe = getattr(importlib.import_module(f"{__package__}.{name}"), "RECIPE", None)
-        if isinstance(recipe, Recipe):
-            found.append(recipe)
+        try:
+            found.append(find(name))
+        except ImportError as err:
+            found.append(f"{name}: cannot be loaded here ({err})")
     return found
 
 

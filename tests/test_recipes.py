@@ -35,13 +35,14 @@ EXIT_KNOBS = {
 
 
 def test_every_recipe_is_a_module_of_the_package_and_named_after_it():
-    found = {r.name: r for r in recipes.every()}
+    found = {r.name: r for r in recipes.every()}  # each module imports here (no optional dependency missing)
     assert set(found) == {"ppo", "exit", "belief"}
     assert found["ppo"].configs == (TrainConfig,) and found["exit"].configs == (ExItConfig,)
     assert found["belief"].configs == (GenerateConfig, FitConfig)
     assert all(recipes.find(name) is found[name] for name in found)
     with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, exit, ppo"):
         recipes.find("files")  # a module of the package that is no recipe
+    assert recipes.names() == ["belief", "exit", "ppo"]  # found in the sources: listing them imports none
 
 
 def test_the_command_lists_the_recipes_and_refuses_an_unknown_one(capsys):
