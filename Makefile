@@ -5,7 +5,8 @@
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   expert iteration's short preset (train.py exit, 4 rounds of 1000 games) into runs/default,
-#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe into runs/ppo
+#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe (train.py ppo)
+#              into runs/ppo; train.py RECIPE is conquian-train RECIPE (docs/training.md)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
 #              npm fetches the iframe-worker shim for the search from disk)
@@ -85,9 +86,9 @@ train: $(STAMP)
 
 train-ppo: $(STAMP)
 	if [ -f $(PPO_RUN)/checkpoints/latest.zip ]; then \
-		$(BIN)/python train.py --resume $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --resume $(PPO_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py --out $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --out $(PPO_RUN) $(TRAIN_ARGS); \
 	fi
 
 lint: $(STAMP)

@@ -9,18 +9,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.seeding import WARM_START_GAMES, derive_seed
 
+from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from .run import RunFolder
 
 
 @dataclass(frozen=True)
 class WarmStart:
-    """What the warm start plays and learns (``train.py``'s ``bc_*`` and ``dagger_*`` knobs)."""
+    """What the warm start plays and learns (the ``ppo`` recipe's ``bc_*`` and ``dagger_*`` knobs)."""
 
     games: int = 4000
     teacher: str = "greedy"

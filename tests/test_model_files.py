@@ -675,7 +675,7 @@ def _checkpoint_with_optimizer(tmp_path: Path, edit) -> tuple[Path, object]:
     ],
 )
 def test_restore_checks_the_optimizer_state(edit, message, tmp_path):
-    from agents.ppo import restore_checkpoint
+    from conquian_train.policy_files import restore_checkpoint
 
     path, model = _checkpoint_with_optimizer(tmp_path, edit)
     with pytest.raises(ModelFileError, match=message):
@@ -683,7 +683,7 @@ def test_restore_checks_the_optimizer_state(edit, message, tmp_path):
 
 
 def test_restore_takes_a_good_optimizer_state(tmp_path):
-    from agents.ppo import restore_checkpoint
+    from conquian_train.policy_files import restore_checkpoint
 
     path, model = _checkpoint_with_optimizer(tmp_path, lambda s: None)
     restore_checkpoint(model, path, "raw")
@@ -692,7 +692,8 @@ def test_restore_takes_a_good_optimizer_state(tmp_path):
 
 def test_snapshots_files_are_checked(tmp_path):
     pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL, load_policy, load_snapshots, save_snapshots
+    from agents.ppo import DEFAULT_MODEL, load_policy
+    from conquian_train.policy_files import load_snapshots, save_snapshots
 
     policy = load_policy(DEFAULT_MODEL)
     save_snapshots(tmp_path / "s.npz", [policy, policy])

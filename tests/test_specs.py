@@ -243,12 +243,13 @@ def _payload(folder, name):
 
 
 def _spec_fields(cls):
-    return [f.name for f in dataclasses.fields(cls) if f.metadata.get("spec")]
+    # sorted: the shared knobs (conquian_train.settings.RunSettings) come first in field order
+    return sorted(f.name for f in dataclasses.fields(cls) if f.metadata.get("spec"))
 
 
 def test_every_field_that_holds_bot_specs_is_declared():
-    assert _spec_fields(train.TrainConfig) == ["teacher", "bc_opponents", "opponents", "eval_opponents"]
-    assert _spec_fields(ExItConfig) == ["opponents", "eval_opponents"]
+    assert _spec_fields(train.TrainConfig) == ["bc_opponents", "eval_opponents", "opponents", "teacher"]
+    assert _spec_fields(ExItConfig) == ["eval_opponents", "opponents"]
 
 
 @pytest.mark.parametrize(
@@ -310,7 +311,8 @@ BAD_VALUES = [
     ("ppo", "total_steps", 2**64, "total_steps must be a positive integer below 2**63"),
     ("ppo", "opponents", "greedy", "opponents must be a list of bot specs, got 'greedy'"),
     ("ppo", "net_arch", [64, "64"], "net_arch must be a list of integers, got [64, '64']"),
-    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', 'subproc' or 'dummy', got 'gpu'"),
+    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', got 'gpu'"),
+    ("ppo", "vec_env", "subproc", "vec_env must be 'batched', got 'subproc'"),  # the per-game paths are gone
     ("ppo", "lr", 0.1, "unknown config keys ['lr']"),
     ("exit", "lr", "fast", "lr must be a number > 0, got 'fast'"),
     ("exit", "rounds", [5], "rounds must be a positive integer, got [5]"),

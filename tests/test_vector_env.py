@@ -159,7 +159,8 @@ def test_self_play_puts_the_learner_in_both_seats():
     from stable_baselines3.common.vec_env import VecMonitor
 
     from agents.batched import BatchRandom
-    from conquian_env.sb3 import ConquianVecEnv, LearnerOpponent, SelfPlay
+    from conquian_env.sb3 import ConquianVecEnv
+    from conquian_train.selfplay import LearnerOpponent, SelfPlay
 
     class Counting(BatchRandom):
         calls = 0
@@ -183,6 +184,9 @@ def test_self_play_puts_the_learner_in_both_seats():
         from stable_baselines3.common.env_util import make_vec_env
 
         MaskablePPO("MlpPolicy", make_vec_env("CartPole-v1", 1), n_steps=32).learn(64, callback=SelfPlay())
+    # the old home names the new one (the environment imports nothing of the training package)
+    with pytest.raises(ImportError, match="conquian_env.sb3.SelfPlay moved to conquian_train.selfplay"):
+        from conquian_env.sb3 import SelfPlay as _  # noqa: F401
 
 
 def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
