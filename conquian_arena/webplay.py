@@ -2,7 +2,7 @@
 
 Usage::
 
-    conquian-play --web --opponent greedy [--port 8000] [--host 127.0.0.1] [--seed N] [--forcing]
+    conquian-play --web --opponent greedy [--port 8000] [--host 127.0.0.1] [--seed N] [--RULE ...]
                   [--first you|bot] [--seat 0|1] [--auto-pass] [--save FILE] [--open]
 
 serves a page at ``http://127.0.0.1:8000/`` (only this machine can reach it unless
@@ -57,6 +57,7 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
+from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import game_number_seed
 from conquian_env.view import PlayerView
 
@@ -152,13 +153,13 @@ class WebGame(HumanGame):
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        forcing: bool = False,
+        rules: Rules = STANDARD,
         auto_pass: bool = False,
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
     ):
-        super().__init__(opponent, seed=seed, seat=seat, first=first, forcing=forcing)
+        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
@@ -176,10 +177,10 @@ class WebGame(HumanGame):
             "bot": self.bot_name,
             "opponent": opponent,
             "seed": None,  # told when the game is over: the seed gives away the whole deal
-            "forcing": forcing,
+            "rules": rules.name,
             "game": number,
         }
-        start = new_game(hands=self.hands, stock=self.stock, first=self.first, forcing=self.forcing)
+        start = new_game(hands=self.hands, stock=self.stock, first=self.first, rules=self.rules)
         self._snap.update(_table(PlayerView(start, seat), self.names), legal=[], back="", error="", question="", log=[])
         self._thread = threading.Thread(target=self._run, name="conquian-web-game", daemon=True)
 
@@ -379,12 +380,12 @@ class PlayServer:
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        forcing: bool = False,
+        rules: Rules = STANDARD,
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
     ):
         self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
-        self.forcing, self.auto_pass, self.first = forcing, auto_pass, first
+        self.rules, self.auto_pass, self.first = rules, auto_pass, first
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -403,7 +404,7 @@ class PlayServer:
             seed,
             seat=self.seat,
             first=self.first,
-            forcing=self.forcing,
+            rules=self.rules,
             auto_pass=self.auto_pass,
             save=self.save,
             on_saved=self.played.append,
@@ -563,7 +564,7 @@ def serve(
     seed: int | None = None,
     seat: int = 0,
     first: str = "you",
-    forcing: bool = False,
+    rules: Rules = STANDARD,
     auto_pass: bool = False,
     save: str | Path | None = None,
     host: str = "127.0.0.1",
@@ -581,7 +582,7 @@ def serve(
         return 2
     try:
         server = PlayServer(
-            opponent, seed=seed, seat=seat, first=first, forcing=forcing, auto_pass=auto_pass, save=save or DEFAULT_SAVE
+            opponent, seed=seed, seat=seat, first=first, rules=rules, auto_pass=auto_pass, save=save or DEFAULT_SAVE
         )
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))

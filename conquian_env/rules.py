@@ -36,6 +36,7 @@ __all__ = [
     "from_arguments",
     "resolve",
     "rules_of_record",
+    "upgrade_record",
 ]
 
 
@@ -136,16 +137,26 @@ def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) ->
     return dataclasses.replace(rules, **fields)
 
 
+#: the key that records and tournament configs written before the rules object held the variant in
+LEGACY_KEY = "forcing"
+
+
+def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a game record or tournament config, as read) in today's form: an older file's
+    ``forcing`` key becomes ``"rules": {"forcing": value}`` in its place; anything else is
+    returned as it is (its checks name what is wrong)."""
+    if not isinstance(data, dict) or LEGACY_KEY not in data or "rules" in data:
+        return data
+    return {("rules" if k == LEGACY_KEY else k): ({LEGACY_KEY: v} if k == LEGACY_KEY else v) for k, v in data.items()}
+
+
 def rules_of_record(data: Mapping[str, Any], where: str = "record") -> Rules:
     """The rules a record or tournament config was played by: its ``rules`` object, or the
     ``forcing`` flag that records and configs written before the rules object carried."""
-    if "rules" in data:
-        if "forcing" in data:
-            raise ValueError(f"{where}: both 'rules' and the older 'forcing' field; keep one")
-        return Rules.from_dict(data["rules"], f"{where}: 'rules'")
-    if "forcing" in data:
-        return Rules.from_dict({"forcing": data["forcing"]}, where)
-    raise ValueError(f"{where}: missing field 'rules'")
+    data = upgrade_record(dict(data))
+    if "rules" not in data:
+        raise ValueError(f"{where}: missing field 'rules'")
+    return Rules.from_dict(data["rules"], f"{where}: 'rules'")
 
 
 def add_arguments(parser: argparse.ArgumentParser | Any, boolean_optional: bool = False) -> None:
