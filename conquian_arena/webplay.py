@@ -57,7 +57,7 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
-from conquian_env.rules import STANDARD, Rules
+from conquian_env.rules import Rules, resolve
 from conquian_env.seeding import game_number_seed
 from conquian_env.view import PlayerView
 
@@ -153,13 +153,14 @@ class WebGame(HumanGame):
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        rules: Rules = STANDARD,
+        rules: Rules | None = None,
         auto_pass: bool = False,
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
+        **rule_fields: bool,
     ):
-        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules)
+        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules, **rule_fields)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
@@ -177,7 +178,7 @@ class WebGame(HumanGame):
             "bot": self.bot_name,
             "opponent": opponent,
             "seed": None,  # told when the game is over: the seed gives away the whole deal
-            "rules": rules.name,
+            "rules": self.rules.name,
             "game": number,
         }
         start = new_game(hands=self.hands, stock=self.stock, first=self.first, rules=self.rules)
@@ -380,12 +381,13 @@ class PlayServer:
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        rules: Rules = STANDARD,
+        rules: Rules | None = None,
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
+        **rule_fields: bool,
     ):
         self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
-        self.rules, self.auto_pass, self.first = rules, auto_pass, first
+        self.rules, self.auto_pass, self.first = resolve(rules, **rule_fields), auto_pass, first
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -564,13 +566,14 @@ def serve(
     seed: int | None = None,
     seat: int = 0,
     first: str = "you",
-    rules: Rules = STANDARD,
+    rules: Rules | None = None,
     auto_pass: bool = False,
     save: str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     open_browser: bool = False,
     output: Callable[[str], Any] = print,
+    **rule_fields: bool,
 ) -> int:
     """``conquian-play --web``: serve the play page until Ctrl-C; returns the exit status (2: a
     bad option, a bot that cannot be built, no Flask, a port that cannot be listened on).
@@ -582,7 +585,13 @@ def serve(
         return 2
     try:
         server = PlayServer(
-            opponent, seed=seed, seat=seat, first=first, rules=rules, auto_pass=auto_pass, save=save or DEFAULT_SAVE
+            opponent,
+            seed=seed,
+            seat=seat,
+            first=first,
+            rules=resolve(rules, **rule_fields),
+            auto_pass=auto_pass,
+            save=save or DEFAULT_SAVE,
         )
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))

@@ -47,7 +47,7 @@ from .actions import (
 )
 from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
-from .rules import Rules, resolve
+from .rules import Rules, resolve, rule_attributes
 
 HAND_SIZE = 10
 #: random re-deals tried by ``determinize`` before it deals a completing meld directly
@@ -164,6 +164,7 @@ _SHARED_FIELDS = tuple(f.name for f in FIELDS if f.kind != PAIR)
 _LIST_FIELDS = tuple(f.name for f in FIELDS if f.kind == PAIR)
 
 
+@rule_attributes
 class GameState:
     """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
 
@@ -209,11 +210,6 @@ class GameState:
     def current_player(self) -> int:
         """Player to decide now (0 or 1); -1 once the game is over."""
         return -1 if self.phase == GAME_OVER else self.player
-
-    @property
-    def forcing(self) -> bool:
-        """``rules.forcing``: the forcing variant is on."""
-        return self.rules.forcing
 
     @property
     def stock_left(self) -> int:

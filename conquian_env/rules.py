@@ -35,6 +35,7 @@ __all__ = [
     "add_arguments",
     "from_arguments",
     "resolve",
+    "rule_attributes",
     "rules_of_record",
     "upgrade_record",
 ]
@@ -135,6 +136,16 @@ def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) ->
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)} (rule fields: {Rules.field_names()})")
     return dataclasses.replace(rules, **fields)
+
+
+def rule_attributes(cls: type) -> type:
+    """Class decorator: one read-only attribute per rule field, read from ``self.rules``
+    (``env.forcing`` is ``env.rules.forcing``), as the classes had before the rules object."""
+    for name in Rules.field_names():
+        if name not in cls.__dict__:
+            getter = lambda self, name=name: getattr(self.rules, name)  # noqa: E731
+            setattr(cls, name, property(getter, doc=f"``rules.{name}`` (read-only: set ``rules``)."))
+    return cls
 
 
 #: the key that records and tournament configs written before the rules object held the variant in

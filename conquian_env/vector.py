@@ -51,7 +51,7 @@ from .game import (
 )
 from .layout import KERNEL_ROW
 from .observation import OBS_SIZE
-from .rules import Rules, resolve
+from .rules import Rules, resolve, rule_attributes
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
@@ -132,6 +132,7 @@ def _check_deals(deals: Any, n: int) -> np.ndarray:
     return arr
 
 
+@rule_attributes
 class VectorGame:
     """``num_games`` Conquian games advanced in lockstep (see the module docstring).
 

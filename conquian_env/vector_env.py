@@ -318,7 +318,16 @@ _RESET_OPTIONS = ("hands", "stock")
 #: what :meth:`ConquianVectorEnv.call` answers with one value per game, beside ``action_masks``
 #: and ``set_opponent``: the learner's seat and game, and the settings every game shares
 _PER_GAME = ("seat", "game")
-_SHARED = ("opponent", "fixed_seat", "rules", "illegal_action", "render_mode", "observation_space", "action_space")
+_SHARED = (
+    "opponent",
+    "fixed_seat",
+    "rules",
+    *Rules.field_names(),  # each rule field too (get_attr("forcing")), as before the rules object
+    "illegal_action",
+    "render_mode",
+    "observation_space",
+    "action_space",
+)
 
 
 class ConquianVectorEnv(gymnasium.vector.VectorEnv):
@@ -486,8 +495,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         ``"action_masks"`` (each game's ``(85,)`` bool mask), ``"set_opponent"`` (swaps the
         one opponent of every game; ``None`` per game), ``"seat"``, ``"game"`` (a
         :class:`~conquian_env.game.GameState` copy) and the settings every game shares
-        (``opponent``, ``fixed_seat``, ``rules``, ``illegal_action``, ``render_mode``,
-        ``observation_space``, ``action_space``: the single game's spaces)."""
+        (``opponent``, ``fixed_seat``, ``rules`` and each of its fields, ``illegal_action``,
+        ``render_mode``, ``observation_space``, ``action_space``: the single game's spaces)."""
         n = self.num_envs
         if name == "action_masks":
             return tuple(self.action_masks(*args, **kwargs))
@@ -509,6 +518,7 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
             "opponent": self.core.opponent,
             "fixed_seat": self.core.fixed_seat,
             "rules": self.games.rules,
+            **self.games.rules.to_dict(),
             "illegal_action": self.core.illegal_action,
             "render_mode": self.render_mode,
             "observation_space": self.single_observation_space,
