@@ -86,7 +86,6 @@ from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
 from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
 from conquian_env.rules import add_arguments as rule_arguments
-from conquian_env.rules import from_arguments as rules_from_arguments
 from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
 from . import runfiles, worker
@@ -201,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
         if meta.get("positional"):
             parser.add_argument(f.name, nargs="+", help=text)
             continue
-        if meta.get("rules"):  # one --FIELD / --no-FIELD flag per rule field (main gathers them)
-            rule_arguments(parser, boolean_optional=True)
+        if meta.get("rules"):  # one --FIELD / --no-FIELD flag per rule field, gathered into one Rules
+            rule_arguments(parser, boolean_optional=True, dest=f.name)
             continue
         flags = meta.get("flags", ("--" + f.name.replace("_", "-"),))
         kw: dict[str, Any] = {"dest": f.name, "default": default}
@@ -850,9 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line (the knobs of :class:`TournamentConfig`); returns the exit status:
     0 done, 2 a bad command line or bot spec, 130 interrupted (the games played are kept)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    knobs = {k: v for k, v in vars(args).items() if k not in Rules.field_names()}
-    options = TournamentConfig(**knobs, rules=rules_from_arguments(args))
+    options = TournamentConfig(**vars(parser.parse_args(argv)))
     try:
         summary = run_tournament(options, verbose=True)
     except SpecError as err:

@@ -170,12 +170,37 @@ def rules_of_record(data: Mapping[str, Any], where: str = "record") -> Rules:
     return Rules.from_dict(data["rules"], f"{where}: 'rules'")
 
 
-def add_arguments(parser: argparse.ArgumentParser | Any, boolean_optional: bool = False) -> None:
+class _RuleFlag(argparse.Action):
+    """``--FIELD`` (and ``--no-FIELD``) folded into one :class:`Rules` at ``dest``."""
+
+    def __init__(self, option_strings: list[str], dest: str, field_name: str, **kw: Any):
+        super().__init__(option_strings, dest, nargs=0, **kw)
+        self.field_name = field_name
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None):
+        on = not (option_string or "").startswith("--no-")
+        setattr(namespace, self.dest, resolve(getattr(namespace, self.dest, None), **{self.field_name: on}))
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser | Any, boolean_optional: bool = False, dest: str | None = None
+) -> None:
     """One flag per rule field (``--forcing``), its help the field's.  ``boolean_optional``
-    adds the ``--no-`` form too (the tournament's knobs have it)."""
+    adds the ``--no-`` form too (the tournament's knobs have it).  With ``dest`` the flags
+    gather into one :class:`Rules` there (default :data:`STANDARD`); without it each field
+    has its own (:func:`from_arguments` gathers them)."""
     for f in dataclasses.fields(Rules):
-        action = argparse.BooleanOptionalAction if boolean_optional else "store_true"
-        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action=action, help=f.metadata["help"])
+        flags = ["--" + f.name.replace("_", "-")]
+        if boolean_optional:
+            flags.append("--no-" + f.name.replace("_", "-"))
+        if dest is not None:
+            parser.add_argument(
+                *flags, dest=dest, action=_RuleFlag, field_name=f.name, default=STANDARD, help=f.metadata["help"]
+            )
+        elif boolean_optional:
+            parser.add_argument(flags[0], dest=f.name, action=argparse.BooleanOptionalAction, help=f.metadata["help"])
+        else:
+            parser.add_argument(flags[0], dest=f.name, action="store_true", help=f.metadata["help"])
 
 
 def from_arguments(args: argparse.Namespace) -> Rules:
