@@ -21,7 +21,7 @@ from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
 from conquian_env.observation import action_mask, encode
-from conquian_env.rules import STANDARD, Rules, resolve
+from conquian_env.rules import Rules, resolve
 from conquian_env.seeding import seat_seed
 
 from .record import GameRecord
@@ -43,7 +43,7 @@ def play_game(
     hands: list[list[str]],
     stock: list[str],
     first: int = 0,
-    rules: Rules = STANDARD,
+    rules: Rules | None = None,
     seed: int | None = None,
     on_move: MoveObserver | None = None,
     **rule_fields: bool,

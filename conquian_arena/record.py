@@ -27,7 +27,7 @@ from typing import Any
 
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.game import GameState, IllegalActionError, new_game
-from conquian_env.rules import Rules, upgrade_record
+from conquian_env.rules import Rules, rules_of_record, upgrade_record
 
 #: the fields a record must have to be replayed
 REQUIRED_FIELDS = ("hands", "stock", "first", "rules", "players", "actions")
@@ -65,7 +65,7 @@ class GameRecord:
         if missing:
             raise ValueError(f"game record lacks field(s) {missing}")
         kept = {k: v for k, v in data.items() if k in names}
-        kept["rules"] = Rules.from_dict(kept["rules"], "game record: 'rules'")
+        kept["rules"] = rules_of_record(data, "game record")
         return cls(**kept)
 
     def replay(self) -> list[GameState]:
@@ -139,7 +139,7 @@ def check_record(data: Any) -> str | None:
     """Why ``data`` is not a game record, or None when its fields have the right shape."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {type(data).__name__}"
-    data = upgrade_record(data)
+    data = upgrade_record(data)  # a record written before the rules object: its flag as rules
     missing = [k for k in REQUIRED_FIELDS if k not in data]
     if missing:
         return f"missing field(s) {', '.join(missing)}"
@@ -151,7 +151,7 @@ def check_record(data: Any) -> str | None:
     if data["first"] not in (0, 1) or isinstance(data["first"], bool):
         return f"'first' must be 0 or 1, got {data['first']!r}"
     try:
-        Rules.from_dict(data["rules"], "'rules'")
+        rules_of_record(data, "the record")
     except ValueError as err:
         return str(err)
     if not (isinstance(players, list) and len(players) == 2):
@@ -210,7 +210,7 @@ def replay_states(game: RecordedGame) -> tuple[list[GameState], list[int]]:
     """
     data = upgrade_record(game.data)
     try:
-        rules = Rules.from_dict(data["rules"], "'rules'")
+        rules = rules_of_record(data, "the record")
         state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], rules=rules)
     except ValueError as err:
         raise ReplayError(f"game {game.index} (line {game.line}): impossible deal: {err}") from None

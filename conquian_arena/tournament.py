@@ -296,7 +296,7 @@ def play_pair(
     games: int,
     seed: int,
     *,
-    rules: Rules = STANDARD,
+    rules: Rules | None = None,
     jobs: int = 1,
     a_batch: Any = None,
     **rule_fields: bool,
@@ -742,8 +742,9 @@ def run_tournament(
         options = dataclasses.replace(options, **knobs)
     else:
         options = TournamentConfig(specs=[options] if isinstance(options, str) else list(options), **knobs)
-    if rule_fields:
-        options = dataclasses.replace(options, rules=resolve(options.rules, **rule_fields))
+    if rule_fields:  # on rules= they must agree with it (resolve); on a TournamentConfig they change it, as knobs do
+        rules = resolve(options.rules, **rule_fields) if "rules" in knobs else options.rules.replace(**rule_fields)
+        options = dataclasses.replace(options, rules=rules)
     options.validate()
     config = make_config(options)
     if options.anchor is not None and options.anchor not in config["labels"]:

@@ -108,7 +108,8 @@ class Rules:
         return cls(**data)
 
     def replace(self, **changes: Any) -> Rules:
-        return resolve(self, **changes)
+        """These rules with some fields changed (each checked as the constructor does)."""
+        return dataclasses.replace(self, **changes)
 
 
 #: the bit of each variant in :attr:`Rules.flags`, in field order
@@ -121,9 +122,11 @@ FORCING = Rules(forcing=True)
 
 def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) -> Rules:
     """The rules an API was given: ``rules`` (a :class:`Rules`, a mapping of its fields, or
-    None for :data:`STANDARD`) with any field given as a keyword on top, the shortcut that
-    ``env(forcing=True)``, ``new_game(..., forcing=True)`` and the other public entry points
-    take.  A keyword that is not a field is refused by name."""
+    None for :data:`STANDARD`) or its fields as keywords, the shortcut that ``env(forcing=True)``,
+    ``new_game(..., forcing=True)`` and the other public entry points take.  Both at once must
+    agree (``rules=FORCING, forcing=False`` is refused: say one thing once); a keyword that is
+    not a field is refused by name."""
+    given = rules is not None
     if rules is None:
         rules = STANDARD
     elif isinstance(rules, Mapping):
@@ -135,7 +138,11 @@ def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) ->
     unknown = sorted(set(fields) - set(Rules.field_names()))
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)} (rule fields: {Rules.field_names()})")
-    return dataclasses.replace(rules, **fields)
+    asked = dataclasses.replace(rules, **fields)  # checks the keywords' values
+    if given and asked != rules:
+        clash = ", ".join(f"{n}={v!r}" for n, v in fields.items() if getattr(rules, n) != v)
+        raise ValueError(f"rules={rules!r} and {clash} disagree: give the rules once (rules= or its fields)")
+    return asked
 
 
 def rule_attributes(cls: type) -> type:
@@ -154,8 +161,9 @@ LEGACY_KEY = "forcing"
 
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a game record or tournament config, as read) in today's form: an older file's
-    ``forcing`` key becomes ``"rules": {"forcing": value}`` in its place; anything else is
-    returned as it is (its checks name what is wrong)."""
+    ``forcing`` key becomes ``"rules": {"forcing": value}`` in its place; anything else (one
+    with both keys too) is returned as it is: the checks of what reads it name what is wrong
+    (:func:`rules_of_record` refuses both keys at once)."""
     if not isinstance(data, dict) or LEGACY_KEY not in data or "rules" in data:
         return data
     return {("rules" if k == LEGACY_KEY else k): ({LEGACY_KEY: v} if k == LEGACY_KEY else v) for k, v in data.items()}
@@ -164,6 +172,10 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
 def rules_of_record(data: Mapping[str, Any], where: str = "record") -> Rules:
     """The rules a record or tournament config was played by: its ``rules`` object, or the
     ``forcing`` flag that records and configs written before the rules object carried."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} must be a JSON object, got {type(data).__name__}")
+    if "rules" in data and LEGACY_KEY in data:
+        raise ValueError(f"{where} holds both 'rules' and the older '{LEGACY_KEY}' (a record has one of them)")
     data = upgrade_record(dict(data))
     if "rules" not in data:
         raise ValueError(f"{where}: missing field 'rules'")
@@ -179,7 +191,8 @@ class _RuleFlag(argparse.Action):
 
     def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None):
         on = not (option_string or "").startswith("--no-")
-        setattr(namespace, self.dest, resolve(getattr(namespace, self.dest, None), **{self.field_name: on}))
+        current = getattr(namespace, self.dest, None) or STANDARD
+        setattr(namespace, self.dest, current.replace(**{self.field_name: on}))  # the last flag of a field wins
 
 
 def add_arguments(

@@ -62,7 +62,10 @@ class Conquian(core.Env):
 
     def __init__(self, *, rules: Rules | None = None, first: int | str = 0, **rule_fields: bool):
         super().__init__()
-        rules = resolve(rules, **rule_fields)
+        try:
+            rules = resolve(rules, **rule_fields)
+        except ValueError as err:  # a bad rule value is a TypeError here, as it always was
+            raise TypeError(str(err)) from None
         if isinstance(first, bool) or first not in _FIRST_CHOICES:
             raise ValueError(f"first must be 0, 1 or 'random', got {first!r}")
         self.rules = rules

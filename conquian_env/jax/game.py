@@ -31,7 +31,7 @@ from pgx._src.struct import dataclass
 from .. import actions as _actions
 from .. import game as _game
 from .. import observation as _observation
-from ..rules import STANDARD, Rules
+from ..rules import Rules, resolve
 from .melds import card_words, cards_words, count, meld_search, words_to_bools
 
 OFFER, MELD, DISCARD, FORCE_DECISION, GAME_OVER = (
@@ -163,13 +163,13 @@ def _after_refusal(state: State, p: jax.Array) -> State:
     return _select(passes, to_opponent, _select(empty, drawn, turned))
 
 
-def as_rules(rules: Rules | bool) -> Rules:
-    """``rules``, or the rules of the older ``forcing`` flag when it is a bool."""
+def as_rules(rules: Rules | bool | None = None, **rule_fields: bool) -> Rules:
+    """The rules a function was given: ``rules`` (None: the standard game), its fields as
+    keywords (:func:`conquian_env.rules.resolve`), or a bare bool, the older positional
+    ``forcing`` flag."""
     if isinstance(rules, (bool, np.bool_)):
-        return Rules(forcing=bool(rules))
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a conquian_env.rules.Rules, got {rules!r}")
-    return rules
+        rules = Rules(forcing=bool(rules))
+    return resolve(rules, **rule_fields)
 
 
 def _select(cond: jax.Array, a: State, b: State) -> State:
@@ -242,7 +242,7 @@ def _forfeit(state: State) -> State:
     return state.replace(_winner=1 - state.current_player, _phase=jnp.int32(GAME_OVER), _chosen=_NO_CARDS)
 
 
-def apply(state: State, action: jax.Array, rules: Rules | bool = STANDARD) -> State:
+def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> State:
     """Play ``action`` for the player to move; an illegal action loses the game for them.
 
     Sets the new legal mask, ``terminated`` and the rewards of this step (+1 / -1 to the
@@ -251,7 +251,7 @@ def apply(state: State, action: jax.Array, rules: Rules | bool = STANDARD) -> St
     """
     action = jnp.asarray(action, jnp.int32)
     ok = (action >= 0) & (action < NUM_ACTIONS) & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-    state = _with_legal(_select(ok, _play(state, action, as_rules(rules)), _forfeit(state)))
+    state = _with_legal(_select(ok, _play(state, action, as_rules(rules, **rule_fields)), _forfeit(state)))
     over = state._phase == GAME_OVER
     winner = state._winner
     rewards = jnp.where(winner == 0, jnp.float32([1.0, -1.0]), jnp.float32([-1.0, 1.0]))
@@ -259,9 +259,9 @@ def apply(state: State, action: jax.Array, rules: Rules | bool = STANDARD) -> St
     return state.replace(rewards=rewards, terminated=over)
 
 
-def observe(state: State, player: jax.Array, rules: Rules | bool = STANDARD) -> jax.Array:
+def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
     """The observation of ``player``: :func:`conquian_env.observation.encode` as bools (456,)."""
-    variant = as_rules(rules).forcing
+    variant = as_rules(rules, **rule_fields).forcing
     pl = jnp.asarray(player, jnp.int32)
     opp = 1 - pl
     face = state._face
@@ -301,7 +301,7 @@ def _mask_of(words: Any) -> int:
     return int(w[0]) | int(w[1]) << 20
 
 
-def to_game_state(state: State, rules: Rules | bool = STANDARD) -> _game.GameState:
+def to_game_state(state: State, rules: Rules | bool | None = None, **rule_fields: bool) -> _game.GameState:
     """The scalar :class:`~conquian_env.game.GameState` of one (un-batched) JAX state."""
     g = _game._new_blank()
     g.hands = [_mask_of(state._hands[0]), _mask_of(state._hands[1])]
@@ -320,7 +320,7 @@ def to_game_state(state: State, rules: Rules | bool = STANDARD) -> _game.GameSta
     g.phase = int(state._phase)
     g.winner = int(state._winner)
     g.forced = bool(state._forced)
-    g.rules = as_rules(rules)
+    g.rules = as_rules(rules, **rule_fields)
     g.move_count = int(state._step_count)
     g._mask = -1
     return g
