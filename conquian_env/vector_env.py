@@ -322,7 +322,7 @@ _SHARED = (
     "opponent",
     "fixed_seat",
     "rules",
-    *Rules.field_names(),  # each rule field too (get_attr("forcing")), as before the rules object
+    *Rules.field_names(),  # each rule field too, as get_attr answered before the rules object
     "illegal_action",
     "render_mode",
     "observation_space",
