@@ -36,6 +36,7 @@ from gymnasium import spaces
 
 from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
+from conquian_env.rules import Rules
 from conquian_env.seeding import POOL_DRAWS, pool_bot_seed, pool_member_seed, stream_rng
 from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
@@ -428,7 +429,7 @@ def play_batch(
     a_seats: np.ndarray,
     *,
     first: int = 0,
-    forcing: bool = False,
+    rules: Rules | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Play ``len(deals)`` games at once between two batched bots.
 
@@ -441,7 +442,7 @@ def play_batch(
     a_seats = np.asarray(a_seats, dtype=np.int64)
     if a_seats.shape != (n,) or ((a_seats != 0) & (a_seats != 1)).any():
         raise ValueError(f"a_seats must hold a seat, 0 or 1, for each of the {n} games")
-    games = VectorGame(n, forcing=forcing, first=first, observations=False)
+    games = VectorGame(n, rules=rules, first=first, observations=False)
     games.reset(deals=deals)
     rows_all = np.arange(n)
     for bot in (bot_a, bot_b):

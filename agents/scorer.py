@@ -6,7 +6,7 @@ that discarding the 7 of clubs and the 7 of hearts are alike.  The scorer instea
 each *candidate* by the cards it touches and runs one shared multilayer perceptron over
 every candidate of the position; the highest score is played.  It decides the offers (take
 or refuse the face-up card) and the discards, where the search's edge over greedy lies; the
-meld phase (laying down the cards of a take) and the forcing variant's force decision are
+meld phase (laying down the cards of a take) and the force decision of RULES.md section 7 are
 greedy's, as in the expert-iteration labels it learns from (:mod:`conquian_train.exit`).
 
 Inputs of a candidate (:func:`candidate_features`, all from the ``"meld"`` feature vector of

@@ -102,7 +102,7 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
     row[E.PHASE] = view.phase
     row[E.WINNER] = -1
     row[E.FORCED] = int(view.forced)
-    row[E.FORCING] = int(view.forcing)
+    row[E.RULES] = view.rules.flags
     row[E.MOVES] = view.move_count
     row[E.SPOS] = E.STOCK_SIZE - view.stock_left
     pool = np.array(cards_of(view.unseen()), dtype=np.int64)

@@ -16,7 +16,8 @@ Options of ``env()`` / ``raw_env()``:
 
 * ``render_mode``: ``"ansi"`` (``render()`` returns the table as a string), ``"human"``
   (prints it) or ``None``.
-* ``forcing``: the forcing variant of RULES.md section 7 (default off).
+* ``rules``: the :class:`~conquian_env.rules.Rules` of the games (default the standard game);
+  any of its fields works as a keyword shortcut (docs/environment.md, "Rule variants").
 * ``illegal_action``: ``"penalize"`` (default, PettingZoo classic convention: the
   offender loses the game with -1, the opponent gets +1, a warning is issued and
   ``infos[agent]["illegal_action"]`` is set) or ``"raise"`` (``IllegalActionError``
@@ -56,6 +57,7 @@ from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
+from .rules import Rules, resolve, rule_attributes
 
 AGENTS = ("player_0", "player_1")
 _ILLEGAL_MODES = ("penalize", "raise")
@@ -130,6 +132,7 @@ def parallel_env(**kwargs: Any) -> ParallelEnv:
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
+@rule_attributes
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     """Conquian AEC environment without wrappers.  See the module docstring."""
 
@@ -145,25 +148,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     def __init__(
         self,
         render_mode: str | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         illegal_action: str = "penalize",
         numeric_infos: bool = False,
+        **rule_fields: bool,
     ):
+        rules = resolve(rules, **rule_fields)
         EzPickle.__init__(
-            self, render_mode=render_mode, forcing=forcing, illegal_action=illegal_action, numeric_infos=numeric_infos
+            self, render_mode=render_mode, rules=rules, illegal_action=illegal_action, numeric_infos=numeric_infos
         )
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if illegal_action not in _ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be one of {_ILLEGAL_MODES}, got {illegal_action!r}")
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
         if not isinstance(numeric_infos, (bool, np.bool_)):
             raise ValueError(f"numeric_infos must be True or False, got {numeric_infos!r}")
         self.numeric_infos = bool(numeric_infos)
         self.render_mode = render_mode
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.illegal_action = illegal_action
         self.possible_agents = list(AGENTS)
         self.agents = []
@@ -214,9 +217,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         first = options.get("first", 0)
         hands, stock = options.get("hands"), options.get("stock")
         if hands is not None or stock is not None:  # a stacked deal ({"hands": None} is no deal)
-            game = new_game(hands=hands, stock=stock, first=first, forcing=self.forcing)
+            game = new_game(hands=hands, stock=stock, first=first, rules=self.rules)
         else:
-            game = new_game(rng, first=first, forcing=self.forcing)
+            game = new_game(rng, first=first, rules=self.rules)
         self._np_random = rng
         self.game = game
         self.agents = list(AGENTS)

@@ -45,6 +45,7 @@ from typing import Any
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
 from .game import FIELD_WIDTH, FIELDS, STOCK, STOCK_SIZE
+from .rules import FLAG_BITS
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
@@ -334,7 +335,8 @@ def feature_set_of_model(stamp: Mapping[str, Any] | None, input_size: int, *, wh
 # ---------------------------------------------------------------- the kernels' constants
 def kernel_constants() -> dict[str, int]:
     """The layout constants the compiled kernels (``conquian_env/kernels.py``) need, in order:
-    the row's columns (``H0`` ... ``STOCK0``, ``NUM_COLUMNS``) and the observation's offsets
+    the row's columns (``H0`` ... ``STOCK0``, ``NUM_COLUMNS``), the bits of the ``RULES`` column
+    (``RULE_FORCING`` ..., :data:`conquian_env.rules.FLAG_BITS`) and the observation's offsets
     (``OBS_SIZE``, ``O_OWN_MELD`` ...)."""
     row, obs = KERNEL_ROW.offsets, OBSERVATION.offsets
     return {
@@ -356,7 +358,8 @@ def kernel_constants() -> dict[str, int]:
         "PHASE": row["phase"],
         "WINNER": row["winner"],
         "FORCED": row["forced"],
-        "FORCING": row["forcing"],
+        "RULES": row["rules"],
+        **{"RULE_" + name.upper(): bit for name, bit in FLAG_BITS.items()},  # the bits of RULES
         "MOVES": row["move_count"],
         "SPOS": row["stock_pos"],
         "LCARDS": row["legal_cards"],

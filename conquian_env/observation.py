@@ -57,6 +57,7 @@ from .game import (
     GameState,
 )
 from .layout import OBSERVATION, STATE
+from .rules import Rules
 
 #: (name, start, length, description) of each part of the observation vector: the rows of
 #: :data:`conquian_env.layout.OBSERVATION`, where the pieces are declared
@@ -82,7 +83,6 @@ _PHASE = OBS_AT["phase"]
 _SOURCE = OBS_AT["source"]
 _PASSED = OBS_AT["passed"]
 _FORCED = OBS_AT["forced"]
-_FORCING = OBS_AT["forcing"]
 PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
 SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
 
@@ -126,9 +126,13 @@ def observation_bits(state: GameState, player: int) -> int:
         bits |= 1 << _SOURCE
     if state.forced and phase == MELD:
         bits |= 1 << _FORCED
-    if state.forcing:
-        bits |= 1 << _FORCING
-    return bits
+    return bits | rules_bits(state.rules)
+
+
+def rules_bits(rules: Rules, at: Any = OBS_AT) -> int:
+    """The bits that the game's rules set: each variant that is on sets the 1-wide piece named
+    after it (in :data:`OBS_AT`, or the offsets ``at`` of another layout such as the state's)."""
+    return sum(1 << at[name] for name, on in rules.to_dict().items() if on)
 
 
 def bits_to_array(bits: int, length: int) -> np.ndarray:
@@ -212,8 +216,7 @@ def encode_state(state: GameState) -> np.ndarray:
         bits |= 1 << at["source"]
     if state.forced and state.phase == MELD:
         bits |= 1 << at["forced"]
-    if state.forcing:
-        bits |= 1 << at["forcing"]
+    bits |= rules_bits(state.rules, at)
     if state.winner >= 0:
         bits |= 1 << (at["winner"] + state.winner)
     out = bits_to_array(bits, STATE_SIZE).copy()

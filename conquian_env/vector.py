@@ -14,7 +14,7 @@ The rules run in compiled code (numba, nopython, cached on disk): ``import conqu
 does not need numba, this module does (``pip install conquian-env[fast]``).  Everything
 is exactly the scalar engine (:mod:`conquian_env.game`): the same masks, the same
 observations (:mod:`conquian_env.observation`), the same results, for the same deal and
-actions, forcing variant included; ``tests/test_vector.py`` checks it game by game.
+actions, rule variants included; ``tests/test_vector.py`` checks it game by game.
 
 Each game's state is one row of :attr:`VectorGame.state` (the layout is in
 :mod:`conquian_env.kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
@@ -42,6 +42,7 @@ from .game import (
     FIELDS,
     PAIR,
     PHASE_NAMES,
+    RULES,
     STOCK,
     GameState,
     IllegalActionError,
@@ -50,6 +51,7 @@ from .game import (
 )
 from .layout import KERNEL_ROW
 from .observation import OBS_SIZE
+from .rules import Rules, resolve, rule_attributes
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
@@ -130,9 +132,13 @@ def _check_deals(deals: Any, n: int) -> np.ndarray:
     return arr
 
 
+@rule_attributes
 class VectorGame:
     """``num_games`` Conquian games advanced in lockstep (see the module docstring).
 
+    ``rules``: the :class:`~conquian_env.rules.Rules` of every new game (any of its fields as a
+    keyword shortcut, :func:`conquian_env.rules.resolve`); a game put in a row with :meth:`set_game`
+    keeps its own.
     ``first``: who plays first in each new game, 0, 1, or ``"alternate"`` (player 0 in
     even-numbered deals, 1 in odd ones, counting every deal this object makes).
     ``illegal_action``: ``"raise"`` (default: nothing changes and ``IllegalActionError``
@@ -148,16 +154,16 @@ class VectorGame:
         num_games: int,
         seed: int | np.random.Generator | None = None,
         *,
-        forcing: bool = False,
+        rules: Rules | None = None,
         first: int | str = 0,
         illegal_action: str = "raise",
         observations: bool = True,
         parallel: bool | None = None,
+        **rule_fields: bool,
     ):
         if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        rules = resolve(rules, **rule_fields)
         if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)) and first in (0, 1):
             first = int(first)  # a numpy integer too, as new_game takes it
         elif not (isinstance(first, str) and first == "alternate"):
@@ -165,7 +171,7 @@ class VectorGame:
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.num_games = n = int(num_games)
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.first = first
         self.illegal_action = illegal_action
         self.with_observations = bool(observations)
@@ -212,7 +218,7 @@ class VectorGame:
         else:
             first = np.full(len(rows), self.first, dtype=np.int64)
         self.deals_made += len(rows)
-        K.start_games(self.state, rows.astype(np.int64), perms, first.astype(np.int64), int(self.forcing))
+        K.start_games(self.state, rows.astype(np.int64), perms, first.astype(np.int64), self.rules.flags)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -368,6 +374,8 @@ class VectorGame:
                 value = tuple(r[at : at + width])
             elif kind == BOOL:
                 value = bool(r[at])
+            elif kind == RULES:
+                value = Rules.from_flags(r[at])
             else:
                 value = r[at]
             setattr(s, name, value)
@@ -389,6 +397,8 @@ class VectorGame:
             value = getattr(game, name)
             if kind == PAIR or kind == STOCK:
                 r[at : at + width] = value
+            elif kind == RULES:
+                r[at] = value.flags
             else:
                 r[at] = int(value)
         K.compute_legal(row, 0)

@@ -64,6 +64,7 @@ from gymnasium.vector import AutoresetMode
 from . import kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
+from .rules import Rules, resolve
 from .seeding import VECTOR_OPPONENT, derive_seed
 from .vector import VectorGame, check_seed, deal_permutation
 from .wrappers import game_over_mask
@@ -125,11 +126,12 @@ class SeatGames:
         opponent: Any = "random",
         *,
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         observation: Any = "raw",
         illegal_action: str = "penalize",
         seed: int | None = None,
         parallel: bool | None = None,
+        **rule_fields: bool,
     ):
         if seat not in (None, 0, 1) or isinstance(seat, (bool, np.bool_)):
             raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
@@ -141,8 +143,9 @@ class SeatGames:
         self.encoder = _resolve_encoder(observation)
         self.fixed_seat = seat
         self.illegal_action = illegal_action
+        rules = resolve(rules, **rule_fields)
         self.games = VectorGame(
-            num_envs, seed, forcing=forcing, illegal_action="penalize", observations=False, parallel=parallel
+            num_envs, seed, rules=rules, illegal_action="penalize", observations=False, parallel=parallel
         )
         self.num_envs = self.games.num_games
         self.seats = np.zeros(self.num_envs, dtype=np.int64)
@@ -315,14 +318,24 @@ _RESET_OPTIONS = ("hands", "stock")
 #: what :meth:`ConquianVectorEnv.call` answers with one value per game, beside ``action_masks``
 #: and ``set_opponent``: the learner's seat and game, and the settings every game shares
 _PER_GAME = ("seat", "game")
-_SHARED = ("opponent", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+_SHARED = (
+    "opponent",
+    "fixed_seat",
+    "rules",
+    *Rules.field_names(),  # each rule field too, as get_attr answered before the rules object
+    "illegal_action",
+    "render_mode",
+    "observation_space",
+    "action_space",
+)
 
 
 class ConquianVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` Conquian games, one learning seat each (see the module docstring).
 
     Arguments: ``opponent`` (bot spec or batched bot), ``seat`` (0, 1 or None = random per
-    deal), ``forcing`` (RULES.md section 7), ``observation`` ("raw", "meld" or an encoder),
+    deal), ``rules`` (:class:`~conquian_env.rules.Rules`; its fields work as keyword
+    shortcuts), ``observation`` ("raw", "meld" or an encoder),
     ``illegal_action`` ("penalize" or "raise"), ``seed``, ``parallel`` (kernels on all
     cores; default from 256 games); ``render_mode`` (None only: it does not render) and
     ``autoreset_mode`` (``AutoresetMode.SAME_STEP`` only) are there for ``gymnasium.make_vec``.
@@ -344,13 +357,14 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         opponent: Any = "random",
         *,
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         observation: Any = "raw",
         illegal_action: str = "penalize",
         seed: int | None = None,
         parallel: bool | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        **rule_fields: bool,
     ):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -369,7 +383,7 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
             num_envs,
             opponent,
             seat=seat,
-            forcing=forcing,
+            rules=resolve(rules, **rule_fields),
             observation=observation,
             illegal_action=illegal_action,
             seed=seed,
@@ -481,8 +495,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         ``"action_masks"`` (each game's ``(85,)`` bool mask), ``"set_opponent"`` (swaps the
         one opponent of every game; ``None`` per game), ``"seat"``, ``"game"`` (a
         :class:`~conquian_env.game.GameState` copy) and the settings every game shares
-        (``opponent``, ``fixed_seat``, ``forcing``, ``illegal_action``, ``render_mode``,
-        ``observation_space``, ``action_space``: the single game's spaces)."""
+        (``opponent``, ``fixed_seat``, ``rules`` and each of its fields, ``illegal_action``,
+        ``render_mode``, ``observation_space``, ``action_space``: the single game's spaces)."""
         n = self.num_envs
         if name == "action_masks":
             return tuple(self.action_masks(*args, **kwargs))
@@ -503,7 +517,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         shared = {
             "opponent": self.core.opponent,
             "fixed_seat": self.core.fixed_seat,
-            "forcing": self.games.forcing,
+            "rules": self.games.rules,
+            **self.games.rules.to_dict(),
             "illegal_action": self.core.illegal_action,
             "render_mode": self.render_mode,
             "observation_space": self.single_observation_space,

@@ -51,6 +51,7 @@ from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, action_mask, encode
 from .plugins import make_opponent
 from .render import render_text
+from .rules import Rules, resolve, rule_attributes
 from .view import PlayerView
 
 _RESET_OPTIONS = ("hands", "stock")
@@ -67,6 +68,7 @@ def game_over_mask() -> np.ndarray:
     return mask
 
 
+@rule_attributes
 class SingleAgentEnv(gymnasium.Env):
     """One player's side of Conquian; the other seat is played by ``opponent``."""
 
@@ -76,9 +78,10 @@ class SingleAgentEnv(gymnasium.Env):
         self,
         opponent: Any = "random",
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
+        **rule_fields: bool,
     ):
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
@@ -93,11 +96,10 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(
                 f"opponent must be a bot with act(observation, action_mask, view) or a callable, got {opponent!r}"
             )
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        rules = resolve(rules, **rule_fields)
         self.opponent = opponent
         self.fixed_seat = seat
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -145,13 +147,13 @@ class SingleAgentEnv(gymnasium.Env):
         hands, stock = options.get("hands"), options.get("stock")
         stacked = None
         if hands is not None or stock is not None:
-            stacked = new_game(hands=hands, stock=stock, forcing=self.forcing)  # checked before anything changes
+            stacked = new_game(hands=hands, stock=stock, rules=self.rules)  # checked before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         unplayed: list[str] = []
         while True:
             self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
-            self.game = stacked if stacked is not None else new_game(rng, forcing=self.forcing)
+            self.game = stacked if stacked is not None else new_game(rng, rules=self.rules)
             stacked = None
             reset_opponent = getattr(self.opponent, "reset", None)
             if reset_opponent is not None:

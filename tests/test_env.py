@@ -39,6 +39,7 @@ from conquian_env import actions
 from conquian_env.cards import CARD_NAMES, cards_str, parse_card
 from conquian_env.game import MELD, IllegalActionError
 from conquian_env.observation import OBS_SIZE, STATE_SIZE, decode, decode_state
+from conquian_env.rules import FORCING, STANDARD
 
 AGENTS = ["player_0", "player_1"]
 
@@ -100,6 +101,7 @@ def test_registry_make():
     assert not env.unwrapped.forcing
     forced = pettingzoo.make("aec", "Conquian-v0", forcing=True, render_mode="ansi")
     assert forced.unwrapped.forcing and forced.unwrapped.render_mode == "ansi"
+    assert env.unwrapped.rules == STANDARD and forced.unwrapped.rules == FORCING
     # importing again does not register twice or fail
     import importlib
 

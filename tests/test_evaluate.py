@@ -38,6 +38,7 @@ from conquian_arena.stats import (
     t_quantile,
 )
 from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
+from conquian_env.rules import FORCING, STANDARD, rules_of_record
 
 # --------------------------------------------------------------------------- tiny test bots
 
@@ -255,7 +256,7 @@ def test_duplicate_deals_swap_seats_with_identical_deal(tmp_path):
     by_deal = {}
     for g in games:
         by_deal.setdefault((tuple(g["pair"]), g["deal"]), []).append(g)
-        assert g["first"] == 0 and g["forcing"] is False
+        assert g["first"] == 0 and g["rules"] == {"forcing": False}
         assert [g["hands"], g["stock"]] == list(deal_for_seed(g["deal_seed"]))
     assert len(by_deal) == 3 * 4
     for (pair, _), (g0, g1) in by_deal.items():
@@ -546,7 +547,12 @@ def test_every_knob_is_one_config_field_and_one_option(tmp_path):
                  "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot",
                  "--verify"):  # fmt: skip
         assert flag in text, flag
-    assert vars(parser.parse_args(["a", "b"])) == dataclasses.asdict(TournamentConfig(specs=["a", "b"]))
+    default = TournamentConfig(specs=["a", "b"])
+    knobs = {f.name: getattr(default, f.name) for f in dataclasses.fields(TournamentConfig)}
+    assert vars(parser.parse_args(["a", "b"])) == knobs
+    # the rule flags gather into the one rules field (the last flag of a field wins)
+    assert TournamentConfig(**vars(parser.parse_args(["a", "b", "--forcing"]))).rules == FORCING
+    assert TournamentConfig(**vars(parser.parse_args(["a", "b", "--forcing", "--no-forcing"]))).rules == STANDARD
     args = ["a", "b", "-j", "3", "--no-duplicate", "--no-plot", "--no-progress", "--games", "7", "--bt-prior", "0"]
     options = TournamentConfig(**vars(parser.parse_args(args)))
     assert (options.jobs, options.duplicate, options.plot, options.progress) == (3, False, False, False)
@@ -814,8 +820,9 @@ def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
     tasks = tournament.make_schedule(config)
     assert tournament.Task is worker.Task and tournament.play_task is worker.play_task
-    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), config["forcing"]) for t in tasks]
-    worker.setup(spec_of, tournament.bot_seeds(config), config["forcing"])
+    rules = rules_of_record(config)
+    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), rules) for t in tasks]
+    worker.setup(spec_of, tournament.bot_seeds(config), rules)
     local = [worker.play_task(t) for t in tasks]
     assert without_timing(local) == without_timing(on_ray) == without_timing(read_games(tmp_path))
 
@@ -847,7 +854,7 @@ def _forged_losses(out: Path, victim: str, keep_check: bool) -> tuple[list[str],
         for k in range(1, 200):  # impostors' game (their own seeds) that the victim's seat loses
             bots = [make_agent("greedy", k), make_agent("greedy", k)]
             bots[seat] = make_agent("random", k)
-            record = play_game(bots, hands=hands, stock=stock, first=0, forcing=config["forcing"], seed=k)
+            record = play_game(bots, hands=hands, stock=stock, first=0, rules=rules_of_record(config), seed=k)
             if record.winner == 1 - seat and record.failure is None:
                 break
         assert record.winner == 1 - seat

@@ -648,7 +648,8 @@ def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
     theirs = gymnasium.vector.SyncVectorEnv([lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n)
     ours.reset(seed=0)
     theirs.reset(seed=0)
-    for name in ("seat", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space"):
+    shared = ("fixed_seat", "rules", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+    for name in ("seat", *shared):
         assert ours.get_attr(name) == theirs.get_attr(name) == ours.call(name), name
     games = ours.call("game")
     assert len(games) == n and all(isinstance(g, GameState) and g.player == 1 for g in games)

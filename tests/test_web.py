@@ -297,7 +297,7 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
     assert len(records) == 1
     record = records[0]
     assert record["players"][seat] == "you" and record["players"][1 - seat] == opponent
-    assert record["failure"] is None and record["forcing"] is forcing
+    assert record["failure"] is None and record["rules"] == {"forcing": forcing}
     game = RecordedGame(index=0, line=1, data=record)
     states, _ = replay_states(game)
     assert result_problem(game, states[-1]) is None  # the saved record replays to its result

@@ -53,7 +53,8 @@ paired with that seat's own next observation; learn from that one::
 naming this module (it would silently give each game's result to the last mover only).
 
 ``first``: who moves first in each game, 0, 1 or ``"random"`` (the default, drawn from the
-seed).  ``forcing`` and ``illegal_action`` are the AEC environment's options.
+seed).  ``rules`` (or its fields as keywords) and ``illegal_action`` are the AEC environment's
+options.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from tianshou.env import PettingZooEnv
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, env
+from ..rules import Rules, resolve
 
 __all__ = ["ConquianTianshouEnv", "SeatReplayBuffer"]
 
@@ -78,14 +80,21 @@ class ConquianTianshouEnv(PettingZooEnv):
     """Conquian as Tianshou's ``PettingZooEnv``, each seat's result on its own last step
     (see the module docstring)."""
 
-    def __init__(self, *, forcing: bool = False, illegal_action: str = "penalize", first: int | str = "random"):
+    def __init__(
+        self,
+        *,
+        rules: Rules | None = None,
+        illegal_action: str = "penalize",
+        first: int | str = "random",
+        **rule_fields: bool,
+    ):
         if first not in _FIRST_VALUES:
             raise ValueError(f"first must be one of {_FIRST_VALUES}, got {first!r}")
         self.first = first
         self._first_rng = np.random.default_rng()
         self._reset_state()
         # PettingZooEnv.__init__ reads the spaces and calls self.reset()
-        super().__init__(env(forcing=forcing, illegal_action=illegal_action, numeric_infos=True))
+        super().__init__(env(rules=resolve(rules, **rule_fields), illegal_action=illegal_action, numeric_infos=True))
 
     def _reset_state(self) -> None:
         self._owed = {a: 0.0 for a in AGENTS}  # received and not yet delivered on a step of that seat

@@ -14,7 +14,8 @@ mirror :class:`conquian_env.game.GameState` one for one (``current_player`` is i
 * :func:`observe` is :func:`conquian_env.observation.encode` (bool instead of int8).
 * :func:`to_game_state` turns a state back into a scalar ``GameState`` (tests, debugging).
 
-The forcing variant is a Python flag (``forcing``), fixed when a function is traced.
+The rules (:class:`conquian_env.rules.Rules`, frozen and hashable) are a static Python value,
+fixed when a function is traced; a bare bool is taken as the older ``forcing`` flag.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pgx._src.struct import dataclass
 from .. import actions as _actions
 from .. import game as _game
 from .. import observation as _observation
+from ..rules import Rules, resolve
 from .melds import card_words, cards_words, count, meld_search, words_to_bools
 
 OFFER, MELD, DISCARD, FORCE_DECISION, GAME_OVER = (
@@ -162,11 +164,20 @@ def _after_refusal(state: State, p: jax.Array) -> State:
     return _select(passes, to_opponent, _select(empty, drawn, turned))
 
 
+def as_rules(rules: Rules | bool | None = None, **rule_fields: bool) -> Rules:
+    """The rules a function was given: ``rules`` (None: the standard game), its fields as
+    keywords (:func:`conquian_env.rules.resolve`), or a bare bool, the older positional
+    ``forcing`` flag."""
+    if isinstance(rules, (bool, np.bool_)):
+        rules = Rules(forcing=bool(rules))
+    return resolve(rules, **rule_fields)
+
+
 def _select(cond: jax.Array, a: State, b: State) -> State:
     return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 
-def _play(state: State, action: jax.Array, forcing: bool) -> State:
+def _play(state: State, action: jax.Array, rules: Rules) -> State:
     """``GameState.apply`` of a legal ``action`` (no legal mask, rewards or termination yet)."""
     a = action
     p = state.current_player
@@ -176,7 +187,7 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
 
     # REFUSE: the card is refused; the opponent may force it (variant) or it moves on
     refused = state.replace(_refusals=_set_row(state._refusals, p, player_row(state._refusals, p) | face))
-    force_now = jnp.bool_(forcing) & state._fits
+    force_now = jnp.bool_(rules.forcing) & state._fits
     refuse = _select(
         force_now,
         refused.replace(current_player=1 - p, _phase=jnp.int32(FORCE_DECISION)),
@@ -232,7 +243,7 @@ def _forfeit(state: State) -> State:
     return state.replace(_winner=1 - state.current_player, _phase=jnp.int32(GAME_OVER), _chosen=_NO_CARDS)
 
 
-def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
+def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> State:
     """Play ``action`` for the player to move; an illegal action loses the game for them.
 
     Sets the new legal mask, ``terminated`` and the rewards of this step (+1 / -1 to the
@@ -241,7 +252,7 @@ def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
     """
     action = jnp.asarray(action, jnp.int32)
     ok = (action >= 0) & (action < NUM_ACTIONS) & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-    state = _with_legal(_select(ok, _play(state, action, forcing), _forfeit(state)))
+    state = _with_legal(_select(ok, _play(state, action, as_rules(rules, **rule_fields)), _forfeit(state)))
     over = state._phase == GAME_OVER
     winner = state._winner
     rewards = jnp.where(winner == 0, jnp.float32([1.0, -1.0]), jnp.float32([-1.0, 1.0]))
@@ -249,8 +260,9 @@ def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
     return state.replace(rewards=rewards, terminated=over)
 
 
-def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array:
+def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
     """The observation of ``player``: :func:`conquian_env.observation.encode` as bools (456,)."""
+    variant = as_rules(rules, **rule_fields).forcing
     pl = jnp.asarray(player, jnp.int32)
     opp = 1 - pl
     face = state._face
@@ -279,7 +291,7 @@ def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array
             jnp.arange(11) == count(player_row(state._hands, opp)),
             jnp.arange(6) == phase_slot,
             jnp.arange(5) == source_slot,
-            jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(forcing)]),
+            jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(variant)]),
         ]
     )
 
@@ -290,7 +302,7 @@ def _mask_of(words: Any) -> int:
     return int(w[0]) | int(w[1]) << 20
 
 
-def to_game_state(state: State, forcing: bool = False) -> _game.GameState:
+def to_game_state(state: State, rules: Rules | bool | None = None, **rule_fields: bool) -> _game.GameState:
     """The scalar :class:`~conquian_env.game.GameState` of one (un-batched) JAX state."""
     g = _game.blank_state()
     g.hands = [_mask_of(state._hands[0]), _mask_of(state._hands[1])]
@@ -309,7 +321,7 @@ def to_game_state(state: State, forcing: bool = False) -> _game.GameState:
     g.phase = int(state._phase)
     g.winner = int(state._winner)
     g.forced = bool(state._forced)
-    g.forcing = bool(forcing)
+    g.rules = as_rules(rules, **rule_fields)
     g.move_count = int(state._step_count)
     g._mask = -1
     return g
