@@ -64,6 +64,7 @@ from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
 from ..observation import OBS_SIZE
 from ..rules import Rules, resolve
+from ..seeding import FIRST_PLAYER, stream_rng
 
 __all__ = [
     "MODULE_ID",
@@ -127,7 +128,7 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:
-            self._first_rng = np.random.default_rng([seed, 1])
+            self._first_rng = stream_rng(seed, FIRST_PLAYER)
         options = dict(options or {})
         if "first" not in options and self.first != "random":
             options["first"] = self.first

@@ -69,6 +69,7 @@ from tianshou.env import PettingZooEnv
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, env
 from ..rules import Rules, resolve
+from ..seeding import FIRST_PLAYER, stream_rng
 
 __all__ = ["ConquianTianshouEnv", "SeatReplayBuffer"]
 
@@ -107,7 +108,7 @@ class ConquianTianshouEnv(PettingZooEnv):
         if kwargs:
             raise TypeError(f"reset() takes seed and options, got {sorted(kwargs)}")
         if seed is not None:
-            self._first_rng = np.random.default_rng([seed, 1])
+            self._first_rng = stream_rng(seed, FIRST_PLAYER)
         options = dict(options or {})
         if "first" not in options:
             options["first"] = self.first if self.first != "random" else int(self._first_rng.integers(2))
