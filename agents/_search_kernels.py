@@ -70,6 +70,7 @@ from ._greedy_kernels import (
     PARTNER_COUNT,
     PARTNERS,
     choose_discard,
+    discard_values,
     feed_penalty,
     greedy_action,
     live_cards,
@@ -78,6 +79,7 @@ from ._greedy_kernels import (
 )
 from ._scorer_kernels import scorer_action
 from .belief_kernels import deal_from_belief
+from .value_kernels import leaf_value
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -397,6 +399,60 @@ def playout_by_decision(S, i):
     return S[i, WINNER]
 
 
+@njit(cache=True)
+def value_playout(S, i, me, steps, keys, plans, filled, w0, b0, w1, b1, x, h):
+    """:func:`playout` for ``steps`` greedy steps (a take with its meld and discard one step), then
+    at the next offer the leaf value (:func:`agents.value_kernels.leaf_value`) of the position for
+    player ``me`` instead of the rest of the game; the score for ``me`` in half points (2 a win,
+    1 a draw; a fraction from the value)."""
+    n = 0
+    while S[i, PHASE] != GAME_OVER:
+        if n >= steps and S[i, PHASE] == OFFER:
+            return 2.0 * leaf_value(S, i, me, w0, b0, w1, b1, x, h)
+        _greedy_step(S, i, keys, plans, filled, -1)
+        n += 1
+    w = S[i, WINNER]
+    return 1.0 if w < 0 else (2.0 if w == me else 0.0)
+
+
+#: what a discard that the opponent's (dealt) hand can take costs in a peeking playout (greedy's scale)
+PEEK_PENALTY = 1.0
+
+
+@njit(cache=True)
+def peek_discard(S, i, p):
+    """Player ``p``'s discard in a peeking playout: greedy's discard values, less PEEK_PENALTY for
+    each card the opponent's dealt hand and meld could take."""
+    hand, meld, q = S[i, H0 + p], S[i, M0 + p], 1 - p
+    opp_hand, opp_meld = S[i, H0 + q], S[i, M0 + q]
+    values = np.empty(40, dtype=np.float64)
+    discard_values(hand, meld, live_cards(S, i, p), opp_meld, _popcount(opp_hand), values)
+    best, best_value = -1, -1e18
+    cards = hand
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        c = lowest_bit_index(low)
+        v = values[c]
+        if can_split(opp_meld | low) or can_extend(opp_meld | low, opp_hand):
+            v -= PEEK_PENALTY
+        if v > best_value:
+            best, best_value = c, v
+    return best
+
+
+@njit(cache=True)
+def peek_playout(S, i, me, keys, plans, filled):
+    """:func:`playout` in which player ``me`` discards by :func:`peek_discard` (it sees the dealt
+    opponent hand: the perfect-information continuation of classic PIMC, for the discards only)."""
+    while S[i, PHASE] != GAME_OVER:
+        if S[i, PHASE] == DISCARD and S[i, PLAYER] == me:
+            apply(S, i, DISCARD_BASE + peek_discard(S, i, me))
+        else:
+            _greedy_step(S, i, keys, plans, filled, me)
+    return S[i, WINNER]
+
+
 # ---------------------------------------------------------------- the search
 #: a root option "take, lay greedy's plan, then discard card d" is TAKE_THEN + d
 TAKE_THEN = 100
@@ -480,7 +536,7 @@ def new_search(view, seed, take_options):
     info[I_GREEDY] = actions[0]
     active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     active[: info[I_ACTIONS]] = True
-    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.int8)
+    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.float32)  # half points (fractions from a leaf value)
     sums = np.zeros((2, NUM_ACTIONS), dtype=np.float64)  # summed score, deals played
     return info, actions, active, results, sums
 
@@ -511,14 +567,16 @@ def _race(results, deals, active, sums, n, z):
 
 @njit(cache=True)
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               steps, net, both=False, odds=None):  # fmt: skip
+               steps, net, both=False, odds=None, vsteps=0, value=None, peek=False):  # fmt: skip
     """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
     (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
     uniform ones (None: uniform, the plain search, compiled without the belief); with
     ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
     dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
     searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
-    the network; ``steps`` is then not read)."""
+    the network; ``steps`` is then not read); ``value`` (``(w0, b0, w1, b1, x, h)``: the leaf value's
+    weights and scratch, :mod:`agents.value_kernels`): each playout is :func:`value_playout`'s,
+    ``vsteps`` greedy steps then the leaf value (None: played to the end, compiled without it)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
@@ -526,7 +584,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
     for _ in range(deals):
         d = info[I_DEALS]
         if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
-            grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.int8)
+            grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.float32)
             grown[: results.shape[0]] = results
             results = grown
         if odds is None:
@@ -540,14 +598,19 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 S[0, c] = det[c]
             compute_legal(S, 0)
             play_option(S, 0, actions[k], keys, plans, filled)
-            if net is not None:  # numba drops this branch when compiling for net=None: the plain search
-                if steps > 0:
-                    w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+            if value is not None:  # numba drops this branch when compiling for value=None
+                half = value_playout(S, 0, me, vsteps, keys, plans, filled, *value)
+            else:
+                if net is not None:  # numba drops this branch when compiling for net=None: the plain search
+                    if steps > 0:
+                        w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+                    else:
+                        w = playout(S, 0, keys, plans, filled)
+                elif peek:
+                    w = peek_playout(S, 0, me, keys, plans, filled)
                 else:
                     w = playout(S, 0, keys, plans, filled)
-            else:
-                w = playout(S, 0, keys, plans, filled)
-            half = 1 if w < 0 else (2 if w == me else 0)
+                half = 1.0 if w < 0 else (2.0 if w == me else 0.0)
             if d < results.shape[0]:
                 results[d, k] = half
             sums[0, k] += half
@@ -636,4 +699,5 @@ __all__ = [
     "new_search",
     "playout",
     "run_search",
+    "value_playout",
 ]

@@ -112,13 +112,25 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
 _WARM = False
 _WARM_NET = False
 _WARM_BELIEF = False
+_WARM_VALUE = False
 
 
-def _warm_up(net: tuple | None = None, belief=None) -> None:
+def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
     decision pays for it (loading numba's cache takes about half a second); ``net``: the
     guided search's kernels with the network too; ``belief``: the belief search's (once per process)."""
-    global _WARM, _WARM_NET, _WARM_BELIEF
+    global _WARM, _WARM_NET, _WARM_BELIEF, _WARM_VALUE
+    if value is not None and not _WARM_VALUE:
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        odds = np.ones(len(pool))
+        for o in (None, odds):
+            info, actions, active, results, sums = K.new_search(row, 1, False)
+            K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 0, None, False, o, 2, value)  # fmt: skip
+        _WARM_VALUE = True
     if belief is not None and not _WARM_BELIEF:
         from conquian_env.game import new_game
 
@@ -215,6 +227,9 @@ class SearchAgent(SearchBot):
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
         #: the network's decisions per playout and the network (none in the plain search)
         self._steps, self._net, self._both = 0, None, False
+        #: the leaf value's greedy steps before it is read, and its weights and scratch (none: played out)
+        self._vsteps, self._value = 0, None
+        self._peek = False
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
         #: search (``last_options``: the same by root option, a take split by its discard)
@@ -240,7 +255,7 @@ class SearchAgent(SearchBot):
             nonlocal results
             results = K.run_search(
                 row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both, odds,
+                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._peek,
             )  # fmt: skip
 
         if self.iterations is not None:
@@ -290,6 +305,7 @@ class BeliefSearchAgent(SearchAgent):
 
     name = "search"
 
+    @bounded(leaf=Integer(0, 1000, none=True), uniform=Flag(), peek=Flag())
     def __init__(
         self,
         time: float | None = None,
@@ -298,15 +314,32 @@ class BeliefSearchAgent(SearchAgent):
         tries: int = 1,
         take_options: bool = False,
         belief: str | None = None,
+        uniform: bool = False,
+        leaf: int | None = None,
+        value: str | None = None,
+        peek: bool = False,
         seed: int | None = None,
     ):
         from .belief import load_belief
 
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, take_options=take_options, seed=seed)
-        self.belief = load_belief(belief)
-        _warm_up(belief=self.belief)
+        self.uniform = uniform
+        self._peek = bool(peek)
+        self.belief = None if uniform else load_belief(belief)
+        if leaf is not None:
+            from .value import load_value
+            from .value_kernels import NUM_FEATURES
 
-    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray:
+            self.value = load_value(value)
+            h = np.zeros(self.value.w0.shape[1])
+            self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)
+            _warm_up(value=self._value)
+        if self.belief is not None:
+            _warm_up(belief=self.belief)
+
+    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
+        if self.belief is None:
+            return None
         with np.errstate(over="ignore"):
             return np.exp(self.belief.pool_logits(row, pool, n_opp))
 
