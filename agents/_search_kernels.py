@@ -70,7 +70,6 @@ from ._greedy_kernels import (
     PARTNER_COUNT,
     PARTNERS,
     choose_discard,
-    discard_values,
     feed_penalty,
     greedy_action,
     live_cards,
@@ -415,41 +414,94 @@ def value_playout(S, i, me, steps, keys, plans, filled, w0, b0, w1, b1, x, h):
     return 1.0 if w < 0 else (2.0 if w == me else 0.0)
 
 
-#: what a discard that the opponent's (dealt) hand can take costs in a peeking playout (greedy's scale)
-PEEK_PENALTY = 1.0
+@njit(cache=True)
+def redeal(S, i, me, out, info):
+    """Row ``S[i]`` into ``out`` with what player ``me`` cannot see there (the opponent's hand and
+    the stock left) dealt again uniformly: ``me``'s own determinization of a playout position."""
+    for c in range(NUM_COLUMNS):
+        out[c] = S[i, c]
+    opp = 1 - me
+    hidden = S[i, H0 + opp] & ~S[i, CHOSEN]
+    n_opp = _popcount(hidden)
+    spos = S[i, SPOS]
+    n = n_opp + STOCK_SIZE - spos
+    pool = np.empty(n, dtype=np.int64)
+    k = 0
+    rest = hidden
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        pool[k] = lowest_bit_index(low)
+        k += 1
+    for j in range(spos, STOCK_SIZE):
+        pool[k] = S[i, STOCK0 + j]
+        k += 1
+    for k in range(n - 1, 0, -1):
+        j = _below(info, k + 1)
+        pool[k], pool[j] = pool[j], pool[k]
+    hand = 0
+    for k in range(n_opp):
+        hand |= 1 << pool[k]
+    out[H0 + opp] = (S[i, H0 + opp] & ~hidden) | hand
+    for k in range(n - n_opp):
+        out[STOCK0 + spos + k] = pool[n_opp + k]
 
 
 @njit(cache=True)
-def peek_discard(S, i, p):
-    """Player ``p``'s discard in a peeking playout: greedy's discard values, less PEEK_PENALTY for
-    each card the opponent's dealt hand and meld could take."""
-    hand, meld, q = S[i, H0 + p], S[i, M0 + p], 1 - p
-    opp_hand, opp_meld = S[i, H0 + q], S[i, M0 + q]
-    values = np.empty(40, dtype=np.float64)
-    discard_values(hand, meld, live_cards(S, i, p), opp_meld, _popcount(opp_hand), values)
-    best, best_value = -1, -1e18
-    cards = hand
-    while cards:
-        low = cards & -cards
-        cards ^= low
-        c = lowest_bit_index(low)
-        v = values[c]
-        if can_split(opp_meld | low) or can_extend(opp_meld | low, opp_hand):
-            v -= PEEK_PENALTY
-        if v > best_value:
-            best, best_value = c, v
-    return best
+def inner_choice(S, i, me, deals, keys, plans, filled, T, info):
+    """Player ``me``'s decision at row ``S[i]`` (an offer or a discard with a choice) by a small
+    flat search of its own: every legal action on ``deals`` of ``me``'s own re-deals (:func:`redeal`,
+    uniform), then greedy playouts; the best mean (ties: greedy's action).  Counts its playouts in
+    ``info[I_PLAYOUTS]``."""
+    greedy = greedy_action(S, i)
+    phase = S[i, PHASE]
+    cards = S[i, LCARDS]
+    cand = np.empty(12, dtype=np.int64)
+    cand[0] = greedy
+    n = 1
+    if phase == OFFER:
+        other = REFUSE if greedy == TAKE else TAKE
+        cand[1] = other
+        n = 2
+    else:
+        while cards and n < 12:
+            low = cards & -cards
+            cards ^= low
+            a = DISCARD_BASE + lowest_bit_index(low)
+            if a != greedy:
+                cand[n] = a
+                n += 1
+    score = np.zeros(n, dtype=np.float64)
+    for _ in range(deals):
+        redeal(S, i, me, T[0], info)
+        for k in range(n):
+            for c in range(NUM_COLUMNS):
+                T[1, c] = T[0, c]
+            apply(T, 1, cand[k])
+            w = playout(T, 1, keys, plans, filled)
+            score[k] += 1.0 if w < 0 else (2.0 if w == me else 0.0)
+            info[I_PLAYOUTS] += 1
+    best = 0
+    for k in range(1, n):
+        if score[k] > score[best]:
+            best = k
+    return cand[best]
 
 
 @njit(cache=True)
-def peek_playout(S, i, me, keys, plans, filled):
-    """:func:`playout` in which player ``me`` discards by :func:`peek_discard` (it sees the dealt
-    opponent hand: the perfect-information continuation of classic PIMC, for the discards only)."""
+def nested_playout(S, i, me, deals, keys, plans, filled, T, info):
+    """:func:`playout` in which player ``me``'s first decision with a choice at an offer or a discard
+    is :func:`inner_choice`'s (a second ply of search, on ``me``'s own re-deals), the rest greedy's."""
+    searched = False
     while S[i, PHASE] != GAME_OVER:
-        if S[i, PHASE] == DISCARD and S[i, PLAYER] == me:
-            apply(S, i, DISCARD_BASE + peek_discard(S, i, me))
-        else:
-            _greedy_step(S, i, keys, plans, filled, me)
+        phase = S[i, PHASE]
+        if not searched and S[i, PLAYER] == me and (phase == OFFER or phase == DISCARD):
+            lcards, misc = S[i, LCARDS], S[i, LMISC]
+            if (phase == OFFER and misc & 3 == 3) or (phase == DISCARD and lcards & (lcards - 1)):
+                searched = True
+                apply(S, i, inner_choice(S, i, me, deals, keys, plans, filled, T, info))
+                continue
+        _greedy_step(S, i, keys, plans, filled, -1)
     return S[i, WINNER]
 
 
@@ -567,7 +619,7 @@ def _race(results, deals, active, sums, n, z):
 
 @njit(cache=True)
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               steps, net, both=False, odds=None, vsteps=0, value=None, peek=False):  # fmt: skip
+               steps, net, both=False, odds=None, vsteps=0, value=None, inner=0):  # fmt: skip
     """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
     (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
     uniform ones (None: uniform, the plain search, compiled without the belief); with
@@ -581,6 +633,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
     scratch = np.empty(NUM_COLUMNS, dtype=np.int64)
+    T = np.empty((2, NUM_COLUMNS), dtype=np.int64)
     for _ in range(deals):
         d = info[I_DEALS]
         if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
@@ -606,8 +659,8 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                         w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
                     else:
                         w = playout(S, 0, keys, plans, filled)
-                elif peek:
-                    w = peek_playout(S, 0, me, keys, plans, filled)
+                elif inner > 0:
+                    w = nested_playout(S, 0, me, inner, keys, plans, filled, T, info)
                 else:
                     w = playout(S, 0, keys, plans, filled)
                 half = 1.0 if w < 0 else (2.0 if w == me else 0.0)

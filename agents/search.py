@@ -129,7 +129,8 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         for o in (None, odds):
             info, actions, active, results, sums = K.new_search(row, 1, False)
             K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 0, None, False, o, 2, value)  # fmt: skip
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                         0, None, False, o, 2, value, 0)  # fmt: skip
         _WARM_VALUE = True
     if belief is not None and not _WARM_BELIEF:
         from conquian_env.game import new_game
@@ -139,7 +140,8 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         odds = np.exp(belief.pool_logits(row, pool, n_opp))
         info, actions, active, results, sums = K.new_search(row, 1, False)
         K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 0, None, False, odds)  # fmt: skip
+                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                     0, None, False, odds, 0, None, 0)  # fmt: skip
         _WARM_BELIEF = True
     if net is not None and not _WARM_NET:
         from conquian_env.game import new_game
@@ -149,7 +151,8 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         info, actions, active, results, sums = K.new_search(row, 1, False)
         for both in (False, True):
             K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 1, net, both)  # fmt: skip
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                         1, net, both, None, 0, None, 0)  # fmt: skip
         _WARM_NET = True
     if _WARM:
         return
@@ -176,6 +179,9 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         None,
         False,
         None,
+        0,
+        None,
+        0,
     )
     _WARM = True
 
@@ -229,7 +235,8 @@ class SearchAgent(SearchBot):
         self._steps, self._net, self._both = 0, None, False
         #: the leaf value's greedy steps before it is read, and its weights and scratch (none: played out)
         self._vsteps, self._value = 0, None
-        self._peek = False
+        #: deals of the second ply (the searcher's first decision in each playout searched; 0: none)
+        self._inner = 0
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
         #: search (``last_options``: the same by root option, a take split by its discard)
@@ -255,13 +262,14 @@ class SearchAgent(SearchBot):
             nonlocal results
             results = K.run_search(
                 row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._peek,
+                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._inner,
             )  # fmt: skip
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
-                # a deal plays every action still in the race
-                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // int(active[:n].sum())))
+                # a deal plays every action still in the race (with a second ply, more: one deal at a time)
+                per_deal = int(active[:n].sum()) * (1 + 2 * self._inner)
+                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // per_deal))
         else:
             deadline = started + self.time
             chunk = FIRST_CHUNK
@@ -300,12 +308,18 @@ class BeliefSearchAgent(SearchAgent):
     ``p / (1 - p)``, exactly as many cards as the opponent holds, the rest to the stock in a
     uniform order (:func:`agents.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
-    ``belief``: a model file (default: the shipped one).  The other knobs are the search's.
+    ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
+    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.
+
+    ``leaf`` and ``value`` (both or neither): every playout plays ``leaf`` greedy steps and then
+    reads the leaf value of the position reached (:mod:`agents.value`, a model file fitted by
+    :mod:`conquian_train.value`) instead of playing the game out.  Off by default: it measured no
+    gain (docs/experiments/valueA).  The other knobs are the search's.
     """
 
     name = "search"
 
-    @bounded(leaf=Integer(0, 1000, none=True), uniform=Flag(), peek=Flag())
+    @bounded(leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64))
     def __init__(
         self,
         time: float | None = None,
@@ -317,19 +331,23 @@ class BeliefSearchAgent(SearchAgent):
         uniform: bool = False,
         leaf: int | None = None,
         value: str | None = None,
-        peek: bool = False,
+        inner: int = 0,
         seed: int | None = None,
     ):
         from .belief import load_belief
 
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, take_options=take_options, seed=seed)
         self.uniform = uniform
-        self._peek = bool(peek)
+        self._inner = int(inner)
         self.belief = None if uniform else load_belief(belief)
+        if value is not None and leaf is None:
+            raise ValueError(f"value={value!r} without leaf: say after how many greedy steps it is read (leaf=N)")
         if leaf is not None:
             from .value import load_value
             from .value_kernels import NUM_FEATURES
 
+            if value is None:
+                raise ValueError("leaf needs a leaf value model file, value=PATH (none is shipped: docs/bots.md)")
             self.value = load_value(value)
             h = np.zeros(self.value.w0.shape[1])
             self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)

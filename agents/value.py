@@ -31,8 +31,6 @@ import numpy as np
 from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_npy
 from .value_kernels import FEATURE_LAYOUT, NUM_FEATURES
 
-#: the shipped leaf value (fitted by ``python -m conquian_train.value fit``)
-DEFAULT_VALUE = Path(__file__).resolve().parent / "data" / "conquian_value.npz"
 FORMAT = "conquian-value/1"
 WEIGHT_NAMES = ("w0", "b0", "w1", "b1")
 #: the most hidden units a file may declare, and the bytes its members may hold
@@ -91,16 +89,16 @@ def _cap(name: str) -> int | None:
     return None
 
 
-def load_value(path: str | Path | None = None) -> ValueModel:
-    """Read and check a leaf value file (``None``: the shipped one): a
+def load_value(path: str | Path) -> ValueModel:
+    """Read and check a leaf value file (none is shipped: it measured no gain, docs/bots.md): a
     :class:`~agents.model_files.ModelFileError` (a ``ValueError``) naming what is wrong."""
-    path = Path(DEFAULT_VALUE if path is None else path)
+    path = Path(path)
     where = f"leaf value {str(path)!r}"
     if not path.exists():
         raise ModelFileError(f"{where}: no such file")
     with open_archive(path, where, "value model (.npz)") as zf:
         members = check_archive(zf, where, _cap, required=[f"{n}.npy" for n in (*WEIGHT_NAMES, "meta")],
-                                max_members=5, max_total=4 * (256 + 8 * NUM_FEATURES * MAX_HIDDEN))  # fmt: skip
+                                max_members=8, max_total=4 * (256 + 8 * NUM_FEATURES * MAX_HIDDEN))  # fmt: skip
         text = read_npy(zf, members["meta.npy"], where, kinds="U", max_bytes=MAX_META_BYTES, ndims=(0,))
         ndims = {"w0": (2,), "b0": (1,), "w1": (2,), "b1": (1,)}
         arrays = {n: read_npy(zf, members[f"{n}.npy"], where, kinds="f", max_bytes=8 * NUM_FEATURES * MAX_HIDDEN,
@@ -129,4 +127,4 @@ def load_value(path: str | Path | None = None) -> ValueModel:
     return ValueModel(w0, b0, w1, b1, meta)
 
 
-__all__ = ["DEFAULT_VALUE", "FORMAT", "ValueModel", "forward_numpy", "layout_hash", "load_value", "save_value"]
+__all__ = ["FORMAT", "ValueModel", "forward_numpy", "layout_hash", "load_value", "save_value"]

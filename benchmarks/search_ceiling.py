@@ -30,18 +30,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.registry import make_agent  # noqa: E402
+from numba import njit  # noqa: E402
+
 from agents import _search_kernels as K  # noqa: E402
 from agents._greedy_kernels import greedy_action  # noqa: E402
 from agents.belief_kernels import deal_from_belief  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
 from agents.search import SearchAgent, view_row  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
-from conquian_env._kernels import H0, NUM_COLUMNS, PLAYER, compute_legal  # noqa: E402
-from numba import njit  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_arena.stats import t_interval  # noqa: E402
 from conquian_arena.tournament import deal_seed, game_seed  # noqa: E402
-from conquian_env.cards import cards_of  # noqa: E402
+from conquian_env import _kernels as E  # noqa: E402
+from conquian_env._kernels import H0, NUM_COLUMNS, PLAYER, compute_legal  # noqa: E402
 from conquian_env.game import DISCARD, MELD, OFFER  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 
@@ -131,7 +131,6 @@ class HistorySearch(SearchAgent):
         with np.errstate(over="ignore"):
             odds = np.exp(self.belief.pool_logits(row, pool, n_opp))
         hands = draw_hands(row, pool, odds, n_opp, self.rng.getrandbits(62) | 1, self.particles)
-        now_hand_public = 0  # the cards of the opponent's hand then that are not in it now: public
         decisions = [(b, a) for b, a in self.history if b.player == opp and b.phase in (OFFER, DISCARD)]
         rows = np.zeros((len(decisions), NUM_COLUMNS), dtype=np.int64)
         gone = np.zeros(len(decisions), dtype=np.int64)
@@ -370,7 +369,8 @@ def report(args) -> None:
             se = diff.std(ddof=1) / math.sqrt(len(rs)) if len(rs) > 1 else float("nan")
             print(f"{key or 'all':6} {name:8} n={len(rs):5} changed={changed:.3f} "
                   f"gain/pos={diff.mean():+.4f}±{1.96 * se:.4f} gain/game={diff.sum() / games:+.4f} "
-                  f"(vs honest@big {diff_big.sum() / games:+.4f}) ceiling-regret/game={regret_c.sum() / games:+.4f}")  # fmt: skip
+                  f"(vs honest@big {diff_big.sum() / games:+.4f}) "
+                  f"ceiling-regret/game={regret_c.sum() / games:+.4f}")  # fmt: skip
 
 
 def main(argv=None) -> None:
