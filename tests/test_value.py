@@ -295,3 +295,23 @@ def test_bad_shards_get_clear_errors(tmp_path):
         recipe.GenerateConfig(games=0).validate()
     with pytest.raises(ValueError, match="l2"):
         recipe.FitConfig(l2=-1.0).validate()
+
+
+def test_the_second_ply_never_peeks_and_counts_its_playouts():
+    """``inner``: the searcher's first decision in each playout is searched on its own re-deals of
+    what it cannot see there; the decisions still ignore the hidden cards, and the playouts of the
+    second ply count in the budget (a deal costs more than one playout per action)."""
+    for seed, moves in [(12, 8), (13, 20)]:
+        stats = stats_under_permutations(
+            lambda: BeliefSearchAgent(iterations=300, seed=5, inner=2), mid_game_state(seed, moves), seed
+        )
+        assert stats[0] and all(s == stats[0] for s in stats), stats
+    state = mid_game_state(13, 20)
+    bot = BeliefSearchAgent(iterations=300, seed=5, inner=2)
+    bot.reset(state.player, seed=4)
+    act(bot, state)
+    root = sum(n for n, _ in bot.last_stats.values())
+    assert bot.last_iterations > root  # the second ply's own playouts
+    assert bot.last_iterations < 300 + 40 * (1 + 2 * 2 * 12)  # the budget, within one deal's cost
+    with pytest.raises(SpecError, match="inner"):
+        make_agent("search:inner=65")
