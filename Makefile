@@ -5,9 +5,11 @@
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
 # make train   expert iteration's short preset (train.py exit, 4 rounds of 1000 games) into runs/default,
-#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe into runs/ppo
+#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe (train.py ppo)
+#              into runs/ppo; train.py RECIPE is conquian-train RECIPE (docs/training.md)
 # make lint    ruff
-# make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors)
+# make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
+#              npm fetches the iframe-worker shim for the search from disk)
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
 #   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
 #   .venv yourself before running make (an existing torch is kept).
@@ -17,7 +19,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-ppo lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-ppo lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -84,9 +86,9 @@ train: $(STAMP)
 
 train-ppo: $(STAMP)
 	if [ -f $(PPO_RUN)/checkpoints/latest.zip ]; then \
-		$(BIN)/python train.py --resume $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --resume $(PPO_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py --out $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --out $(PPO_RUN) $(TRAIN_ARGS); \
 	fi
 
 lint: $(STAMP)
@@ -94,13 +96,26 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 # the docs extra is installed on demand; --strict: a broken link, anchor or docstring reference fails the build
-docs: $(STAMP)
+docs: $(STAMP) docs-vendor
 	$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python" 2>/dev/null || $(BIN)/python -m pip install -e ".[docs]"
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# the search from disk (file://) needs material's iframe-worker shim: fetched from the npm registry into
+# the git-ignored .docs-vendor/ (never committed); docs/_ext/offline_search.py copies it into the site
+IFRAME_WORKER ?= iframe-worker@1.0.4
+VENDOR_SHIM := .docs-vendor/iframe-worker/shim/index.js
+
+docs-vendor: $(VENDOR_SHIM)
+
+$(VENDOR_SHIM):
+	rm -rf .docs-vendor/iframe-worker .docs-vendor/pack && mkdir -p .docs-vendor/pack
+	cd .docs-vendor/pack && npm pack --silent "$(IFRAME_WORKER)" >/dev/null && tar xzf iframe-worker-*.tgz
+	mv .docs-vendor/pack/package .docs-vendor/iframe-worker && rm -rf .docs-vendor/pack
+	test -f $(VENDOR_SHIM)
 
 # builds the site and follows every internal link in headless Chromium (tests/test_docs.py)
 test-docs: docs
 	CONQUIAN_DOCS_SITE=site $(BIN)/python -m pytest -q -m "slow or not slow" tests/test_docs.py
 
 clean:
-	rm -rf $(VENV) $(JAX_VENV) site build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JAX_VENV) site .docs-vendor build *.egg-info .pytest_cache .ruff_cache .hypothesis

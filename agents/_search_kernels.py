@@ -2,13 +2,13 @@
 compiled code (the private half of :mod:`agents.search`).
 
 One search answers one decision of one player from what that player sees: a *view row*
-(a row of the batched engine, :mod:`conquian_env._kernels`, whose opponent hand and stock
+(a row of the batched engine, :mod:`conquian_env.kernels`, whose opponent hand and stock
 hold nothing) and the *pool* of cards the player cannot see, sorted.  Each determinization
 deals the pool at random into the opponent's hidden hand and the stock (the most
 plausible of ``tries`` deals, judged by :func:`implausibility` as the Python search's
 ``infer`` judges them), then every root action still in the race is played on a copy of
 that same deal and followed by the greedy rules for both players to the end of the game
-(:func:`agents._greedy_kernels.greedy_action`).  The actions are compared on the same
+(:func:`agents.greedy_kernels.greedy_action`).  The actions are compared on the same
 cards (common random numbers), and after every ``RACE_EVERY`` deals an action whose
 paired mean loss against the leader exceeds ``z`` standard errors leaves the race, so the
 playouts go to the actions still in doubt.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from conquian_env._kernels import (
+from conquian_env.kernels import (
     CHOSEN,
     DEAD,
     DI0,
@@ -62,9 +62,10 @@ from conquian_env._kernels import (
     compute_legal,
     lowest_bit_index,
 )
-from conquian_env._kernels import popcount as _popcount
+from conquian_env.kernels import popcount as _popcount
 
-from ._greedy_kernels import (
+from .belief_kernels import deal_from_belief
+from .greedy_kernels import (
     FULL,
     NEIGHBOURS,
     PARTNER_COUNT,
@@ -76,8 +77,7 @@ from ._greedy_kernels import (
     plan_take,
     position_value,
 )
-from ._scorer_kernels import scorer_action
-from .belief_kernels import deal_from_belief
+from .scorer_kernels import scorer_action
 from .value_kernels import leaf_value
 
 #: deals between two checks of the race
@@ -337,10 +337,10 @@ def playout(S, i, keys, plans, filled):
 
 @njit(cache=True)
 def guided_playout(S, i, me, steps, keys, plans, filled, weights, dims, F, X, acts, out, h, g):
-    """:func:`playout` in which the network (:func:`agents._scorer_kernels.scorer_action`,
-    ``weights, dims`` from :func:`agents._scorer_kernels.pack`) makes player ``me``'s next
+    """:func:`playout` in which the network (:func:`agents.scorer_kernels.scorer_action`,
+    ``weights, dims`` from :func:`agents.scorer_kernels.pack`) makes player ``me``'s next
     ``steps`` decisions that have a choice at an offer or a discard; every other move is
-    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents._scorer_kernels.scratch`)."""
+    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents.scorer_kernels.scratch`)."""
     while S[i, PHASE] != GAME_OVER:
         phase = S[i, PHASE]
         if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and (phase == OFFER or phase == DISCARD):
@@ -624,7 +624,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
     (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
     uniform ones (None: uniform, the plain search, compiled without the belief); with
     ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
-    dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
+    dims, F, X, acts, out, h, g)``, :func:`agents.scorer_kernels.pack` and ``scratch``) making the
     searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
     the network; ``steps`` is then not read); ``value`` (``(w0, b0, w1, b1, x, h)``: the leaf value's
     weights and scratch, :mod:`agents.value_kernels`): each playout is :func:`value_playout`'s,

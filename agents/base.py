@@ -29,6 +29,7 @@ import random
 import numpy as np
 
 from conquian_env.game import MELD
+from conquian_env.seeding import bot_game_random, bot_game_rng
 from conquian_env.view import PlayerView
 
 __all__ = ["Agent", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
@@ -66,7 +67,7 @@ class RandomAgent(Agent):
 
     def reset(self, player: int, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+            self.rng = bot_game_rng(seed, self.seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         legal = np.flatnonzero(action_mask)
@@ -91,7 +92,7 @@ class SearchBot(Agent):
 
     def reset(self, player: int, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng = random.Random(f"{seed}/{self.seed}")
+            self.rng = bot_game_random(seed, self.seed)
         self._melder.reset(player, seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:

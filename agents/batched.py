@@ -7,7 +7,7 @@ those rows get new deals.
 
 ======================  ================================================================
 ``BatchRandom``         uniform over the legal actions (seeded)
-``BatchGreedy``         the greedy bot compiled (:mod:`agents._greedy_kernels`): the same
+``BatchGreedy``         the greedy bot compiled (:mod:`agents.greedy_kernels`): the same
                         decision as :class:`agents.greedy.GreedyAgent` in every position
 ``BatchPolicy``         a :class:`~agents.ppo.NumpyPolicy` (a trained model or a snapshot
                         of the learner): one forward pass for all the games
@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env._kernels import GAME_OVER, PHASE, PLAYER, WINNER
+from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
 from conquian_env.observation import action_mask, encode
-from conquian_env.seeding import derive_seed
+from conquian_env.rules import Rules
+from conquian_env.seeding import POOL_DRAWS, pool_bot_seed, pool_member_seed, stream_rng
 from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
 
@@ -73,7 +74,7 @@ class BatchGreedy:
     name = "greedy"
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
-        from ._greedy_kernels import greedy_actions
+        from .greedy_kernels import greedy_actions
 
         return greedy_actions(games, rows)
 
@@ -88,7 +89,7 @@ class MeldFeatures:
     space = spaces.Box(-1.0, 1.0, (FEATURE_SIZE,), np.float32)
 
     def __call__(self, games: VectorGame, rows: np.ndarray, players: np.ndarray) -> np.ndarray:
-        from ._greedy_kernels import batch_features
+        from .greedy_kernels import batch_features
 
         return batch_features(games, rows, players)
 
@@ -324,7 +325,7 @@ class BatchPool:
         for k, member in enumerate([*self.pool.bots.values(), *self.pool.snapshots]):
             reseed = getattr(member, "reseed", None)
             if reseed is not None:
-                reseed(None if seed is None else derive_seed(seed, k))
+                reseed(None if seed is None else pool_member_seed(seed, k))
 
     def add_snapshot(self, policy: Any) -> None:
         self.pool.add_snapshot(BatchPolicy(policy, deterministic=False, seed=int(self.pool.rng.integers(2**31))))
@@ -381,9 +382,13 @@ class PoolOpponent(Agent):
         from .registry import make_agent
 
         entries = [(str(spec), float(w)) for spec, w in entries]
-        bots = {spec: make_agent(spec, seed + i) for i, (spec, _) in enumerate(entries) if spec not in ("self", "past")}
+        bots = {
+            spec: make_agent(spec, pool_bot_seed(seed, i))
+            for i, (spec, _) in enumerate(entries)
+            if spec not in ("self", "past")
+        }
         self.pool = OpponentPool(
-            entries, bots, np.random.default_rng([seed, 7]), lambda: make_agent("random", 0), max_snapshots
+            entries, bots, stream_rng(seed, POOL_DRAWS), lambda: make_agent("random", 0), max_snapshots
         )
         self.current: Agent | None = None
 
@@ -424,7 +429,7 @@ def play_batch(
     a_seats: np.ndarray,
     *,
     first: int = 0,
-    forcing: bool = False,
+    rules: Rules | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Play ``len(deals)`` games at once between two batched bots.
 
@@ -437,7 +442,7 @@ def play_batch(
     a_seats = np.asarray(a_seats, dtype=np.int64)
     if a_seats.shape != (n,) or ((a_seats != 0) & (a_seats != 1)).any():
         raise ValueError(f"a_seats must hold a seat, 0 or 1, for each of the {n} games")
-    games = VectorGame(n, forcing=forcing, first=first, observations=False)
+    games = VectorGame(n, rules=rules, first=first, observations=False)
     games.reset(deals=deals)
     rows_all = np.arange(n)
     for bot in (bot_a, bot_b):

@@ -26,12 +26,13 @@ slot   length  contents (float32, in [0, 1] unless said)
                [-1, 1]; take possible; hand evaluation / 20; winning cards / 10
 =====  ======  =====================================================================
 
-:class:`FeatureEncoder` computes the vector of one seat from that seat's
-:class:`~conquian_env.view.PlayerView` (``encode(view)``), reading nothing the view does
-not expose; it keeps the greedy bot's lay-down plan across the decisions of a meld, so
-call :meth:`FeatureEncoder.reset` at each new game.  :class:`FeatureObservation` wraps
-:class:`conquian_env.wrappers.SingleAgentEnv` so that its observations are these
-vectors; the ``ppo`` bot builds the same features for a model trained with them.
+The pieces are declared once, in :data:`conquian_env.layout.MELD_FEATURES` (the table
+above is kept equal to it by ``tests/test_layout.py``).  :class:`FeatureEncoder` computes
+the vector of one seat from that seat's :class:`~conquian_env.view.PlayerView`
+(``encode(view)``), reading nothing the view does not expose; it keeps the greedy bot's
+lay-down plan across the decisions of a meld, so call :meth:`FeatureEncoder.reset` at each
+new game.  :class:`FeatureObservation` wraps :class:`conquian_env.wrappers.SingleAgentEnv`
+so that its observations are these vectors; the ``ppo`` bot builds the same features for a model trained with them.
 """
 
 from __future__ import annotations
@@ -42,40 +43,33 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env.actions import NUM_ACTIONS, TAKE
+from conquian_env.actions import TAKE
 from conquian_env.cards import NUM_CARDS, cards_of
 from conquian_env.game import DISCARD, MELD, OFFER, TURNED, GameState
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
 from conquian_env.melds import can_split_into_melds
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 
 from .greedy import (
-    _NEIGHBOURS,
-    _PARTNERS,
+    NEIGHBOURS,
+    PARTNERS,
     GreedyAgent,
-    _neighbours_of,
     card_quality,
     discard_values,
+    neighbours_of,
     plan_take,
     position_value,
     take_margin,
     winning_cards,
 )
 
-#: (name, start, length) of each block after the raw observation
-FEATURE_LAYOUT: tuple[tuple[str, int, int], ...] = (
-    ("live", OBS_SIZE, NUM_CARDS),
-    ("fits_own_meld", OBS_SIZE + 40, NUM_CARDS),
-    ("fits_opponent_meld", OBS_SIZE + 80, NUM_CARDS),
-    ("hand_quality", OBS_SIZE + 120, NUM_CARDS),
-    ("combines_with_hand", OBS_SIZE + 160, NUM_CARDS),
-    ("winning_cards", OBS_SIZE + 200, NUM_CARDS),
-    ("discard_value", OBS_SIZE + 240, NUM_CARDS),
-    ("lay_plan", OBS_SIZE + 280, NUM_CARDS),
-    ("greedy_action", OBS_SIZE + 320, NUM_ACTIONS),
-    ("scalars", OBS_SIZE + 320 + NUM_ACTIONS, 4),
+#: (name, start, length) of each block after the raw observation: the pieces of
+#: :data:`conquian_env.layout.MELD_FEATURES` after those of the observation, where they are declared
+FEATURE_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
+    (name, start, size) for name, start, size, _ in MELD_FEATURES.rows()[len(OBSERVATION.pieces) :]
 )
-FEATURE_SIZE = FEATURE_LAYOUT[-1][1] + FEATURE_LAYOUT[-1][2]
+FEATURE_SIZE = MELD_FEATURES.size
 
 _LIVE, _FIT_OWN, _FIT_OPP, _QUALITY, _COMBINES, _OUTS, _DISCARD, _PLAN, _GREEDY, _SCALARS = (
     start for _, start, _ in FEATURE_LAYOUT
@@ -88,7 +82,7 @@ def _fits(meld: int, candidates: int) -> list[int]:
         return []
     out = []
     for c in cards_of(candidates):
-        if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
+        if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
             out.append(c)
     return out
 
@@ -139,9 +133,9 @@ class FeatureEncoder:
         hand_cards = cards_of(hand)
         for c in hand_cards:
             out[_QUALITY + c] = card_quality(c, hand, meld, live)
-        for c in cards_of(outside & _neighbours_of(hand)):
+        for c in cards_of(outside & neighbours_of(hand)):
             best = 0.0
-            for pm in _PARTNERS[c]:
+            for pm in PARTNERS[c]:
                 have = pm & hand
                 if have == pm:
                     best = 1.0

@@ -34,13 +34,16 @@ are dead or in the opponent's meld make a combination impossible, so a card whos
 partners are all gone counts 0 and is the first discard.  A ready hand (some live card
 would let ``M + H`` plus that card split into melds) adds 2 plus 0.5 per such card.
 
-Measured against ``random`` over 1000 duplicate deals (2000 games, seats swapped):
-1215 wins, 733 draws, 52 losses, 95.9% of the decided games (forcing variant: 1281, 643,
-76, 94.4%).  Taking only when it helps (rule 2) instead of always taking is worth about
-1.6 points of score in greedy-against-greedy play.
+How strong it is (against ``random``, and what rule 2 is worth) is measured in
+``docs/benchmarks.md``; the numbers live there, not here.
 
 The functions are plain mask functions (:func:`card_quality`, :func:`position_value`,
-:func:`plan_take`, :func:`choose_discard`) so that search bots can reuse them.
+:func:`plan_take`, :func:`choose_discard`) so that search bots can reuse them, and the card
+tables they read are public for the same reason: :data:`PARTNERS` (the partner pairs of
+every 3-card combination holding a card), :data:`NEIGHBOURS` (their union),
+:func:`neighbours_of` and :func:`subsets` (a lay's candidates, smallest first).  The
+compiled twins (:mod:`agents.greedy_kernels`, the JAX engine's :mod:`conquian_env.jax.greedy`)
+copy these tables; their tests hold them equal.
 """
 
 from __future__ import annotations
@@ -56,11 +59,11 @@ from conquian_env.greedy_weights import (
     FEED_PENALTY_NEAR_OUT,
     FORCE_MIN_HAND,
     LAY_COST,
+    MAX_FULL_ENUM,
     OUT_WEIGHT,
     PARTIAL_WEIGHT,
     READY_BONUS,
 )
-from conquian_env.greedy_weights import MAX_FULL_ENUM as _MAX_FULL_ENUM
 from conquian_env.melds import can_split_into_melds, playable_cards
 
 from .base import Agent, PlayerView
@@ -92,7 +95,7 @@ def _make_partner_table() -> tuple[tuple[int, ...], ...]:
 def _make_neighbour_table() -> tuple[int, ...]:
     """For each card, the cards that could share a 3-card combination with it."""
     table = []
-    for pairs in _PARTNERS:
+    for pairs in PARTNERS:
         mask = 0
         for m in pairs:
             mask |= m
@@ -100,20 +103,20 @@ def _make_neighbour_table() -> tuple[int, ...]:
     return tuple(table)
 
 
-#: ``_PARTNERS[c]``: partner masks (two cards each) of the 3-card combinations holding ``c``
-_PARTNERS = _make_partner_table()
-#: ``_NEIGHBOURS[c]``: union of ``_PARTNERS[c]``
-_NEIGHBOURS = _make_neighbour_table()
+#: ``PARTNERS[c]``: partner masks (two cards each) of the 3-card combinations holding ``c``
+PARTNERS = _make_partner_table()
+#: ``NEIGHBOURS[c]``: union of ``PARTNERS[c]``
+NEIGHBOURS = _make_neighbour_table()
 
 
 def card_quality(card: int, hand: int, meld: int, live: int) -> float:
     """How close hand card ``card`` is to being melded, in ``[0, 1]`` (see the module docstring)."""
     bit = 1 << card
-    if meld & _NEIGHBOURS[card] and can_split_into_melds(meld | bit):
+    if meld & NEIGHBOURS[card] and can_split_into_melds(meld | bit):
         return 1.0
     held = (hand | meld) & ~bit
     q = 0.0
-    for pm in _PARTNERS[card]:
+    for pm in PARTNERS[card]:
         have = pm & held
         if have == pm:
             if not pm & meld or can_split_into_melds(meld | bit | pm):
@@ -129,10 +132,12 @@ def card_quality(card: int, hand: int, meld: int, live: int) -> float:
     return q if q < 1.0 else 1.0
 
 
-def _neighbours_of(mask: int) -> int:
+def neighbours_of(mask: int) -> int:
+    """The cards that could share a 3-card combination with some card of ``mask`` (the union of
+    :data:`NEIGHBOURS` over its cards)."""
     near = 0
     for c in cards_of(mask):
-        near |= _NEIGHBOURS[c]
+        near |= NEIGHBOURS[c]
     return near
 
 
@@ -144,7 +149,7 @@ def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None
     """
     held = hand | meld
     if candidates is None:
-        candidates = _neighbours_of(held)
+        candidates = neighbours_of(held)
     outs = 0
     for x in cards_of(candidates & live & ~held):
         if can_split_into_melds(held | 1 << x):
@@ -167,12 +172,12 @@ def _value_given(hand: int, meld: int, live: int, qualities: list[tuple[int, flo
     for c, q in qualities:
         if q < 1.0:
             hopeless = hopeless or q == 0.0
-            candidates &= _NEIGHBOURS[c]
+            candidates &= NEIGHBOURS[c]
         value += q
     if hopeless:
         return value
     if candidates == -1:
-        candidates = _neighbours_of(hand | meld)
+        candidates = neighbours_of(hand | meld)
     if candidates & live:
         outs = winning_cards(hand, meld, live, candidates).bit_count()
         if outs:
@@ -182,7 +187,7 @@ def _value_given(hand: int, meld: int, live: int, qualities: list[tuple[int, flo
 
 def feed_penalty(card: int, opp_meld: int, opp_hand_size: int) -> float:
     """Cost of offering ``card`` to an opponent whose meld it fits with no hand card."""
-    if opp_meld & _NEIGHBOURS[card] and can_split_into_melds(opp_meld | 1 << card):
+    if opp_meld & NEIGHBOURS[card] and can_split_into_melds(opp_meld | 1 << card):
         return FEED_PENALTY_NEAR_OUT if opp_hand_size <= 1 else FEED_PENALTY
     return 0.0
 
@@ -221,13 +226,13 @@ def _discard_values(
         rest = hand & ~(1 << d)
         # only the cards that could combine with the discard change quality
         qualities = [
-            (c, card_quality(c, rest, meld, live) if _NEIGHBOURS[c] >> d & 1 else quality[c]) for c in cards if c != d
+            (c, card_quality(c, rest, meld, live) if NEIGHBOURS[c] >> d & 1 else quality[c]) for c in cards if c != d
         ]
         out.append((d, _value_given(rest, meld, live, qualities) - feed_penalty(d, opp_meld, opp_hand_size)))
     return tuple(out)
 
 
-def _subsets(mask: int) -> list[int]:
+def subsets(mask: int) -> list[int]:
     """All subsets of ``mask`` (``mask`` has few bits), smallest first."""
     subs = [0]
     for c in cards_of(mask):
@@ -263,10 +268,10 @@ def _plan_take(
     if can_split_into_melds(base | rest):
         return rest, -1, float("inf")
     can_join = playable_cards(base, rest)
-    if can_join.bit_count() <= _MAX_FULL_ENUM:
-        candidates = _subsets(can_join)
+    if can_join.bit_count() <= MAX_FULL_ENUM:
+        candidates = subsets(can_join)
     else:  # rare: many hand cards fit; try small lays and laying all of them
-        candidates = [s for s in _subsets(can_join) if s.bit_count() <= 3] + [can_join]
+        candidates = [s for s in subsets(can_join) if s.bit_count() <= 3] + [can_join]
     best = (0, -1, float("-inf"))
     for lay in candidates:
         new_meld = base | lay

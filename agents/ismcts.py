@@ -18,13 +18,10 @@ Tree Search", single-observer variant.  Each iteration:
    it) is scored by UCB1 with *availability counts*: the number of visits in which the
    action was available replaces the parent's visit count.  A node expands one untried
    action per iteration, the rollout policy's own choice first, so a node with few
-   visits is scored as the policy would play it.  ``depth`` can cap the tree.
-3. **Roll out** to the end of the game with a fixed policy for both players:
-   ``"greedy"`` (default) the rules of :class:`agents.greedy.GreedyAgent`, each player
-   judging by what they can see in the determinization; ``"fast"`` a cheaper greedy-ish
-   policy (take whenever possible, lay the fewest cards, discard by a cheap card score,
-   :func:`_cheap_discard`);
-   ``"random"`` uniform legal moves.
+   visits is scored as the policy would play it.
+3. **Roll out** to the end of the game with the rules of :class:`agents.greedy.GreedyAgent`
+   for both players (:func:`greedy_rollout`), each player judging by what they can see in
+   the determinization.
 4. **Back up** the result: a win scores 1, a draw 1/2, a loss 0 for the searching player
    (the scoring of a match); each edge keeps the mean score of the player who chose it,
    so the opponent's choices in the tree minimise the bot's score.
@@ -35,13 +32,13 @@ own real moves it follows the greedy bot's plan.  Decisions with a single legal 
 are answered at once.  The move played is the root action with the most visits (ties go
 to the greedy rules' choice).
 
-Measured at the default ``iterations=500`` on one core: 0.24 s per searched decision on
-average, 0.76 s at most; against ``greedy`` over 200 duplicate deals (400 games, seats
-swapped) 185 wins, 91 draws, 124 losses, a score of 0.576 (95% interval 0.541-0.611,
-t-interval over per-deal means).  At equal time (0.24 s per decision, 50 deals each)
-greedy rollouts scored 0.555 against ``greedy``, fast and random ones 0.535 each: the
-greedy rules are the best rollout per second measured, though that margin is within the
-noise of so few deals (random rollouts end in a draw more than nine times in ten).
+Its time per decision and its score against ``greedy`` are measured in ``docs/benchmarks.md``;
+the numbers live there, not here.  The knobs that measured nothing are gone (issue 27): the
+``rollout`` policy (fast and random rollouts were no stronger per second than greedy ones),
+``batch`` (greedy playouts batched on the compiled engine gained nothing at equal time: the
+time goes to the Python tree) and ``depth`` (never measured); docs/benchmarks.md keeps those
+measurements, and a spec that still sets one to anything but its old default is refused,
+naming this.
 
 With ``time`` set the search runs that many seconds per decision instead of a fixed number
 of iterations (and is then not reproducible).  Under a fixed ``seed`` the bot is
@@ -57,25 +54,20 @@ import time as _time
 
 import numpy as np
 
-from conquian_env.actions import DISCARD_BASE, FINISH, REFUSE, TAKE
+from conquian_env.actions import FINISH, TAKE
 from conquian_env.cards import cards_of
-from conquian_env.game import DISCARD, GAME_OVER, MELD, OFFER, TURNED, GameState
-from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards
+from conquian_env.game import GAME_OVER, MELD, OFFER, TURNED, GameState
+from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
 from .base import PlayerView, SearchBot
 from .greedy import (
-    _NEIGHBOURS,
-    _PARTNERS,
-    DISTANT_WEIGHT,
-    FEED_PENALTY,
-    PARTIAL_WEIGHT,
+    NEIGHBOURS,
+    PARTNERS,
     GreedyAgent,
-    _subsets,
-    force_decision,
     greedy_decision,
     plan_take,
 )
-from .params import Choice, Flag, Integer, Real, bounded
+from .params import Flag, Integer, Real, Removed, bounded
 
 DEFAULT_ITERATIONS = 500
 DEFAULT_C = 0.7
@@ -137,19 +129,6 @@ def _greedy_lay(state: GameState) -> int:
     return lay
 
 
-def _fewest_lay(state: GameState) -> int:
-    """Hand cards to lay with the taken card: all of them if that goes out, else the fewest."""
-    p = state.player
-    base = state.melds[p] | 1 << state.face_up | state.chosen
-    rest = state.hands[p] & ~state.chosen
-    if can_split_into_melds(base | rest):
-        return rest
-    for lay in _subsets(playable_cards(base, rest)):
-        if can_split_into_melds(base | lay):
-            return lay
-    return rest  # unreachable: the take was legal
-
-
 def _play_meld(state: GameState, lay: int) -> None:
     """Lay ``lay`` (hand cards) with the taken card and finish the meld."""
     for card in cards_of(lay & ~state.chosen):
@@ -157,47 +136,7 @@ def _play_meld(state: GameState, lay: int) -> None:
     state.apply(FINISH)
 
 
-def _cheap_discard(state: GameState) -> int:
-    """The fast rollout's discard: the hand card with the lowest cheap meld-potential score.
-
-    Deliberately not the greedy rule (:func:`agents.greedy.choose_discard`), which values
-    the whole position left by each possible discard: every other card's quality again and
-    the search for winning cards, some n**2 card evaluations per decision.  This scores each
-    card once, on its own: 1 when it fits the own meld alone or completes a 3-card
-    combination with held cards, else :data:`~agents.greedy.PARTIAL_WEIGHT` per combination
-    with one partner held and :data:`~agents.greedy.DISTANT_WEIGHT` per one with none (not
-    capped at 1, and no check that a combination with own meld cards still splits); dead
-    partners and the opponent's meld rule a combination out; a card that fits the
-    opponent's meld costs :data:`~agents.greedy.FEED_PENALTY` (flat, no near-out penalty).
-    No winning-card bonus.  Ties go to the lowest card.
-    """
-    p = state.player
-    hand, meld, opp_meld = state.hands[p], state.melds[p], state.melds[1 - p]
-    held = hand | meld
-    gone = state.dead | opp_meld
-    best, best_q = -1, 9.0
-    for c in cards_of(hand):
-        bit = 1 << c
-        if meld & _NEIGHBOURS[c] and can_split_into_melds(meld | bit):
-            q = 1.0
-        else:
-            q = 0.0
-            for pm in _PARTNERS[c]:
-                if pm & gone:
-                    continue
-                have = pm & held
-                if have == pm:
-                    q = 1.0
-                    break
-                q += PARTIAL_WEIGHT if have else DISTANT_WEIGHT
-        if opp_meld & _NEIGHBOURS[c] and can_split_into_melds(opp_meld | bit):
-            q += FEED_PENALTY
-        if q < best_q:
-            best, best_q = c, q
-    return best
-
-
-def _greedy_rollout(state: GameState, rng: random.Random) -> None:
+def greedy_rollout(state: GameState, rng: random.Random) -> None:
     """Play to the end with the greedy rules for both players."""
     while state.phase != GAME_OVER:
         if state.phase == MELD:
@@ -206,34 +145,10 @@ def _greedy_rollout(state: GameState, rng: random.Random) -> None:
             state.apply(_greedy_decision(state))
 
 
-def _fast_rollout(state: GameState, rng: random.Random) -> None:
-    """Play to the end taking every card possible, laying the fewest cards, quick discards."""
-    while state.phase != GAME_OVER:
-        phase = state.phase
-        if phase == OFFER:
-            state.apply(TAKE if state.legal_action_mask() & _TAKE_BIT else REFUSE)
-        elif phase == MELD:
-            _play_meld(state, _fewest_lay(state))
-        elif phase == DISCARD:
-            state.apply(DISCARD_BASE + _cheap_discard(state))
-        else:
-            state.apply(force_decision(state.hands[1 - state.player].bit_count()))
-
-
-def _random_rollout(state: GameState, rng: random.Random) -> None:
-    """Play to the end with uniformly random legal moves."""
-    while state.phase != GAME_OVER:
-        legal = state.legal_actions()
-        state.apply(legal[rng.randrange(len(legal))])
-
-
-ROLLOUTS = {"greedy": _greedy_rollout, "fast": _fast_rollout, "random": _random_rollout}
-
-
 # ---------------------------------------------------------------- opponent inference
 
 
-def _opponent_evidence(view: PlayerView) -> Evidence:
+def opponent_evidence(view: PlayerView) -> Evidence:
     """The opponent's meld, the cards they refused that did not fit it alone, their discards."""
     opp = 1 - view.player
     opp_meld = view.opponent_meld
@@ -241,7 +156,7 @@ def _opponent_evidence(view: PlayerView) -> Evidence:
     return opp_meld, refused, cards_of(view.discards(opp))
 
 
-def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
+def implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
     """How many of the opponent's refusals and discards the sampled hand contradicts.
 
     A contradiction is a refused card the sampled hand could meld (with today's meld: an
@@ -252,12 +167,12 @@ def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
     hand = state.hands[opp] & ~state.chosen
     bad = 0
     for card in refused:
-        if _NEIGHBOURS[card] & hand and can_extend_to_meld(opp_meld | 1 << card, hand):
+        if NEIGHBOURS[card] & hand and can_extend_to_meld(opp_meld | 1 << card, hand):
             bad += 1
     for card in discarded:
-        near = _NEIGHBOURS[card] & hand
+        near = NEIGHBOURS[card] & hand
         if near & (near - 1):  # at least two neighbours held
-            for pm in _PARTNERS[card]:
+            for pm in PARTNERS[card]:
                 if pm & hand == pm:
                     bad += 1
                     break
@@ -265,17 +180,17 @@ def _implausibility(state: GameState, opp: int, evidence: Evidence) -> int:
 
 
 def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: random.Random) -> GameState:
-    """A determinization of ``view``; with ``evidence`` (:func:`_opponent_evidence`) the most
+    """A determinization of ``view``; with ``evidence`` (:func:`opponent_evidence`) the most
     plausible of up to INFER_TRIES samples (shared by the search bots)."""
     state = view.determinize(rng)
     if evidence is None:
         return state
     opp = 1 - view.player
-    best, best_bad = state, _implausibility(state, opp, evidence)
+    best, best_bad = state, implausibility(state, opp, evidence)
     tries = 1
     while best_bad and tries < INFER_TRIES:
         state = view.determinize(rng)
-        bad = _implausibility(state, opp, evidence)
+        bad = implausibility(state, opp, evidence)
         if bad < best_bad:
             best, best_bad = state, bad
         tries += 1
@@ -285,14 +200,34 @@ def plausible_determinization(view: PlayerView, evidence: Evidence | None, rng: 
 # ---------------------------------------------------------------- the agent
 
 
+def greedy_first_actions(view: PlayerView) -> list[int]:
+    """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
+    legal = view.legal_actions()
+    if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
+        return legal
+    passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+    first, _ = greedy_decision(
+        view.phase,
+        view.hand,
+        view.meld,
+        view.unseen(),
+        view.opponent_meld,
+        view.opponent_hand_size,
+        view.face_up,
+        TAKE in legal,
+        passes,
+    )
+    return [first] + [a for a in legal if a != first]
+
+
 class ISMCTSAgent(SearchBot):
     """Single-observer ISMCTS (see the module docstring).
 
     ``iterations``: determinized simulations per decision; ``time``: seconds per decision
     instead (overrides ``iterations``); ``c``: UCB1 exploration constant (scores lie in
-    ``[0, 1]``); ``rollout``: ``"greedy"``, ``"fast"`` or ``"random"``; ``depth``: most
-    tree decisions per iteration (``None``: unlimited); ``infer``: prefer determinizations
-    that explain the opponent's refusals and discards; ``seed``: makes it reproducible.
+    ``[0, 1]``); ``infer``: prefer determinizations that explain the opponent's refusals and
+    discards; ``seed``: makes it reproducible.  ``rollout``, ``depth`` and ``batch`` are
+    removed (the module docstring says why): their old defaults are accepted, nothing else.
     """
 
     name = "ismcts-py"
@@ -301,32 +236,29 @@ class ISMCTSAgent(SearchBot):
         iterations=Integer(1, 10**9),
         time=Real(1e-6, 3600, none=True),
         c=Real(0, 1000),
-        rollout=Choice(tuple(ROLLOUTS)),
-        depth=Integer(1, 10**6, none=True),
         infer=Flag(),
-        batch=Integer(1, 65536),
+        rollout=Removed(
+            "greedy",
+            "the playouts are greedy's (fast and random ones measured no stronger per second, docs/benchmarks.md)",
+        ),
+        depth=Removed(None, "the tree is unlimited (a cap was never measured)"),
+        batch=Removed(
+            1,
+            "playouts run one at a time (batched ones gained nothing at equal time, docs/benchmarks.md); "
+            "the rollout bot batches its playouts with rollout:batch=true",
+        ),
     )
     def __init__(
         self,
         iterations: int = DEFAULT_ITERATIONS,
         time: float | None = None,
         c: float = DEFAULT_C,
-        rollout: str = "greedy",
-        depth: int | None = None,
         infer: bool = True,
-        batch: int = 1,
         seed: int | None = None,
     ):
-        if batch > 1 and rollout != "greedy":
-            raise ValueError(f"batched playouts (batch={batch}) run the greedy rollout only, not {rollout!r}")
-        self.batch = batch
-        self._games = None  # the batched engine holding the playouts (batch > 1)
         self.iterations = iterations
         self.time = None if time is None else float(time)
         self.c = float(c)
-        self.rollout = rollout
-        self._rollout = ROLLOUTS[rollout]
-        self.depth = depth
         self.infer = infer
         self.seed = seed
         self.rng = random.Random(seed)
@@ -344,31 +276,20 @@ class ISMCTSAgent(SearchBot):
         root: dict[int, _Edge] = {}
         me = view.player
         rng = self.rng
-        root_actions = self._root_actions(view)
-        evidence = _opponent_evidence(view) if self.infer else None
+        root_actions = greedy_first_actions(view)
+        evidence = opponent_evidence(view) if self.infer else None
         started = _time.perf_counter()
         deadline = None if self.time is None else started + self.time
         n = 0
         while n < self.iterations if deadline is None else (n == 0 or _time.perf_counter() < deadline):
-            if deadline is None:
-                k = min(self.batch, self.iterations - n)
-            else:  # a batch that fits in the time left, at the pace so far
-                spent = _time.perf_counter() - started
-                left = deadline - _time.perf_counter()
-                k = min(self.batch, 4) if n == 0 else max(1, min(self.batch, int(left / (spent / n))))
-            leaves = [self._select(root, root_actions, self._determinize(view, evidence, rng), me) for _ in range(k)]
-            if k == 1:
-                path, state = leaves[0]
-                if state.phase != GAME_OVER:
-                    self._rollout(state, rng)
-                winners = [state.winner]
-            else:
-                winners = self._rollout_batch([state for _, state in leaves])
-            for (path, _), winner in zip(leaves, winners, strict=True):
-                mine = DRAW_SCORE if winner < 0 else (1.0 if winner == me else 0.0)
-                for edge, p in path:
-                    edge.score += mine if p == me else 1.0 - mine
-            n += k
+            path, state = self._select(root, root_actions, self._determinize(view, evidence, rng), me)
+            if state.phase != GAME_OVER:
+                greedy_rollout(state, rng)
+            winner = state.winner
+            mine = DRAW_SCORE if winner < 0 else (1.0 if winner == me else 0.0)
+            for edge, p in path:
+                edge.score += mine if p == me else 1.0 - mine
+            n += 1
         self.last_iterations = n
         self.last_stats = {a: (e.visits, e.score / e.visits if e.visits else 0.0) for a, e in root.items()}
         rank = {a: i for i, a in enumerate(root_actions)}
@@ -378,41 +299,17 @@ class ISMCTSAgent(SearchBot):
         """A determinization (:func:`plausible_determinization`); tests override it."""
         return plausible_determinization(view, evidence, rng)
 
-    @staticmethod
-    def _root_actions(view: PlayerView) -> list[int]:
-        """The legal actions, the greedy rules' choice first (it is expanded first and wins ties)."""
-        legal = view.legal_actions()
-        if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
-            return legal
-        passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
-        first, _ = greedy_decision(
-            view.phase,
-            view.hand,
-            view.meld,
-            view.unseen(),
-            view.opponent_meld,
-            view.opponent_hand_size,
-            view.face_up,
-            TAKE in legal,
-            passes,
-        )
-        return [first] + [a for a in legal if a != first]
-
     def _select(
         self, root: dict[int, _Edge], root_actions: list[int], state: GameState, me: int
     ) -> tuple[list[tuple[_Edge, int]], GameState]:
         """Selection and expansion of one ISMCTS iteration on the determinization ``state``.
 
         Returns the path (edges and the player who chose each) and the leaf state to roll
-        out.  Each edge's visit is counted now and its score at the backup: with several
-        selections before one batch of playouts, a pending playout counts as a loss for
-        the moment (virtual loss), which spreads the batch over the tree; with one
-        selection per playout this is plain ISMCTS.
+        out.  Each edge's visit is counted now and its score at the backup, after the playout.
         """
         node: dict[int, _Edge] | None = root
         path: list[tuple[_Edge, int]] = []
         c = self.c
-        max_depth = self.depth
         depth = 0
         while node is not None and state.phase != GAME_OVER:
             p = state.player
@@ -428,7 +325,7 @@ class ISMCTSAgent(SearchBot):
                     untried.append(a)
             if untried:
                 action = untried[0]
-                if depth > 1 and len(untried) > 1 and self.rollout == "greedy":
+                if depth > 1 and len(untried) > 1:
                     preferred = _greedy_decision(state)
                     if preferred in untried:
                         action = preferred
@@ -443,8 +340,8 @@ class ISMCTSAgent(SearchBot):
             edge.visits += 1
             path.append((edge, p))
             state.apply(action)
-            _advance(state)
-            if untried or (max_depth is not None and depth >= max_depth):
+            advance_to_decision(state)
+            if untried:
                 break
             key = (state.face_up, state.melds[0], state.melds[1], state.phase, state.player)
             node = edge.children.get(key)
@@ -452,23 +349,18 @@ class ISMCTSAgent(SearchBot):
                 node = edge.children[key] = {}
         return path, state
 
-    def _rollout_batch(self, states: list[GameState]) -> list[int]:
-        """Greedy playouts of all ``states`` at once on the batched engine; their winners."""
-        self._games, winners = greedy_playouts(states, self._games)
-        return winners
-
 
 def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[int]]:
     """Play every state to its end with the greedy rules for both players, all at once on
-    the batched engine (compiled greedy, the same moves as :func:`_greedy_rollout`).
+    the batched engine (compiled greedy, the same moves as :func:`greedy_rollout`).
 
     Returns the engine used (pass it back in to reuse its arrays) and the winners (-1: draw).
     The states are not changed.
     """
-    from conquian_env._kernels import PHASE, WINNER
+    from conquian_env.kernels import PHASE, WINNER
     from conquian_env.vector import VectorGame
 
-    from ._greedy_kernels import greedy_actions
+    from .greedy_kernels import greedy_actions
 
     if games is None or games.num_games < len(states):
         games = VectorGame(max(1, len(states)), observations=False, parallel=False)
@@ -489,7 +381,7 @@ def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[i
     return games, [int(w) for w in table[:n, WINNER]]
 
 
-def _advance(state: GameState) -> None:
+def advance_to_decision(state: GameState) -> None:
     """Play the moves that are not searched: meld phases (greedy plan) and single choices."""
     while state.phase != GAME_OVER:
         if state.phase == MELD:

@@ -2,7 +2,7 @@
 and the one rule by which a network's scores become a legal move (docs/bots.md, "Model files").
 
 Both model formats are zip archives: the action scorer's ``.npz`` (:mod:`agents.scorer`), the
-learner snapshots' ``.npz`` (:func:`agents.ppo.load_snapshots`) and MaskablePPO's ``.zip``
+learner snapshots' ``.npz`` (:func:`conquian_train.policy_files.load_snapshots`) and MaskablePPO's ``.zip``
 (:mod:`agents.ppo`).  Before a byte of a member is decompressed, :func:`check_archive` reads the
 archive's central directory and refuses unknown or duplicate names, directory tricks (absolute
 paths, ``..``, folders), too many members and declared sizes over the caps; :func:`read_member`

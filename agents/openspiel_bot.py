@@ -32,6 +32,8 @@ import pyspiel
 
 from conquian_env.integrations.openspiel import ConquianGame, game_state_of, ismcts_bot, load_game
 from conquian_env.observation import action_mask, encode
+from conquian_env.rules import Rules
+from conquian_env.seeding import mixed_seed_31
 from conquian_env.view import PlayerView
 
 from .base import Agent
@@ -106,20 +108,20 @@ class OpenSpielAgent(Agent):
         self._game_seed: int | None = seed
         self._rng = random.Random(seed)
         self._bot: pyspiel.Bot | None = None
-        self._forcing: bool | None = None
+        self._rules: Rules | None = None
 
     def reset(self, player: int, seed: int | None = None) -> None:
         self._player = player
         if seed is not None and self.seed is not None:  # both: the game's seed mixed with the bot's own
-            seed = int(np.random.SeedSequence([seed, self.seed]).generate_state(1)[0] >> 1)
+            seed = mixed_seed_31(seed, self.seed)
         self._game_seed = self.seed if seed is None else seed
         self._rng = random.Random(self._game_seed)
         self._bot = None
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        if self._bot is None or self._forcing != view.forcing:
-            self._forcing = view.forcing
-            self._game = load_game(forcing=view.forcing)
+        if self._bot is None or self._rules != view.rules:
+            self._rules = view.rules
+            self._game = load_game(view.rules)
             self._bot = self.make_bot(self._game, view.player, self._game_seed)
         state = self._game.state_from_position(view.determinize(self._rng))
         return int(self._bot.step(state))

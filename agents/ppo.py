@@ -8,6 +8,11 @@ observations, told apart by their size:
 * the ``"meld"`` features (``(865,)`` float32, :mod:`agents.features`), as ``train.py``
   trains by default.
 
+A model file written since models carry their input (:func:`stamp_model`) stores the feature
+set and the hash of its layout (:mod:`conquian_env.layout`) in its metadata, and loading
+refuses a file whose feature set or layout is not this version's, naming both; a file
+written before has no stamp and is read as before, its feature set told by its input size.
+
 The bot plays with the legal-action mask, so it never chooses an illegal action.  Spec:
 ``ppo[:PATH.zip][,deterministic=true|false]``; with no path it plays the model shipped
 in the package (:data:`DEFAULT_MODEL`, made by the recipe in the README).
@@ -23,10 +28,8 @@ policy's tensors, with ``torch.load(weights_only=True)``, and the plain JSON of 
 metadata; the layer sizes come from the tensors and are checked against the observation
 the bot gives the policy.  Use ``MaskablePPO.load`` only on a file you trust.
 
-Training's files sit beside the policy: :func:`save_snapshots` / :func:`load_snapshots`
-(the learner snapshots of the opponent pool, plain ``.npz``), :func:`restore_checkpoint`
-(``train.py --resume``: weights, Adam state and counters into a fresh model, weights-only)
-and :func:`export_model` (``train.py --export``: the policy without its optimizer state).
+Training's files (the learner snapshots, a checkpoint's restore, the export of a model) are
+:mod:`conquian_train.policy_files`'; an import of them from here names that module.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
-from conquian_env.observation import OBS_SIZE
+from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
+from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
 from .model_files import (
@@ -52,7 +56,6 @@ from .model_files import (
     check_weights,
     open_archive,
     read_member,
-    read_npy,
     torch_archive_check,
 )
 from .params import Flag, bounded
@@ -65,6 +68,8 @@ _ACTIVATIONS = {
     "ReLU": lambda x: np.maximum(x, 0.0),
     "Identity": lambda x: x,
 }
+#: the activations a policy layer may have (:class:`NumpyPolicy`)
+ACTIVATIONS = tuple(sorted(_ACTIVATIONS))
 
 
 class NumpyPolicy:
@@ -142,16 +147,21 @@ class NumpyPolicy:
 
 
 def features_for_size(size: int) -> str:
-    """Which observation a model of input size ``size`` reads."""
-    from .features import FEATURE_SIZE
+    """Which observation a model of input size ``size`` reads (how a model file without a
+    stamp is read: :func:`conquian_env.layout.feature_set_for_size`)."""
+    return feature_set_for_size(size).name
 
-    if size == OBS_SIZE:
-        return "raw"
-    if size == FEATURE_SIZE:
-        return "meld"
-    raise ValueError(
-        f"a Conquian policy reads {OBS_SIZE} (raw observation) or {FEATURE_SIZE} ('meld' features) inputs, got {size}"
-    )
+
+#: the key of a model file's metadata (its ``data`` JSON) that holds the feature set the
+#: policy reads and that feature set's layout hash (:meth:`conquian_env.layout.FeatureSet.stamp`)
+STAMP_KEY = "conquian_input"
+
+
+def stamp_model(model: Any, features: str) -> None:
+    """Mark the MaskablePPO ``model`` as reading ``features`` (``"raw"`` or ``"meld"``): every
+    ``model.save`` from now on stores the feature set and its layout hash in the file's
+    metadata (:data:`STAMP_KEY`, plain JSON), and :func:`read_model` checks them."""
+    setattr(model, STAMP_KEY, feature_set(features).stamp())
 
 
 class PolicyAgent(Agent):
@@ -174,7 +184,7 @@ class PolicyAgent(Agent):
         if self._encoder is not None:
             self._encoder.reset()
         if seed is not None:
-            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+            self.rng = bot_game_rng(seed, self.seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         obs = observation if self._encoder is None else self._encoder.encode(view)
@@ -280,8 +290,11 @@ def _members(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
 def _torch_load(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Any:
     try:
         import torch
-    except ImportError as err:  # torch is part of the 'train' extra
-        raise ModelFileError("the ppo bot needs torch to read a model file: pip install 'conquian-env[train]'") from err
+    except ImportError as err:  # torch alone: the 'train' extra would add SB3, which pulls a CUDA torch
+        raise ModelFileError(
+            "the ppo bot needs torch to read a model file (no other package); the CPU build: "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        ) from err
     data = read_member(zf, info, where)
     torch_archive_check(data, where, info.filename, MEMBER_CAPS[info.filename])
     try:
@@ -493,9 +506,9 @@ def read_model(path: str | Path) -> ModelFile:
         )
     _check_spaces(file, metadata, inputs)
     try:
-        features = features_for_size(inputs)
+        features = feature_set_of_model(metadata.get(STAMP_KEY), inputs, where=f"model {str(file)!r}").name
     except ValueError as err:
-        raise ModelFileError(f"model {str(file)!r}: {err}") from err
+        raise ModelFileError(err if str(err).startswith("model ") else f"model {str(file)!r}: {err}") from err
     _check_critic(file, state, activation, inputs)
     return ModelFile(file, dict(state), metadata, activation, features, layers)
 
@@ -519,227 +532,14 @@ class PPOAgent(PolicyAgent):
         self.name = "ppo" if path is None else f"ppo:{file.name}"
 
 
-# --------------------------------------------------------------------------- training files
+#: what moved to the training package, and where (the bots import nothing of it)
+MOVED = {
+    name: "conquian_train.policy_files"
+    for name in ("save_snapshots", "load_snapshots", "restore_checkpoint", "export_model", "MAX_SNAPSHOTS")
+}
 
 
-def save_snapshots(path: str | Path, policies: list[NumpyPolicy]) -> None:
-    """Write the learner snapshots ``policies`` to ``path`` (``.npz`` of plain arrays, atomically)."""
-    path = Path(path)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(
-        tmp,
-        **{
-            f"s{i}_l{j}_{k}": arr
-            for i, p in enumerate(policies)
-            for j, layer in enumerate(p.layers)
-            for k, arr in (("w", layer[0]), ("b", layer[1]))
-        },
-        acts=np.array([json.dumps([layer[2] for layer in p.layers]) for p in policies]),
-    )
-    tmp.replace(path)
-
-
-#: the most snapshots, and layers per snapshot, a snapshots file may hold
-MAX_SNAPSHOTS, MAX_SNAPSHOT_LAYERS = 1000, 16
-_SNAPSHOT_MEMBER = re.compile(r"s(\d{1,4})_l(\d{1,2})_([wb])\.npy")
-
-
-def _snapshot_cap(name: str) -> int | None:
-    if name == "acts.npy":
-        return 1 << 20
-    m = _SNAPSHOT_MEMBER.fullmatch(name)
-    if m and int(m.group(1)) < MAX_SNAPSHOTS and int(m.group(2)) < MAX_SNAPSHOT_LAYERS:
-        return 4 * MAX_TENSOR_ELEMENTS + 1024
-    return None
-
-
-def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
-    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist); no pickles are read.
-
-    Read as untrusted data (:mod:`agents.model_files`): the archive's directory first (only
-    ``acts`` and ``sI_lJ_w/b`` members, each array's size capped), each array's header before its
-    data, every weight finite and bounded (:func:`~agents.model_files.check_weights`); a bad file
-    gets a :class:`~agents.model_files.ModelFileError` naming it and the fault."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    where = f"snapshots file {str(path)!r}"
-    limit = 4 * MAX_SNAPSHOTS * MAX_SNAPSHOT_LAYERS + 1
-    with open_archive(path, where, "readable .npz of plain arrays") as zf:
-        members = check_archive(zf, where, _snapshot_cap, max_members=limit, max_total=MEMBER_CAPS["policy.pth"] * 4)
-        if "acts.npy" not in members:
-            raise ModelFileError(f"{where}: no 'acts' array (not a snapshots file of train.py)")
-        names = read_npy(zf, members.pop("acts.npy"), where, kinds="Uf", max_bytes=1 << 20, ndims=(1,))
-        if names.dtype.kind != "U" and len(names):  # no snapshots: numpy writes an empty float array
-            raise ModelFileError(f"{where}: acts has dtype {names.dtype}, expected a unicode string")
-        try:
-            acts = [json.loads(str(text)) for text in names]
-        except (json.JSONDecodeError, RecursionError) as err:
-            raise ModelFileError(f"{where}: its acts are not JSON ({err})") from err
-        if len(acts) > MAX_SNAPSHOTS or not all(
-            isinstance(a, list) and 0 < len(a) <= MAX_SNAPSHOT_LAYERS and all(x in _ACTIVATIONS for x in a)
-            for a in acts
-        ):
-            raise ModelFileError(
-                f"{where}: acts must list, for at most {MAX_SNAPSHOTS} snapshots, 1 to {MAX_SNAPSHOT_LAYERS} "
-                f"activations among {sorted(_ACTIVATIONS)}"
-            )
-        expected = {f"s{i}_l{j}_{k}.npy" for i, a in enumerate(acts) for j in range(len(a)) for k in "wb"}
-        if set(members) != expected:
-            odd = sorted(set(members) ^ expected)[:5]
-            raise ModelFileError(f"{where}: its arrays do not match its acts (e.g. {odd})")
-        out = []
-        for i, names_i in enumerate(acts):
-            layers = []
-            for j, act in enumerate(names_i):
-                w, b = (
-                    read_npy(
-                        zf,
-                        members[f"s{i}_l{j}_{k}.npy"],
-                        where,
-                        kinds="f",
-                        max_bytes=4 * MAX_TENSOR_ELEMENTS,
-                        ndims=(n,),
-                    )  # fmt: skip
-                    for k, n in (("w", 2), ("b", 1))
-                )
-                layers.append((f"snapshot {i} layer {j}", w, b, act))
-            try:
-                policy = NumpyPolicy([(w, b, act) for _, w, b, act in layers], features=features)
-            except ValueError as err:
-                raise ModelFileError(f"{where}: snapshot {i}: {err}") from err
-            if policy.layers[0][0].shape[1] != _input_size(features):
-                raise ModelFileError(
-                    f"{where}: snapshot {i} reads {policy.layers[0][0].shape[1]} inputs, "
-                    f"{features!r} features are {_input_size(features)}"
-                )
-            named = [
-                (f"{n} weight", f"{n} bias", w, b, a) for (n, *_), (w, b, a) in zip(layers, policy.layers, strict=True)
-            ]
-            check_weights(where, named, INPUT_BOUND)
-            out.append(policy)
-    return out
-
-
-def _input_size(features: str) -> int:
-    from .features import FEATURE_SIZE
-
-    return OBS_SIZE if features == "raw" else FEATURE_SIZE
-
-
-def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:
-    """Put the policy, its Adam state and the step counters of the checkpoint ``path`` into ``model``.
-
-    ``model`` is a fresh MaskablePPO built from the run's ``config.json``.  The file is read
-    weights-only (:func:`read_model`, ``torch.load(weights_only=True)`` for the policy and
-    optimizer, plain JSON for the counters): nothing in it is unpickled, so a checkpoint
-    cannot run code.  Not restored: SB3's episode-statistics buffer (the rolling
-    ``rollout/ep_rew_mean`` in TensorBoard starts afresh) and the last observation (the
-    environments are reset, as they are new processes anyway).
-    """
-    saved = read_model(path)
-    if saved.features != features:
-        raise ModelFileError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
-    try:
-        model.policy.load_state_dict(saved.policy_state)
-    except RuntimeError as err:  # missing or extra tensors, or sizes unlike config.json's net_arch
-        raise ModelFileError(f"checkpoint {str(path)!r} does not fit the run's network: {err}") from err
-    optimizer = saved.optimizer_state()
-    if optimizer is not None:
-        params = [p for group in model.policy.optimizer.param_groups for p in group["params"]]
-        for k, entry in optimizer["state"].items():
-            param = params[k] if isinstance(k, int) and 0 <= k < len(params) else None
-            if param is None:
-                raise ModelFileError(f"checkpoint {str(path)!r}: its optimizer state names parameter {k!r}, "
-                                     f"the run's network has {len(params)}")  # fmt: skip
-            for name, value in entry.items():
-                if name in ("exp_avg", "exp_avg_sq") and tuple(value.shape) != tuple(param.shape):
-                    raise ModelFileError(f"checkpoint {str(path)!r}: optimizer state {k}.{name} has shape "
-                                         f"{tuple(value.shape)}, its parameter {tuple(param.shape)}")  # fmt: skip
-                if name == "exp_avg_sq" and bool((value < 0).any()):
-                    raise ModelFileError(f"checkpoint {str(path)!r}: optimizer state {k}.{name} is negative")
-        try:
-            model.policy.optimizer.load_state_dict(optimizer)
-        except (ValueError, KeyError, TypeError) as err:
-            raise ModelFileError(f"checkpoint {str(path)!r}: its optimizer state does not fit: {err}") from err
-    for key in ("num_timesteps", "_n_updates", "_episode_num"):
-        value = saved.metadata.get(key, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ModelFileError(f"checkpoint {str(path)!r}: {key} is {value!r}, not a step count")
-        setattr(model, key, value)
-
-
-#: MaskablePPO settings a model file keeps as plain JSON (copied into an export as they are)
-_PLAIN_HYPERPARAMETERS = (
-    "learning_rate",
-    "n_steps",
-    "batch_size",
-    "n_epochs",
-    "gamma",
-    "gae_lambda",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "target_kl",
-    "normalize_advantage",
-    "seed",
-)
-
-
-def export_model(src: str | Path, dest: str | Path) -> Path:
-    """Save the policy of the model ``src`` to ``dest`` without its optimizer state (for shipping).
-
-    ``src`` is read weights-only (no code in it runs, :func:`read_model`); ``dest`` is a fresh
-    MaskablePPO ``.zip`` holding the same policy tensors and the settings ``src`` keeps as
-    plain JSON, which ``MaskablePPO.load`` and the ``ppo`` bot both read.  Needs sb3-contrib.
-    """
-    import warnings
-
-    import gymnasium
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from conquian_env.wrappers import SingleAgentEnv
-
-    from .features import FeatureObservation
-
-    saved = read_model(src)  # clear errors for a missing, corrupt or non-Conquian file
-    meta = saved.metadata
-    settings: dict[str, Any] = {}
-    for key in _PLAIN_HYPERPARAMETERS:
-        value = meta.get(key)
-        if isinstance(value, bool) == (key == "normalize_advantage") and isinstance(value, (int, float)):
-            settings[key] = value
-    clip = meta.get("clip_range")
-    text = clip.get("value_schedule", "") if isinstance(clip, dict) else ""
-    found = re.fullmatch(r"ConstantSchedule\(val=([0-9.eE+-]+)\)", str(text))
-    if found:
-        settings["clip_range"] = float(found.group(1))
-    value_arch = sorted(
-        int(k.split(".")[2])
-        for k in saved.policy_state
-        if k.startswith("mlp_extractor.value_net.") and k.endswith(".weight")
-    )
-    policy_kwargs: dict[str, Any] = {
-        "net_arch": {
-            "pi": list(saved.net_arch),
-            "vf": [int(saved.policy_state[f"mlp_extractor.value_net.{i}.weight"].shape[0]) for i in value_arch],
-        }
-    }
-    if saved.activation != "Tanh":
-        policy_kwargs["activation_fn"] = getattr(torch.nn, saved.activation)
-    env: gymnasium.Env = SingleAgentEnv()
-    if saved.features == "meld":
-        env = FeatureObservation(env)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SB3's note on batch_size vs the one-env rollout buffer
-        model = MaskablePPO("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", **settings)
-    try:
-        model.policy.load_state_dict(saved.policy_state)
-    except RuntimeError as err:
-        raise ValueError(f"model {str(src)!r}: its tensors do not form a MaskablePPO MLP policy: {err}") from err
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    model.save(dest)
-    read_model(dest)
-    return dest
+def __getattr__(name: str) -> Any:
+    if name in MOVED:
+        raise ImportError(f"agents.ppo.{name} moved to {MOVED[name]}: from {MOVED[name]} import {name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

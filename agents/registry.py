@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Agent, RandomAgent
-from .params import Integer, ParamError, bounds_of
+from .params import Integer, ParamError, Removed, bounds_of
 
 
 @dataclass(frozen=True)
@@ -149,10 +149,7 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "iterations": "500, simulations per decision",
             "time": "none, seconds per decision (overrides iterations when given)",
             "c": "0.7, UCB exploration constant (scores in [0, 1])",
-            "rollout": "greedy, rollout policy: greedy, fast or random",
-            "depth": "none, most tree decisions per simulation (none: unlimited)",
             "infer": "true, prefer deals that explain the opponent's refusals and discards",
-            "batch": "1, playouts run together on the batched engine (greedy rollouts, needs numba)",
         },
     ),
     "rollout": BotInfo(
@@ -295,7 +292,9 @@ def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             params["seed"] = SEED.check("seed", params["seed"])
         if kind != "python":
             for name, bound in bounds_of(KNOWN_BOTS[kind].factory()).items():
-                if name in params:
+                if name in params and isinstance(bound, Removed):
+                    bound.check(name, params.pop(name))  # its old default is dropped, anything else refused
+                elif name in params:
                     params[name] = bound.check(name, params[name])
     except ParamError as err:
         raise SpecError(f"bot spec {spec!r}: {err}") from err

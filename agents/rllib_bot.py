@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from conquian_env.seeding import bot_game_rng
+
 from .base import Agent, PlayerView
 from .params import Flag, bounded
 
@@ -60,7 +62,7 @@ class RLlibAgent(Agent):
 
     def reset(self, player: int, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng = np.random.default_rng([seed, 0 if self.seed is None else self.seed])
+            self.rng = bot_game_rng(seed, self.seed)
 
     def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The policy's action logits for one observation (illegal actions at -inf)."""

@@ -38,11 +38,11 @@ from .base import PlayerView, SearchBot
 from .greedy import GreedyAgent
 from .ismcts import (
     DRAW_SCORE,
-    ISMCTSAgent,
-    _advance,
-    _greedy_rollout,
-    _opponent_evidence,
+    advance_to_decision,
+    greedy_first_actions,
     greedy_playouts,
+    greedy_rollout,
+    opponent_evidence,
     plausible_determinization,
 )
 from .params import Flag, Integer, Real, bounded
@@ -80,8 +80,8 @@ class RolloutAgent(SearchBot):
 
     def search(self, view: PlayerView) -> int:
         """Score every legal action by paired greedy rollouts (module docstring)."""
-        actions = ISMCTSAgent._root_actions(view)  # the greedy choice first
-        evidence = _opponent_evidence(view) if self.infer else None
+        actions = greedy_first_actions(view)  # the greedy choice first
+        evidence = opponent_evidence(view) if self.infer else None
         me = view.player
         scores = np.empty((self.samples, len(actions)))
         pending: list = []
@@ -90,12 +90,12 @@ class RolloutAgent(SearchBot):
             for i, a in enumerate(actions):
                 state = det.clone()
                 state.apply(a)
-                _advance(state)
+                advance_to_decision(state)
                 if self.batch:
                     pending.append(state)
                     continue
                 if state.phase != GAME_OVER:
-                    _greedy_rollout(state, self.rng)
+                    greedy_rollout(state, self.rng)
                 w = state.winner
                 scores[k, i] = DRAW_SCORE if w < 0 else (1.0 if w == me else 0.0)
         if self.batch:

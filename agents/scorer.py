@@ -6,7 +6,7 @@ that discarding the 7 of clubs and the 7 of hearts are alike.  The scorer instea
 each *candidate* by the cards it touches and runs one shared multilayer perceptron over
 every candidate of the position; the highest score is played.  It decides the offers (take
 or refuse the face-up card) and the discards, where the search's edge over greedy lies; the
-meld phase (laying down the cards of a take) and the forcing variant's force decision are
+meld phase (laying down the cards of a take) and the force decision of RULES.md section 7 are
 greedy's, as in the expert-iteration labels it learns from (:mod:`conquian_train.exit`).
 
 Inputs of a candidate (:func:`candidate_features`, all from the ``"meld"`` feature vector of
@@ -30,7 +30,10 @@ slot    length  contents
 
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
 (its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
-and a JSON ``meta`` string.  :func:`load_scorer` reads it as untrusted data
+and a JSON ``meta`` string, which since models carry their input holds the feature set
+(``"meld"``) and its layout hash (:mod:`conquian_env.layout`): a file with another feature set
+or layout is refused, naming both, and a file without them (written before) is read as the
+``"meld"`` features, as it always was.  :func:`load_scorer` reads it as untrusted data
 (:mod:`agents.model_files`): the archive's directory and each array's header are checked before
 any data is decompressed, with caps on every size, and the weights are bounded so that the
 network's scores are finite; a file we read never runs code and a wrong, tampered or oversized
@@ -49,6 +52,7 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
+from conquian_env.layout import FEATURE_SETS, feature_set_of_model
 from conquian_env.observation import OBS_AT, OBS_SIZE
 from conquian_env.view import PlayerView
 
@@ -59,6 +63,13 @@ from .model_files import ModelFileError, best_legal, check_archive, check_weight
 
 __all__ = [
     "CANDIDATE_SIZE",
+    "CARD_BLOCKS",
+    "CARD_INPUTS",
+    "CHANNELS",
+    "FEATURE_AT",
+    "KIND_SLOT",
+    "POSITION_SLICES",
+    "POSITION_SLOT",
     "DEFAULT_SCORER",
     "FORMAT",
     "GREEDY_SLOT",
@@ -75,18 +86,27 @@ FORMAT = "conquian-action-scorer/1"
 #: the most candidates a position has (10 discards + 1 from a take's hand; 2 at an offer)
 MAX_CANDIDATES = 12
 
-_BLOCK = {name: start for name, start, _ in FEATURE_LAYOUT}
-_CARD_BLOCKS = 10  # own_hand .. own_refusals: the raw observation's per-card blocks
-_CHANNELS = _CARD_BLOCKS + 8  # + live .. lay_plan
-_CARD = _CHANNELS * 6 + 4  # centre, 4 neighbours (+ flag each), the rank's other suits
-_KIND = _CARD  # discard, take, refuse, greedy's choice
-_POS = _KIND + 4
+# The candidate's input layout (the table in the module docstring), shared with the compiled
+# twin (agents.scorer_kernels):
+#: where each block of the ``"meld"`` feature vector starts (:data:`agents.features.FEATURE_LAYOUT`)
+FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+#: the per-card blocks of the raw observation (own hand .. own refusals), the first channels
+CARD_BLOCKS = 10
+#: per-card channels: the raw observation's card blocks, then the 8 meld-feature card blocks (live .. lay plan)
+CHANNELS = CARD_BLOCKS + 8
+#: inputs about the candidate's card: its channels, its 4 run neighbours (+ a flag each), the rank's other suits
+CARD_INPUTS = CHANNELS * 6 + 4
+#: the first of the 4 kind slots (discard, take, refuse, greedy's choice)
+KIND_SLOT = CARD_INPUTS
+#: the first of the position's inputs
+POSITION_SLOT = KIND_SLOT + 4
 #: the input slot that says the candidate is greedy's choice
-GREEDY_SLOT = _KIND + 3
-_POS_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (_BLOCK["scalars"], FEATURE_SIZE))
-CANDIDATE_SIZE = _POS + sum(b - a for a, b in _POS_SLICES)
+GREEDY_SLOT = KIND_SLOT + 3
+#: the ``(start, stop)`` slices of the feature vector copied into the position's inputs
+POSITION_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (FEATURE_AT["scalars"], FEATURE_SIZE))
+CANDIDATE_SIZE = POSITION_SLOT + sum(b - a for a, b in POSITION_SLICES)
 _FACE_UP = OBS_AT["face_up"]
-_GREEDY = _BLOCK["greedy_action"]
+_GREEDY = FEATURE_AT["greedy_action"]
 _DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
 
 
@@ -103,10 +123,10 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
     n = len(features)
     cards = np.concatenate(
-        [features[:, :OBS_SIZE][:, : _CARD_BLOCKS * NUM_CARDS].reshape(n, _CARD_BLOCKS, NUM_CARDS),
-         features[:, _BLOCK["live"] : _BLOCK["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
-    ).reshape(n, _CHANNELS, 4, 10)  # fmt: skip
-    position = np.concatenate([features[:, a:b] for a, b in _POS_SLICES], axis=1)
+        [features[:, :OBS_SIZE][:, : CARD_BLOCKS * NUM_CARDS].reshape(n, CARD_BLOCKS, NUM_CARDS),
+         features[:, FEATURE_AT["live"] : FEATURE_AT["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
+    ).reshape(n, CHANNELS, 4, 10)  # fmt: skip
+    position = np.concatenate([features[:, a:b] for a, b in POSITION_SLICES], axis=1)
 
     def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:
         suit, rank = card // 10, card % 10
@@ -130,15 +150,15 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         if at.max() >= MAX_CANDIDATES:
             raise ValueError(f"a position with more than {MAX_CANDIDATES} candidates (row {rows[at.argmax()]})")
         if action < TAKE:
-            x[rows, at, :_CARD] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
-            x[rows, at, _KIND] = 1.0
+            x[rows, at, :CARD_INPUTS] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
+            x[rows, at, KIND_SLOT] = 1.0
         elif action == TAKE:
-            x[rows, at, :_CARD] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
-            x[rows, at, _KIND + 1] = 1.0
+            x[rows, at, :CARD_INPUTS] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
+            x[rows, at, KIND_SLOT + 1] = 1.0
         else:
-            x[rows, at, _KIND + 2] = 1.0
-        x[rows, at, _KIND + 3] = features[rows, _GREEDY + action]
-        x[rows, at, _POS:] = position[rows]
+            x[rows, at, KIND_SLOT + 2] = 1.0
+        x[rows, at, KIND_SLOT + 3] = features[rows, _GREEDY + action]
+        x[rows, at, POSITION_SLOT:] = position[rows]
         valid[rows, at] = True
         actions[rows, at] = action
         slot[rows] += 1
@@ -178,7 +198,7 @@ class ActionScorer:
         """Write the model file (atomically: a temporary file, then a rename)."""
         path = Path(path)
         info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": CANDIDATE_SIZE,
-                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]]}  # fmt: skip
+                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]], **FEATURE_SETS["meld"].stamp()}  # fmt: skip
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.layers)}
         arrays.update({f"b{i}": b for i, (_, b) in enumerate(self.layers)})
         tmp = path.with_name(path.name + ".tmp.npz")
@@ -252,6 +272,17 @@ def load_scorer(path: str | Path) -> ActionScorer:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             got = meta.get("format") if isinstance(meta, dict) else meta
             raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r}")
+        if "feature_set" in meta or "layout_hash" in meta:  # a file without them predates the stamp: "meld"
+            stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash")}
+            meld = FEATURE_SETS["meld"]
+            if stamp["feature_set"] in FEATURE_SETS and stamp["feature_set"] != meld.name:
+                raise ModelFileError(f"{where} says it reads the feature set {stamp['feature_set']!r} "
+                                     f"(layout {stamp['layout_hash']}); a scorer reads 'meld' "
+                                     f"(layout {meld.layout.hash})")  # fmt: skip
+            try:
+                feature_set_of_model(stamp, meld.size, where=where)
+            except ValueError as err:
+                raise ModelFileError(str(err)) from err
         if meta.get("candidate_size") != CANDIDATE_SIZE:
             raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this "
                                  f"version builds {CANDIDATE_SIZE}")  # fmt: skip

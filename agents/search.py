@@ -52,10 +52,10 @@ from .greedy import GreedyAgent
 from .params import Flag, Integer, Real, bounded
 
 try:
-    from conquian_env import _kernels as E
+    from conquian_env import kernels as E
 
-    from . import _scorer_kernels as SK
     from . import _search_kernels as K
+    from . import scorer_kernels as SK
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
     _IMPORT_ERROR = exc
@@ -102,7 +102,7 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
     row[E.PHASE] = view.phase
     row[E.WINNER] = -1
     row[E.FORCED] = int(view.forced)
-    row[E.FORCING] = int(view.forcing)
+    row[E.RULES] = view.rules.flags
     row[E.MOVES] = view.move_count
     row[E.SPOS] = E.STOCK_SIZE - view.stock_left
     pool = np.array(cards_of(view.unseen()), dtype=np.int64)
@@ -118,7 +118,10 @@ _WARM_VALUE = False
 def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
     decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too; ``belief``: the belief search's (once per process)."""
+    guided search's kernels with the network too; ``belief``: the belief search's; ``value``: the
+    leaf value's (each once per process).
+    Every argument is passed as the bots pass it: numba compiles an omitted optional argument
+    and an explicit ``None`` as two signatures, and a missed one costs seconds in a decision."""
     global _WARM, _WARM_NET, _WARM_BELIEF, _WARM_VALUE
     if value is not None and not _WARM_VALUE:
         from conquian_env.game import new_game
@@ -319,7 +322,10 @@ class BeliefSearchAgent(SearchAgent):
 
     name = "search"
 
-    @bounded(leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64))
+    @bounded(
+        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag(),
+        leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64),
+    )  # fmt: skip
     def __init__(
         self,
         time: float | None = None,
@@ -371,7 +377,7 @@ class GuidedSearchAgent(SearchAgent):
       moves the network deems worth a look;
     * as its **playout policy** (an action scorer only): in every playout the network makes
       the searching player's next ``steps`` decisions at offers and discards (``both``: both
-      players', ``steps`` counting them all), compiled (:mod:`agents._scorer_kernels`), the
+      players', ``steps`` counting them all), compiled (:mod:`agents.scorer_kernels`), the
       rest of the playout greedy's (0: greedy playouts).
 
     Neither measured stronger than the plain search (docs/training.md): the prior at equal

@@ -1,7 +1,7 @@
 """Compiled (numba) half of the leaf value of a determinized (full) position (:mod:`agents.value`).
 
 The search (:mod:`agents._search_kernels`) deals every card, so a playout position is a full
-row of the batched engine (:mod:`conquian_env._kernels`): both hands, both melds, the dead pile,
+row of the batched engine (:mod:`conquian_env.kernels`): both hands, both melds, the dead pile,
 the card face up.  The leaf value is the probability (a draw counting half) that player ``p``
 wins from such a row at an offer, the stock order unknown, when the rest of the game is played
 as in the games the value was fitted on (:mod:`conquian_train.value`).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from conquian_env._kernels import (
+from conquian_env.kernels import (
     CHOSEN,
     DEAD,
     FACE,
@@ -37,7 +37,7 @@ from conquian_env._kernels import (
     popcount,
 )
 
-from ._greedy_kernels import live_cards, position_value
+from .greedy_kernels import live_cards, position_value
 
 #: the feature layout of a position from player p's side, (name, size) in order
 FEATURE_LAYOUT = (

@@ -23,7 +23,7 @@ Prints, for N games stepped together:
     deciding for every game of a batch, greedy decisions/s, on the positions of 10
     snapshots of games played by greedy against greedy (every 6 decisions from the deal;
     harder than random play's positions), next to the numba kernel
-    (``agents._greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
+    (``agents.greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
     positions of the same kind.
 (d) with ``--layout``: the card-set layout of the meld search's hot part (72 set choices
     taken out, run coverage of the rest, required cards covered, union of the melds) on
@@ -43,6 +43,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,14 +51,14 @@ CPU_SIZES = "1024,8192,65536"
 GPU_SIZES = "8192,65536,262144,1048576"
 
 
-def jax_random_play(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+def jax_random_play(n: int, steps: int, repeats: int, rules: Any) -> tuple[float, float]:
     """(decisions/s, compile seconds) of jitted random play in ``n`` games."""
     import jax
     from pgx.experimental import act_randomly, auto_reset
 
     from conquian_env.jax import Conquian
 
-    env = Conquian(forcing=forcing)
+    env = Conquian(rules=rules)
     step = jax.vmap(auto_reset(env.step, env.init))
 
     @jax.jit
@@ -87,13 +88,13 @@ def jax_random_play(n: int, steps: int, repeats: int, forcing: bool) -> tuple[fl
     return best, compile_s
 
 
-def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float, float]:
+def numba_rates(n: int, steps: int, repeats: int, rules: Any) -> tuple[float, float]:
     """(decisions/s with observations and masks, raw decisions/s) of the numba engine."""
     import numpy as np
 
     from conquian_env.vector import VectorGame
 
-    games = VectorGame(n, seed=0, forcing=forcing)
+    games = VectorGame(n, seed=0, rules=rules)
     rng = np.random.default_rng(0)
     games.step(games.random_actions(rng))  # compiled (numba caches on disk): warms only
     best = 0.0
@@ -102,7 +103,7 @@ def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float,
         for _ in range(steps):
             games.step(games.random_actions(rng))
         best = max(best, n * steps / (time.perf_counter() - t))
-    raw = VectorGame(n, seed=0, forcing=forcing, observations=False)
+    raw = VectorGame(n, seed=0, rules=rules, observations=False)
     raw.play_random(2)
     raw_best = 0.0
     for _ in range(repeats):
@@ -112,7 +113,7 @@ def numba_rates(n: int, steps: int, repeats: int, forcing: bool) -> tuple[float,
     return best, raw_best
 
 
-def ppo_rate(n: int, steps: int, repeats: int, forcing: bool, opponent: str = "random") -> tuple[float, float]:
+def ppo_rate(n: int, steps: int, repeats: int, rules: Any, opponent: str = "random") -> tuple[float, float]:
     """(decisions/s end to end, compile seconds) of PPO updates (examples/jax_ppo.py) on ``n`` games."""
     import argparse
 
@@ -123,7 +124,7 @@ def ppo_rate(n: int, steps: int, repeats: int, forcing: bool, opponent: str = "r
 
     args = argparse.Namespace(
         num_envs=n, num_steps=steps, chunk=2, epochs=4, minibatches=8, hidden=256, lr=3e-4, gamma=0.99,
-        lam=0.95, clip=0.2, ent=0.01, vf=0.5, forcing=forcing, opponent=opponent,
+        lam=0.95, clip=0.2, ent=0.01, vf=0.5, rules=rules, opponent=opponent,
     )  # fmt: skip
     init, train_chunk = make_train(args)
     params, opt_state, state = init(jax.random.PRNGKey(0))
@@ -171,7 +172,7 @@ def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, 
         best = max(best, n * len(snapshots) / (time.perf_counter() - t))
     numba = float("nan")
     if with_numba:
-        from agents import _greedy_kernels as GK
+        from agents import greedy_kernels as GK
         from conquian_env.vector import VectorGame
 
         games = VectorGame(n, seed=0, first="alternate")
@@ -245,12 +246,14 @@ def _fmt(rate: float) -> str:
 
 
 def main() -> None:
+    from conquian_env.rules import add_arguments as add_rule_arguments
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", help=f"batch sizes, comma-separated (default {CPU_SIZES}; with --gpu {GPU_SIZES})")
     parser.add_argument("--gpu", action="store_true", help="accelerator sizes; numba is skipped")
     parser.add_argument("--steps", type=int, default=0, help="steps per timed run (default: about 2M decisions)")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs per figure, the best is printed")
-    parser.add_argument("--forcing", action="store_true", help="the forcing variant")
+    add_rule_arguments(parser, dest="rules")  # one flag per rule field (conquian_env.rules)
     parser.add_argument("--no-numba", action="store_true", help="skip the numba engine")
     parser.add_argument("--layout", action="store_true", help="also words vs bool vectors for the meld search")
     parser.add_argument("--ppo", action="store_true", help="also the PPO example end to end (needs optax)")
@@ -271,7 +274,7 @@ def main() -> None:
 
     device = jax.devices()[0]
     print(f"JAX {jax.__version__} on {device.platform} ({device.device_kind}); {os.cpu_count()} CPUs")
-    print(f"python {platform.python_version()}, {platform.machine()}, forcing={args.forcing}")
+    print(f"python {platform.python_version()}, {platform.machine()}, rules: {args.rules}")
     with_numba = not args.no_numba and not args.gpu
     header = f"{'games':>9} {'steps':>6} {'JAX dec/s':>11} {'compile':>8}"
     if with_numba:
@@ -279,10 +282,10 @@ def main() -> None:
     print(header)
     for n in sizes:
         steps = args.steps or max(10, min(500, 2_000_000 // n))
-        rate, compile_s = jax_random_play(n, steps, args.repeats, args.forcing)
+        rate, compile_s = jax_random_play(n, steps, args.repeats, args.rules)
         line = f"{n:9d} {steps:6d} {_fmt(rate):>11} {compile_s:7.1f}s"
         if with_numba:
-            obs_rate, raw_rate = numba_rates(n, steps, args.repeats, args.forcing)
+            obs_rate, raw_rate = numba_rates(n, steps, args.repeats, args.rules)
             line += f" {_fmt(obs_rate):>11} {_fmt(raw_rate):>11} {rate / obs_rate:9.2f}"
         print(line, flush=True)
     if args.layout:
@@ -303,7 +306,7 @@ def main() -> None:
             if n * args.ppo_steps % 8:
                 print(f"{n:9d} skipped: games x --ppo-steps must be a multiple of 8 minibatches")
                 continue
-            rate, compile_s = ppo_rate(n, args.ppo_steps, args.repeats, args.forcing, args.ppo_opponent)
+            rate, compile_s = ppo_rate(n, args.ppo_steps, args.repeats, args.rules, args.ppo_opponent)
             print(f"{n:9d} {_fmt(rate):>11} {compile_s:7.1f}s", flush=True)
 
 

@@ -38,6 +38,7 @@ from agents.search import SearchAgent  # noqa: E402
 from conquian_env.actions import str_to_action  # noqa: E402
 from conquian_env.game import MELD, new_game  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
+from conquian_env.rules import rules_of_record  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 
 
@@ -150,7 +151,7 @@ def searched_decision_times(path: Path, spec: str) -> tuple[float, float]:
         seat = game["seats"].index(spec)
         think += game["think_time"][seat]
         longest = max(longest, game["max_think"][seat])
-        state = new_game(hands=game["hands"], stock=game["stock"], first=game["first"], forcing=game["forcing"])
+        state = new_game(hands=game["hands"], stock=game["stock"], first=game["first"], rules=rules_of_record(game))
         for action in game["actions"]:
             mask = state.legal_action_mask()
             if state.player == seat and state.phase != MELD and mask & (mask - 1):

@@ -33,20 +33,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from numba import njit  # noqa: E402
 
 from agents import _search_kernels as K  # noqa: E402
-from agents._greedy_kernels import greedy_action  # noqa: E402
 from agents.belief_kernels import deal_from_belief  # noqa: E402
+from agents.greedy_kernels import greedy_action  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
-from agents.search import SearchAgent, view_row  # noqa: E402
+from agents.search import BeliefSearchAgent, view_row  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_arena.stats import t_interval  # noqa: E402
 from conquian_arena.tournament import deal_seed, game_seed  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
-from conquian_env._kernels import H0, NUM_COLUMNS, PLAYER, compute_legal  # noqa: E402
+from conquian_env import kernels as E  # noqa: E402
 from conquian_env.game import DISCARD, MELD, OFFER  # noqa: E402
+from conquian_env.kernels import H0, NUM_COLUMNS, PLAYER, compute_legal  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 
 
-class CeilingSearch(SearchAgent):
+class CeilingSearch(BeliefSearchAgent):
     """The compiled search told the opponent's true hand (a measurement, never a bot: it reads
     the hidden state); the stock order is still dealt at random. Knobs: the search's."""
 
@@ -54,13 +54,6 @@ class CeilingSearch(SearchAgent):
 
     def __init__(self, time=None, iterations=None, z=3.0, seed=None):
         super().__init__(time=time, iterations=iterations, z=z, tries=1, seed=seed)
-        self._warm_belief()
-
-    def _warm_belief(self) -> None:
-        from agents.belief import load_belief
-        from agents.search import _warm_up
-
-        _warm_up(belief=load_belief())  # compile the odds-dealing search once, not in a decision
 
     def search(self, view: PlayerView) -> int:
         self._view = view
@@ -104,7 +97,7 @@ def draw_hands(view, pool, odds, n_opp, seed, count):
     return hands
 
 
-class HistorySearch(SearchAgent):
+class HistorySearch(BeliefSearchAgent):
     """The search with deals weighted by the opponent's whole recorded history replayed with greedy's
     rules (exact inference against greedy, a model against others): ``particles`` hands drawn from
     the belief, each weighted ``eps ** mismatches``; each deal picks one.  The history (public: the
@@ -114,16 +107,10 @@ class HistorySearch(SearchAgent):
     name = "history"
 
     def __init__(self, iterations=2000, z=3.0, particles=256, eps=0.05, seed=None):
-        from agents.belief import load_belief
-
         super().__init__(iterations=iterations, z=z, tries=1, seed=seed)
-        self.belief = load_belief()
         self.particles, self.eps = particles, eps
         self.history = []
         self.record = None
-        from agents.search import _warm_up
-
-        _warm_up(belief=self.belief)
 
     def search(self, view: PlayerView) -> int:
         me, opp = view.player, 1 - view.player
@@ -167,7 +154,7 @@ class HistorySearch(SearchAgent):
             h = hands[min(np.searchsorted(cum, self.rng.random()), len(hands) - 1)]
             o = np.array([np.inf if h >> int(c) & 1 else 0.0 for c in pool])
             results = K.run_search(row, pool, n_opp, 1, self.z, 1, info, actions, active, results, sums, self._S,
-                                   *self._cache, 0, None, False, o)  # fmt: skip
+                                   *self._cache, 0, None, False, o, 0, None, 0)  # fmt: skip
         return int(K.best_action(info, actions, active, sums))
 
 

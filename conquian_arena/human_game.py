@@ -19,6 +19,7 @@ from pathlib import Path
 from agents.base import Agent
 from agents.registry import make_agent
 from conquian_env.game import GameState
+from conquian_env.rules import Rules, resolve
 
 from .match import MoveObserver, deal_for_seed, play_game
 from .narration import opening_text
@@ -57,7 +58,13 @@ class HumanGame:
     """
 
     def __init__(
-        self, opponent: str, seed: int | None = None, seat: int = 0, first: str = "you", forcing: bool = False
+        self,
+        opponent: str,
+        seed: int | None = None,
+        seat: int = 0,
+        first: str = "you",
+        rules: Rules | None = None,
+        **rule_fields: bool,
     ):
         if seat not in (0, 1) or isinstance(seat, bool):
             raise ValueError(f"the seat must be 0 or 1, got {seat!r}")
@@ -65,7 +72,7 @@ class HumanGame:
             raise ValueError(f"first must be one of {', '.join(FIRST_CHOICES)}, got {first!r}")
         self.opponent = opponent
         self.seed = random_seed() if seed is None else check_seed(seed)
-        self.forcing = bool(forcing)
+        self.rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
         #: the person's seat, the bot's, and the seat that plays first
         self.me, self.bot_seat = seat, 1 - seat
         self.first = seat if first == "you" else 1 - seat
@@ -89,7 +96,7 @@ class HumanGame:
             hands=self.hands,
             stock=self.stock,
             first=self.first,
-            forcing=self.forcing,
+            rules=self.rules,
             seed=self.seed,
             on_move=on_move,
         )

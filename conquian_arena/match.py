@@ -21,6 +21,8 @@ from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
 from conquian_env.observation import action_mask, encode
+from conquian_env.rules import Rules, resolve
+from conquian_env.seeding import seat_seed
 
 from .record import GameRecord
 
@@ -41,25 +43,28 @@ def play_game(
     hands: list[list[str]],
     stock: list[str],
     first: int = 0,
-    forcing: bool = False,
+    rules: Rules | None = None,
     seed: int | None = None,
     on_move: MoveObserver | None = None,
+    **rule_fields: bool,
 ) -> GameRecord:
     """Play one game: ``agents[i]`` sits in seat ``i``.  ``seed`` seeds the players for this game
-    (seat ``i`` gets ``seed * 2 + i``).  ``on_move(before, action, after)``, when given, is
-    called after every move (a front end shows the moves with it)."""
-    state = new_game(hands=hands, stock=stock, first=first, forcing=forcing)
+    (seat ``i`` gets :func:`conquian_env.seeding.seat_seed`, ``seed * 2 + i``).
+    ``on_move(before, action, after)``, when given, is called after every move (a front end
+    shows the moves with it)."""
+    rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
+    state = new_game(hands=hands, stock=stock, first=first, rules=rules)
     record = GameRecord(
         hands=[list(h) for h in hands],
         stock=list(stock),
         first=first,
-        forcing=forcing,
+        rules=rules,
         players=[a.name for a in agents],
     )
     views = [PlayerView(state, 0), PlayerView(state, 1)]
     for seat, agent in enumerate(agents):
         try:
-            agent.reset(seat, None if seed is None else seed * 2 + seat)
+            agent.reset(seat, None if seed is None else seat_seed(seed, seat))
         except Exception as err:  # a bot that cannot even start loses
             record.failure = _failure(seat, err)
             record.winner = 1 - seat

@@ -44,6 +44,7 @@ from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES
 from conquian_env.game import BOOL, FIELDS, PAIR, GameState
 from conquian_env.render import meld_groups
+from conquian_env.rules import rules_of_record
 
 from .narration import describe_move, opening_text
 from .record import RecordedGame, ReplayError, replay_states, result_problem
@@ -140,7 +141,7 @@ def game_data(game: RecordedGame) -> dict[str, Any]:
         "index": game.index,
         "names": list(names),
         "first": first,
-        "forcing": bool(game.data["forcing"]),
+        "rules": rules_of_record(game.data).name,
         "result": game.result_text(),
         "problem": result_problem(game, states[-1]),
         "failure": failure.get("message") if isinstance(failure, dict) else None,

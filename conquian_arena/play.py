@@ -2,7 +2,7 @@
 
 Usage::
 
-    conquian-play --opponent greedy [--seed N] [--forcing] [--first you|bot] [--seat 0|1]
+    conquian-play --opponent greedy [--seed N] [--RULE ...] [--first you|bot] [--seat 0|1]
                   [--auto-pass] [--save FILE] [--rules]
     conquian-play --web [--host 127.0.0.1] [--port 8000] --opponent greedy [...]
 
@@ -12,7 +12,7 @@ Usage::
 ``ismcts:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
 dice (a random seed is picked and printed when it is left out, so a game can be played
 again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
-``--forcing`` turns on the forcing variant (RULES.md section 7); ``--auto-pass`` plays
+A rule flag (``conquian_env.rules``: RULES.md section 7's variant) turns that variant on; ``--auto-pass`` plays
 your move by itself when only one is legal (and nothing can be taken back); ``--save FILE``
 appends the game to FILE in the tournament record format (:mod:`conquian_arena.record`;
 ``conquian-replay FILE`` shows it); ``--rules`` prints the rule book.  ``--web`` plays in
@@ -73,6 +73,9 @@ from conquian_env.actions import DISCARD_BASE, action_to_str, str_to_action
 from conquian_env.cards import CARD_NAMES, NUM_CARDS, cards_str, parse_card
 from conquian_env.game import MELD, GameState
 from conquian_env.render import meld_text, render_text
+from conquian_env.rules import STANDARD
+from conquian_env.rules import add_arguments as add_rule_arguments
+from conquian_env.rules import from_arguments as rules_from_arguments
 from conquian_env.view import PlayerView
 
 from .console import run_console
@@ -326,7 +329,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--opponent", default="greedy", help="bot spec: random, greedy, ismcts:iterations=200, ...")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bot (default: random)")
-    parser.add_argument("--forcing", action="store_true", help="play the forcing variant (RULES.md section 7)")
+    add_rule_arguments(parser)  # one flag per field of conquian_env.rules.Rules
     parser.add_argument("--first", choices=FIRST_CHOICES, default="you", help="who plays first (default: you)")
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat in the deal (default: 0)")
     parser.add_argument("--rules", action="store_true", help="print the rules of the game (RULES.md) and exit")
@@ -348,6 +351,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: OutputFn = print) -> int:
     """Play one game; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
+    rules = rules_from_arguments(args)
     if args.rules:
         output(RULES_PATH.read_text(encoding="utf-8"))
         return 0
@@ -359,7 +363,7 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
             seed=args.seed,
             seat=args.seat,
             first=args.first,
-            forcing=args.forcing,
+            rules=rules,
             auto_pass=args.auto_pass,
             save=args.save,
             host=args.host,
@@ -368,12 +372,12 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
             output=output,
         )
     try:
-        game = HumanGame(args.opponent, seed=args.seed, seat=args.seat, first=args.first, forcing=args.forcing)
+        game = HumanGame(args.opponent, seed=args.seed, seat=args.seat, first=args.first, rules=rules)
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))
         return EXIT_USAGE
     me, names = game.me, game.names
-    variant = ", forcing variant" if args.forcing else ""
+    variant = "" if rules == STANDARD else f", {rules} variant"
     output(f"Conquian: you (seat {me}) against {args.opponent} (seat {game.bot_seat}){variant}")
     output("type 'help' for help, 'quit' to stop")
     if input_fn is input and not sys.stdin.isatty():

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from conquian_env.rules import Rules
+
 from . import worker
 
 #: tasks kept in flight per CPU of the cluster (more hides scheduling latency)
@@ -47,10 +49,10 @@ def connect(address: str, num_cpus: int | None) -> tuple[Any, bool]:
 
 
 def _play_remote(
-    task: worker.Task, spec_of: dict[str, str], bot_seed_of: dict[str, int], forcing: bool
+    task: worker.Task, spec_of: dict[str, str], bot_seed_of: dict[str, int], rules: Rules
 ) -> dict[str, Any]:
     """The body of a Ray task: one game, with the worker's bots built once per tournament."""
-    worker.ensure_setup(spec_of, bot_seed_of, forcing)
+    worker.ensure_setup(spec_of, bot_seed_of, rules)
     return worker.play_task(task)
 
 
@@ -58,7 +60,7 @@ def play_on_ray(
     todo: list[worker.Task],
     spec_of: dict[str, str],
     bot_seed_of: dict[str, int],
-    forcing: bool,
+    rules: Rules,
     address: str,
     num_cpus: int | None,
 ) -> Iterator[dict[str, Any]]:
@@ -72,7 +74,7 @@ def play_on_ray(
         window = cpus * IN_FLIGHT_PER_CPU
         queue = iter(todo)
         for task in queue:
-            pending.append(remote.remote(task, *refs_spec, forcing))
+            pending.append(remote.remote(task, *refs_spec, rules))
             if len(pending) >= window:
                 break
         while pending:
@@ -80,7 +82,7 @@ def play_on_ray(
             for ref in done:
                 yield ray.get(ref)
             for task in queue:
-                pending.append(remote.remote(task, *refs_spec, forcing))
+                pending.append(remote.remote(task, *refs_spec, rules))
                 break
     except BaseException:
         for ref in pending:

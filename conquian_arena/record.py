@@ -6,7 +6,8 @@ One format for every tool: :func:`conquian_arena.match.play_game` returns a
 person's game in it; the viewer (:mod:`conquian_arena.replay`) shows it.
 
 A record is a JSON object with at least :data:`REQUIRED_FIELDS`: the deal (``hands``,
-``stock`` top first, as card text), ``first``, ``forcing``, ``players`` (a name per seat)
+``stock`` top first, as card text), ``first``, ``rules`` (:meth:`conquian_env.rules.Rules.to_dict`;
+a record written before holds the older variant flag instead, and still loads), ``players`` (a name per seat)
 and ``actions`` (every decision as text, in order).  ``winner`` (seat or null),
 ``moves``, ``failure`` (``{"seat", "kind", "message"}``, kind one of
 :data:`FAILURE_KINDS`) and any other keys (``index``, ``pair``, ``seats`` ...) are
@@ -26,9 +27,10 @@ from typing import Any
 
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.game import GameState, IllegalActionError, new_game
+from conquian_env.rules import Rules, rules_of_record, upgrade_record
 
 #: the fields a record must have to be replayed
-REQUIRED_FIELDS = ("hands", "stock", "first", "forcing", "players", "actions")
+REQUIRED_FIELDS = ("hands", "stock", "first", "rules", "players", "actions")
 #: how a game can end other than by the rules: a bot that raised, a bot that answered
 #: something illegal, a player who gave up (:class:`agents.base.Resign`)
 FAILURE_KINDS = ("crash", "illegal", "quit")
@@ -41,7 +43,7 @@ class GameRecord:
     hands: list[list[str]]  # the deal: ten cards per seat
     stock: list[str]  # twenty cards, top first
     first: int  # seat that played first
-    forcing: bool
+    rules: Rules  # the variant; to_dict() writes Rules.to_dict()
     players: list[str]  # bot name per seat
     actions: list[str] = field(default_factory=list)  # every decision as text, in order
     winner: int | None = None  # seat that won, None for a draw or an unfinished game
@@ -58,10 +60,13 @@ class GameRecord:
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
         """Build from a dict such as a games.jsonl line; extra keys (index, pair, ...) are ignored."""
         names = {f.name for f in fields(cls)}
+        data = upgrade_record(data)
         missing = [n for n in REQUIRED_FIELDS if n not in data and n != "actions"]
         if missing:
             raise ValueError(f"game record lacks field(s) {missing}")
-        return cls(**{k: v for k, v in data.items() if k in names})
+        kept = {k: v for k, v in data.items() if k in names}
+        kept["rules"] = rules_of_record(data, "game record")
+        return cls(**kept)
 
     def replay(self) -> list[GameState]:
         """States after the deal and after every action (validates the whole record).
@@ -134,6 +139,7 @@ def check_record(data: Any) -> str | None:
     """Why ``data`` is not a game record, or None when its fields have the right shape."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {type(data).__name__}"
+    data = upgrade_record(data)  # a record written before the rules object: its flag as rules
     missing = [k for k in REQUIRED_FIELDS if k not in data]
     if missing:
         return f"missing field(s) {', '.join(missing)}"
@@ -144,8 +150,10 @@ def check_record(data: Any) -> str | None:
         return "'stock' must be a list of cards"
     if data["first"] not in (0, 1) or isinstance(data["first"], bool):
         return f"'first' must be 0 or 1, got {data['first']!r}"
-    if not isinstance(data["forcing"], bool):
-        return f"'forcing' must be true or false, got {data['forcing']!r}"
+    try:
+        rules_of_record(data, "the record")
+    except ValueError as err:
+        return str(err)
     if not (isinstance(players, list) and len(players) == 2):
         return "'players' must be a list of two names"
     if not (isinstance(actions, list) and all(isinstance(a, str) for a in actions)):
@@ -185,7 +193,7 @@ def load_records(path: str | Path) -> tuple[list[RecordedGame], list[str]]:
             if why:
                 problems.append(f"{path}, line {line_no}: corrupt, skipped ({why})")
                 continue
-            games.append(RecordedGame(len(games), line_no, data))
+            games.append(RecordedGame(len(games), line_no, upgrade_record(data)))
     ids = [g.data.get("index") for g in games]
     if games and all(isinstance(i, int) and not isinstance(i, bool) for i in ids) and len(set(ids)) == len(ids):
         for g in games:
@@ -200,9 +208,10 @@ def replay_states(game: RecordedGame) -> tuple[list[GameState], list[int]]:
     Raises :class:`ReplayError` naming the move number (from 1) and the action when the
     record's deal or one of its actions is impossible.
     """
-    data = game.data
+    data = upgrade_record(game.data)
     try:
-        state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], forcing=data["forcing"])
+        rules = rules_of_record(data, "the record")
+        state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], rules=rules)
     except ValueError as err:
         raise ReplayError(f"game {game.index} (line {game.line}): impossible deal: {err}") from None
     states = [state.clone()]

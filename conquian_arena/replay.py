@@ -43,6 +43,7 @@ from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES
 from conquian_env.game import GameState
 from conquian_env.render import render_text
+from conquian_env.rules import rules_of_record
 
 from .console import run_console
 from .narration import describe_move, hand_text
@@ -111,9 +112,9 @@ def show_game(
     """
     states, ids = replay_states(game)
     names = game.names
-    forcing = "on" if game.data["forcing"] else "off"
+    rules = rules_of_record(game.data)
     first = names[game.data["first"]]
-    output(f"game {game.index} (line {game.line}): {names[0]} vs {names[1]}, {first} plays first, forcing {forcing}")
+    output(f"game {game.index} (line {game.line}): {names[0]} vs {names[1]}, {first} plays first, rules {rules}")
     output(f"recorded result: {game.result_text()} after {len(ids)} moves")
     output(_deal_text(game, states[0]))
     output("")

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from conquian_env.rules import rules_of_record
+
 from .runfiles import write_atomic
 
 
@@ -23,7 +25,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     deals = "duplicate deals (seats swapped)" if cfg["duplicate"] else "one deal per game"
     lines = [
         f"Conquian tournament: {len(cfg['labels'])} bots, {kind}, {cfg['games']} games per pair, {deals}, "
-        f"seed {cfg['seed']}, forcing {'on' if cfg['forcing'] else 'off'}",
+        f"seed {cfg['seed']}, rules {rules_of_record(cfg, 'config')}",
         "",
         f"{'A':<24} {'B':<24} {'W':>5} {'D':>5} {'L':>5} {'W/(W+L)':>7}  {'score A':>7} {f'[{pct}% CI]':<15} "
         f"{'stake/game A':>12} {f'[{pct}% CI]':<19} {'moves':>6}  fail A/B",
@@ -161,7 +163,7 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
     cfg = summary["config"]
     fig.suptitle(
         f"Conquian: {cfg['games']} games per pair, {'duplicate deals' if cfg['duplicate'] else 'single deals'}, "
-        f"forcing {'on' if cfg['forcing'] else 'off'}, seed {cfg['seed']}",
+        f"rules {rules_of_record(cfg, 'config')}, seed {cfg['seed']}",
         fontsize=11,
     )
     fig.tight_layout()

@@ -10,8 +10,9 @@
   virtual draws per pair (:func:`bradley_terry`), on the Elo scale, with percentile
   bootstrap intervals over deals (:func:`bootstrap_ratings`).
 
-:func:`summarize` computes all of them from the games of a tournament.  scipy is imported
-only where a quantile is needed (the ``eval`` extra).
+:func:`summarize` computes all of them from the games of a tournament.  None needs scipy: the
+quantiles are :func:`t_quantile` and :func:`normal_quantile`, which give scipy's numbers
+(tests/test_evaluate.py compares them where scipy is installed).
 """
 
 from __future__ import annotations
@@ -22,11 +23,161 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from conquian_env.seeding import BOOTSTRAP, stream_rng
+
 from .record import FAILURE_KINDS
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 #: fewer independent units than this and an interval is flagged as rough
 FEW_UNITS = 20
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal distribution's quantile (scipy.stats.norm.ppf without scipy): Acklam's
+    rational approximation polished by Halley steps on math.erfc, to within a few ulps."""
+    if not 0.0 < p < 1.0:
+        if p == 0.0:
+            return -math.inf
+        if p == 1.0:
+            return math.inf
+        raise ValueError(f"a probability is in [0, 1], got {p!r}")
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+    q = min(p, 1.0 - p)
+    if q < 0.02425:
+        r = math.sqrt(-2.0 * math.log(q))
+        x = (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) / (
+            (((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0
+        )
+    else:
+        r = (q - 0.5) ** 2
+        s = q - 0.5
+        x = (
+            (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5])
+            * s
+            / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
+        )
+    # x is the lower-tail quantile of q <= 1/2; Halley steps on the lower tail 0.5 * erfc(-x / sqrt 2)
+    for _ in range(3):
+        e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - q
+        u = e * math.sqrt(2.0 * math.pi) * math.exp(x * x / 2.0)
+        x = x - u / (1.0 + x * u / 2.0)
+    return x if p <= 0.5 else -x
+
+
+def _log_gamma_ratio_half(a: float) -> float:
+    """log(Gamma(a + 1/2) / Gamma(a)), accurate for large a too (where the difference of two
+    math.lgamma values loses digits): Stirling's series from a = 10 on."""
+    if a < 10:
+        return math.lgamma(a + 0.5) - math.lgamma(a)
+    z = a + 0.5
+
+    def series(z: float) -> float:
+        return 1 / (12 * z) - 1 / (360 * z**3) + 1 / (1260 * z**5) - 1 / (1680 * z**7) + 1 / (1188 * z**9)
+
+    return a * math.log1p(0.5 / a) + 0.5 * math.log(a) - 0.5 + series(z) - series(a)
+
+
+def _betainc(a: float, b: float, x: float, y: float, log_beta: float, swapped: bool = False) -> float:
+    """The regularized incomplete beta function I_x(a, b), with y = 1 - x given exactly by the caller
+    and log_beta = log(Gamma(a + b) / (Gamma(a) Gamma(b))); the continued fraction of Numerical
+    Recipes (modified Lentz), on the side where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0) and not swapped:
+        return 1.0 - _betainc(b, a, y, x, log_beta, swapped=True)
+    front = math.exp(
+        log_beta + a * (math.log(x) if x < 0.5 else math.log1p(-y)) + b * (math.log1p(-x) if x < 0.5 else math.log(y))
+    )
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100_000):
+        m2 = 2 * m
+        for num in (
+            m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)),
+            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return front * h / a
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t distribution's quantile (scipy.stats.t.ppf without scipy): safeguarded Newton
+    steps on the exact t distribution function (through the incomplete beta function), from the
+    normal quantile; closed forms for 1 and 2 degrees of freedom."""
+    if not df > 0:
+        raise ValueError(f"degrees of freedom are positive, got {df!r}")
+    if not 0.0 < p < 1.0:
+        if p in (0.0, 1.0):
+            return math.inf if p else -math.inf
+        raise ValueError(f"a probability is in [0, 1], got {p!r}")
+    if p == 0.5:
+        return 0.0
+    q = min(p, 1.0 - p)  # the upper tail beyond the answer t > 0
+    if df == 1:
+        t = 1.0 / math.tan(math.pi * q)
+    elif df == 2:
+        t = (1.0 - 2.0 * q) / math.sqrt(2.0 * q * (1.0 - q))
+    else:
+        ratio = _log_gamma_ratio_half(df / 2)  # log Gamma((df+1)/2) / Gamma(df/2)
+        log_beta = ratio - 0.5 * math.log(math.pi)  # log B(df/2, 1/2)^-1
+        log_density0 = ratio - 0.5 * math.log(df * math.pi)
+
+        def excess(t: float) -> float:
+            """P(T > t) - q, from the side of 1/4 that keeps its digits."""
+            x, y = df / (df + t * t), t * t / (df + t * t)
+            if q < 0.25:
+                return 0.5 * _betainc(df / 2, 0.5, x, y, log_beta) - q
+            return (0.5 - q) - 0.5 * _betainc(0.5, df / 2, y, x, log_beta)
+
+        low, high = 0.0, math.inf
+        t = max(-normal_quantile(q), 1e-300)
+        for _ in range(400):
+            e = excess(t)
+            if e > 0:
+                low = t
+            else:
+                high = t
+            new = t + e / math.exp(log_density0 - (df + 1) / 2 * math.log1p(t * t / df))
+            if not low < new < high:  # Newton left the bracket: bisect it
+                new = (low + high) / 2 if math.isfinite(high) else 2 * t
+            if abs(new - t) <= 2e-16 * new:
+                t = new
+                break
+            t = new
+    return t if p > 0.5 else -t
 
 
 class Interval(NamedTuple):
@@ -38,22 +189,18 @@ class Interval(NamedTuple):
 
 def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
     """Student t interval for the mean of independent values (nan bounds with fewer than 2)."""
-    from scipy import stats
-
     x = np.asarray(values, dtype=float)
     mean = float(x.mean()) if x.size else math.nan
     if x.size < 2:
         return mean, math.nan, math.nan
     sem = float(x.std(ddof=1)) / math.sqrt(x.size)
-    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1)) * sem
+    half = t_quantile(0.5 + confidence / 2, x.size - 1) * sem
     return mean, mean - half, mean + half
 
 
 def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion."""
-    from scipy import stats
-
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = normal_quantile(0.5 + confidence / 2)
     p = successes / n
     denom = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denom
@@ -103,8 +250,6 @@ def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:
     of draws is the last cycle); the mean is sum(winnings)/sum(games) over cycles, with the
     delta-method standard error of that ratio and a t quantile with cycles-1 degrees of freedom.
     """
-    from scipy import stats
-
     stakes, winnings, cycles = [], [], []
     stake, cyc_win, cyc_len = 1, 0, 0
     for outcome in outcomes:
@@ -144,7 +289,7 @@ def stake_results(outcomes: Any, confidence: float = 0.95) -> dict[str, Any]:
         length = np.array([c[1] for c in cycles], dtype=float)
         resid = w - mean * length
         se = math.sqrt(float(np.sum(resid**2)) / (m - 1) / m) / float(length.mean())
-        half = float(stats.t.ppf(0.5 + confidence / 2, m - 1)) * se
+        half = t_quantile(0.5 + confidence / 2, m - 1) * se
         low, high = mean - half, mean + half
     return {
         "stakes": stakes,
@@ -255,7 +400,7 @@ def bootstrap_ratings(
     where ``failed`` counts resamples without finite ratings (left out).
     """
     units, k = unit_wins.shape[0], unit_wins.shape[1]
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    rng = stream_rng(seed, BOOTSTRAP)
     counts = rng.multinomial(units, np.full(units, 1.0 / units), size=resamples)
     totals = (counts @ unit_wins.reshape(units, k * k)).reshape(resamples, k, k)
     fits, failed = [], 0

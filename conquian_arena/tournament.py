@@ -5,7 +5,7 @@ repository and ``python -m conquian_arena.tournament`` are the same)::
 
     conquian-evaluate greedy random --games 200 -j 2                   # a few seconds
     conquian-evaluate random ismcts:iterations=100 --gauntlet greedy --games 40
-    conquian-evaluate greedy random --games 200 --forcing --out results/forcing -j 4
+    conquian-evaluate greedy random --games 200 --out results/x -j 4   # a variant: its flag (conquian_env.rules)
 
 Every knob is a field of :class:`TournamentConfig` (the command line is generated from
 it; ``--help`` lists them and the bot specs).  From Python::
@@ -33,12 +33,12 @@ Statistics (all intervals 95% by default, ``--confidence``): :mod:`conquian_aren
     (``--bootstrap`` resamples).  Reports: :mod:`conquian_arena.report`.
 
 Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
-    ``config.json``    what defines the tournament (specs, games, seed, forcing, duplicate);
+    ``config.json``    what defines the tournament (specs, games, seed, rules, duplicate);
                        re-running with the same folder resumes, a different config is an error.
                        Its ``options`` are the :class:`TournamentConfig` of the latest run.
     ``games.jsonl``    one JSON object per game, written and flushed as each game ends:
                        ``index pair deal swap seats specs deal_seed game_seed hands stock first
-                       forcing players actions winner winner_label moves failure think_time max_think
+                       rules players actions winner winner_label moves failure think_time max_think
                        decisions`` (:class:`conquian_arena.record.GameRecord` fields plus
                        the schedule) and last ``check``, the line's HMAC keyed by ``games.key``
                        (:mod:`conquian_arena.runfiles`).  On a resume every line's check is
@@ -84,7 +84,9 @@ from typing import Any
 from agents.base import Agent
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
-from conquian_env.seeding import derive_seed
+from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
+from conquian_env.rules import add_arguments as rule_arguments
+from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
 from . import runfiles, worker
 from .match import deal_for_seed
@@ -131,7 +133,7 @@ class TournamentConfig:
     games: int = _knob(1000, "games per pair (rounded up to even with duplicate deals)")
     seed: int = _knob(0, "tournament seed: deals and bot seeds derive from it")
     jobs: int | None = _knob(None, "worker processes (default: one per core)", type=int, flags=("-j", "--jobs"))
-    forcing: bool = _knob(False, "play the forcing variant (RULES.md section 7)")
+    rules: Rules = _knob(STANDARD, "the rule variant: one flag per field of conquian_env.rules.Rules", rules=True)
     duplicate: bool = _knob(
         True, "each deal twice with the seats swapped (--no-duplicate: a fresh deal for every game)"
     )
@@ -172,6 +174,8 @@ class TournamentConfig:
             raise ValueError(f"bootstrap resamples must be at least 1, got {self.bootstrap}")
         if self.bt_prior < 0:
             raise ValueError(f"bt_prior must be non-negative, got {self.bt_prior}")
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a conquian_env.rules.Rules, got {self.rules!r}")
         if self.gauntlet is None and len(self.specs) < 2:
             raise ValueError(f"a round robin needs at least two bots, got {self.specs}; or use --gauntlet SPEC")
 
@@ -196,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
         if meta.get("positional"):
             parser.add_argument(f.name, nargs="+", help=text)
             continue
+        if meta.get("rules"):  # one --FIELD / --no-FIELD flag per rule field, gathered into one Rules
+            rule_arguments(parser, boolean_optional=True, dest=f.name)
+            continue
         flags = meta.get("flags", ("--" + f.name.replace("_", "-"),))
         kw: dict[str, Any] = {"dest": f.name, "default": default}
         if isinstance(default, bool) or f.type in ("bool", "bool | None"):
@@ -213,16 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- schedule and seeds
 
 
-#: a 63-bit seed from a tuple of non-negative ints: the project's one derivation
-derived_seed = derive_seed
-
-
 def deal_seed(seed: int, deal: int) -> int:
-    return derived_seed(seed, 0, deal)
+    return derive_seed(seed, TOURNAMENT_DEAL, deal)
 
 
 def game_seed(seed: int, deal: int, swap: int) -> int:
-    return derived_seed(seed, 1, deal, swap)
+    return derive_seed(seed, TOURNAMENT_GAME, deal, swap)
 
 
 def short_name(spec: str) -> str:
@@ -293,9 +296,10 @@ def play_pair(
     games: int,
     seed: int,
     *,
-    forcing: bool = False,
+    rules: Rules | None = None,
     jobs: int = 1,
     a_batch: Any = None,
+    **rule_fields: bool,
 ) -> list[dict[str, Any]]:
     """The games of ``conquian-evaluate A B --games GAMES --seed SEED`` (duplicate deals, A in
     seat 0 of swap 0), each as ``deal swap deal_seed game_seed moves score``, ``score`` A's
@@ -309,7 +313,8 @@ def play_pair(
     otherwise game by game in ``jobs`` worker processes, exactly as the tournament plays them.
     """
     label_a = a if isinstance(a, str) else a.name
-    config = make_config(TournamentConfig(specs=[label_a, b], games=games, seed=seed, forcing=forcing))
+    rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
+    config = make_config(TournamentConfig(specs=[label_a, b], games=games, seed=seed, rules=rules))
     tasks = make_schedule(config)
     labels = config["labels"]
     seeds = bot_seeds(config)
@@ -318,15 +323,15 @@ def play_pair(
 
         b_batch = make_batch_opponent(b, seeds[labels[1]])
         if not isinstance(b_batch, PerGameOpponent):
-            return _play_pair_batched(tasks, a_batch, b_batch, forcing)
+            return _play_pair_batched(tasks, a_batch, b_batch, rules)
     spec_of = {labels[0]: a, labels[1]: b}
     jobs = max(1, min(jobs, len(tasks)))
     if jobs == 1:
-        worker.setup(spec_of, seeds, forcing)
+        worker.setup(spec_of, seeds, rules)
         lines = [play_task(t) for t in tasks]
     else:
         context = multiprocessing.get_context("spawn")
-        with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=(spec_of, seeds, forcing)) as pool:
+        with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=(spec_of, seeds, rules)) as pool:
             lines = pool.map(play_task, tasks)
     keys = ("deal", "swap", "deal_seed", "game_seed", "moves")
     return [
@@ -338,7 +343,7 @@ def play_pair(
     ]
 
 
-def _play_pair_batched(tasks: list[Task], a_batch: Any, b_batch: Any, forcing: bool) -> list[dict[str, Any]]:
+def _play_pair_batched(tasks: list[Task], a_batch: Any, b_batch: Any, rules: Rules) -> list[dict[str, Any]]:
     """:func:`play_pair`'s games on the batched engine (A in seat ``swap``)."""
     import numpy as np
 
@@ -346,7 +351,7 @@ def _play_pair_batched(tasks: list[Task], a_batch: Any, b_batch: Any, forcing: b
     from conquian_env.vector import deal_permutation
 
     deals = np.stack([deal_permutation(*deal_for_seed(t.deal_seed)) for t in tasks])
-    scores, moves = play_batch(a_batch, b_batch, deals, np.array([t.swap for t in tasks]), forcing=forcing)
+    scores, moves = play_batch(a_batch, b_batch, deals, np.array([t.swap for t in tasks]), rules=rules)
     return [
         {"deal": t.deal, "swap": t.swap, "deal_seed": t.deal_seed, "game_seed": t.game_seed, "moves": int(m),
          "score": float(sc)}
@@ -393,7 +398,7 @@ TIMING_KEYS = ("think_time", "max_think")
 
 def bot_seeds(config: dict[str, Any]) -> dict[str, int]:
     """The seed each bot (by label) is built with (:func:`agents.registry.make_agent`)."""
-    return {label: derived_seed(config["seed"], 3, i) for i, label in enumerate(config["labels"])}
+    return {label: derive_seed(config["seed"], TOURNAMENT_BOT, i) for i, label in enumerate(config["labels"])}
 
 
 def bot_names(config: dict[str, Any]) -> dict[str, str]:
@@ -439,7 +444,7 @@ def _timing_problem(obj: dict[str, Any], decisions: list[int]) -> str | None:
     return None
 
 
-def check_game_line(obj: dict[str, Any], task: Task, forcing: bool, players: Sequence[str]) -> str | None:
+def check_game_line(obj: dict[str, Any], task: Task, rules: Rules, players: Sequence[str]) -> str | None:
     """Why a games.jsonl object is not a faithful record of ``task``'s game, or None.
 
     Every field of :data:`LINE_KEYS` must be there and no other.  The schedule's fields
@@ -464,7 +469,7 @@ def check_game_line(obj: dict[str, Any], task: Task, forcing: bool, players: Seq
         "hands": hands,
         "stock": stock,
         "first": 0,
-        "forcing": forcing,
+        "rules": rules.to_dict(),
         "players": list(players),
     }
     for key, value in expected.items():
@@ -529,7 +534,9 @@ def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any], wha
     confirm; with ``--verify`` every game) and say how ``obj`` differs from it, or None when it
     is that game.  ``what``: how the message names the line."""
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
-    worker.ensure_setup(spec_of, bot_seeds(config), config["forcing"])  # the bots are built once, as in a worker
+    worker.ensure_setup(
+        spec_of, bot_seeds(config), rules_of_record(config, "config")
+    )  # the bots are built once, as in a worker
     fresh = play_task(task)
     differ = [k for k in LINE_KEYS if k not in TIMING_KEYS and not _same(obj[k], fresh[k])]
     if differ:
@@ -588,7 +595,7 @@ def load_games(
     if not raw:
         return {}
     tasks = make_schedule(config)
-    forcing = config["forcing"]
+    rules = rules_of_record(config, "config")
     names = bot_names(config) if names is None else names
     chunks = raw.split(b"\n")
     torn = not raw.endswith(b"\n")  # the last line was cut short (a kill while it was written)
@@ -609,6 +616,7 @@ def load_games(
                 problem = runfiles.check_problem(chunk, key)
                 if problem is None:
                     del obj[runfiles.CHECK_FIELD]
+            obj = upgrade_record(obj)  # a line written before the rules object: its flag as rules
             index = obj.get("index")
             if problem is not None:
                 pass
@@ -618,7 +626,7 @@ def load_games(
                 problem = f"a repeat of game {index}"
             else:
                 task = tasks[index]
-                problem = check_game_line(obj, task, forcing, [names[s] for s in task.seats])
+                problem = check_game_line(obj, task, rules, [names[s] for s in task.seats])
                 if problem is None and obj["failure"] is not None:
                     problem = _replay_problem(obj, task, config)
                 elif problem is None and verify:
@@ -665,7 +673,7 @@ def make_config(options: TournamentConfig) -> dict[str, Any]:
         "games": games_per_pair(options.games, options.duplicate),
         "games_requested": options.games,
         "seed": options.seed,
-        "forcing": bool(options.forcing),
+        "rules": options.rules.to_dict(),
         "duplicate": bool(options.duplicate),
     }
 
@@ -676,7 +684,8 @@ def default_out_dir(config: dict[str, Any]) -> Path:
         slug = "gauntlet-" + slug
     if len(slug) > 60:
         slug = slug[:50] + "-" + hashlib.sha1(slug.encode()).hexdigest()[:8]
-    extra = ("_forcing" if config["forcing"] else "") + ("" if config["duplicate"] else "_nodup")
+    rules = rules_of_record(config, "config")
+    extra = ("" if rules == STANDARD else "_" + rules.name) + ("" if config["duplicate"] else "_nodup")
     return Path("results") / f"{slug}_g{config['games']}_s{config['seed']}{extra}"
 
 
@@ -684,7 +693,7 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
     path = out_dir / "config.json"
     if path.exists():
         try:
-            old = json.loads(path.read_text())
+            old = upgrade_record(json.loads(path.read_text()))  # a folder written before: its flag as rules
         except ValueError as err:
             raise ValueError(f"{path} is not valid JSON ({err}); fix it or use another --out") from err
         compare = [k for k in config if k != "games_requested"]
@@ -702,19 +711,20 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- the tournament
 
 
-def check_requirements(plot: bool = True, progress: bool = False) -> None:
-    """Raise ``ValueError`` naming the missing packages (and the install command) before any
-    work starts: the statistics need scipy, the plot matplotlib, the progress bar tqdm."""
-    import importlib.util
-
-    needed = ["scipy"] + (["matplotlib"] if plot else []) + (["tqdm"] if progress else [])
-    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+def optional_outputs(plot: bool = True, progress: bool = False) -> tuple[bool, bool]:
+    """Which of the plot (matplotlib) and the progress bar (tqdm) asked for can be made: each whose
+    package is missing is skipped with a one-line note on standard error naming the 'eval' extra.
+    Nothing else of a tournament needs them (the statistics need no scipy)."""
+    missing = []
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        plot = False
+        missing.append("matplotlib (summary.png)")
+    if progress and importlib.util.find_spec("tqdm") is None:
+        progress = False
+        missing.append("tqdm (the progress bar)")
     if missing:
-        raise ValueError(
-            f"a tournament needs {', '.join(missing)} (the 'eval' extra): pip install 'conquian-env[eval]'"
-            + ("; or pass --no-plot" if missing == ["matplotlib"] else "")
-            + ("; or pass --no-progress" if missing == ["tqdm"] else "")
-        )
+        print(f"note: no {' or '.join(missing)}: skipped; pip install 'conquian-env[eval]' adds it", file=sys.stderr)
+    return plot, progress
 
 
 def run_tournament(
@@ -728,10 +738,14 @@ def run_tournament(
     to standard error.  Raises ``ValueError`` (a :class:`~agents.registry.SpecError` for a
     bad bot spec) before any game is played or any folder made.
     """
+    rule_fields = {k: knobs.pop(k) for k in Rules.field_names() if k in knobs}  # keyword shortcuts
     if isinstance(options, TournamentConfig):
         options = dataclasses.replace(options, **knobs)
     else:
         options = TournamentConfig(specs=[options] if isinstance(options, str) else list(options), **knobs)
+    if rule_fields:  # on rules= they must agree with it (resolve); on a TournamentConfig they change it, as knobs do
+        rules = resolve(options.rules, **rule_fields) if "rules" in knobs else options.rules.replace(**rule_fields)
+        options = dataclasses.replace(options, rules=rules)
     options.validate()
     config = make_config(options)
     if options.anchor is not None and options.anchor not in config["labels"]:
@@ -740,11 +754,11 @@ def run_tournament(
     bot_seed_of = bot_seeds(config)
     progress = sys.stderr.isatty() if options.progress is None else options.progress
     if options.progress is None and progress:
-        progress = importlib.util.find_spec("tqdm") is not None  # a bar only when asked for is a requirement
-    check_requirements(plot=options.plot, progress=progress)  # fail fast, before any game is played
+        progress = importlib.util.find_spec("tqdm") is not None  # not asked for: no tqdm, no bar, no note
     if options.ray is not None and importlib.util.find_spec("ray") is None:
         raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'")
     names = bot_names(config)  # builds every bot: fail fast, before any folder or worker exists
+    plot, progress = optional_outputs(plot=options.plot, progress=progress)  # after any error: notes
 
     out = Path(options.out) if options.out is not None else default_out_dir(config)
     out.mkdir(parents=True, exist_ok=True)
@@ -773,7 +787,7 @@ def run_tournament(
     )
     summary["out_dir"] = str(out)
     write_summary(summary, out)
-    if options.plot:
+    if plot:
         plot_summary(summary, out / "summary.png")
     if options.html:
         write_html_report(summary, out)
@@ -814,15 +828,15 @@ def _play(
             if options.ray is not None and todo:
                 from .ray_runner import play_on_ray
 
-                for line in play_on_ray(todo, spec_of, bot_seed_of, options.forcing, options.ray, options.jobs):
+                for line in play_on_ray(todo, spec_of, bot_seed_of, options.rules, options.ray, options.jobs):
                     save(line)
             elif jobs == 1:
-                worker.setup(spec_of, bot_seed_of, options.forcing)
+                worker.setup(spec_of, bot_seed_of, options.rules)
                 for task in todo:
                     save(play_task(task))
             elif todo:
                 context = multiprocessing.get_context("spawn")
-                initargs = (spec_of, bot_seed_of, options.forcing)
+                initargs = (spec_of, bot_seed_of, options.rules)
                 with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=initargs) as pool:
                     # chunksize 1: each game comes back, and is written, as soon as it ends
                     for line in pool.imap_unordered(play_task, todo, chunksize=1):
@@ -843,15 +857,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as err:
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
-    except ValueError as err:
+    except (ValueError, ImportError) as err:  # ImportError: a bot's missing extra, which the message names
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: games played so far are saved; run the same command again to resume", file=sys.stderr)
         return 130
     print(format_summary(summary))
+    png = options.plot and (Path(summary["out_dir"]) / "summary.png").exists()  # skipped without matplotlib
     print(f"\nwrote {summary['out_dir']}/: config.json games.jsonl summary.json summary.csv ratings.csv"
-          + (" summary.png" if options.plot else "") + (" report.html replays/" if options.html else ""))  # fmt: skip
+          + (" summary.png" if png else "") + (" report.html replays/" if options.html else ""))  # fmt: skip
     return 0
 
 

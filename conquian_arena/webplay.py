@@ -2,7 +2,7 @@
 
 Usage::
 
-    conquian-play --web --opponent greedy [--port 8000] [--host 127.0.0.1] [--seed N] [--forcing]
+    conquian-play --web --opponent greedy [--port 8000] [--host 127.0.0.1] [--seed N] [--RULE ...]
                   [--first you|bot] [--seat 0|1] [--auto-pass] [--save FILE] [--open]
 
 serves a page at ``http://127.0.0.1:8000/`` (only this machine can reach it unless
@@ -57,7 +57,8 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
-from conquian_env.seeding import derive_seed
+from conquian_env.rules import Rules, resolve
+from conquian_env.seeding import game_number_seed
 from conquian_env.view import PlayerView
 
 from .human import DraftingPlayer, MeldDraft, back_text, question_text
@@ -152,13 +153,14 @@ class WebGame(HumanGame):
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        forcing: bool = False,
+        rules: Rules | None = None,
         auto_pass: bool = False,
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
+        **rule_fields: bool,
     ):
-        super().__init__(opponent, seed=seed, seat=seat, first=first, forcing=forcing)
+        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules, **rule_fields)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
@@ -176,10 +178,10 @@ class WebGame(HumanGame):
             "bot": self.bot_name,
             "opponent": opponent,
             "seed": None,  # told when the game is over: the seed gives away the whole deal
-            "forcing": forcing,
+            "rules": self.rules.name,
             "game": number,
         }
-        start = new_game(hands=self.hands, stock=self.stock, first=self.first, forcing=self.forcing)
+        start = new_game(hands=self.hands, stock=self.stock, first=self.first, rules=self.rules)
         self._snap.update(_table(PlayerView(start, seat), self.names), legal=[], back="", error="", question="", log=[])
         self._thread = threading.Thread(target=self._run, name="conquian-web-game", daemon=True)
 
@@ -379,12 +381,13 @@ class PlayServer:
         seed: int | None = None,
         seat: int = 0,
         first: str = "you",
-        forcing: bool = False,
+        rules: Rules | None = None,
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
+        **rule_fields: bool,
     ):
         self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
-        self.forcing, self.auto_pass, self.first = forcing, auto_pass, first
+        self.rules, self.auto_pass, self.first = resolve(rules, **rule_fields), auto_pass, first
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -397,13 +400,13 @@ class PlayServer:
         n = self.started
         self.started += 1
         # hashed, not base + n: the seed told after a game must not give the next game's deal away
-        seed = None if self.base_seed is None else derive_seed(self.base_seed, n)  # None: a random one
+        seed = None if self.base_seed is None else game_number_seed(self.base_seed, n)  # None: a random one
         return WebGame(
             self.opponent,
             seed,
             seat=self.seat,
             first=self.first,
-            forcing=self.forcing,
+            rules=self.rules,
             auto_pass=self.auto_pass,
             save=self.save,
             on_saved=self.played.append,
@@ -522,7 +525,9 @@ def create_app(server: PlayServer, host_names: tuple[str, ...] = ()) -> Any:
         if snap["status"] == "over":
             return jsonify(snap), 409
         game.answer(_RESIGN)
-        return jsonify(waited(game, snap["version"], timeout=10.0))
+        out = waited(game, snap["version"], timeout=10.0)
+        out["played"] = len(server.played)  # the page links the resigned game's replay too
+        return jsonify(out)
 
     @app.post("/api/new")
     def new() -> Any:
@@ -563,13 +568,14 @@ def serve(
     seed: int | None = None,
     seat: int = 0,
     first: str = "you",
-    forcing: bool = False,
+    rules: Rules | None = None,
     auto_pass: bool = False,
     save: str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     open_browser: bool = False,
     output: Callable[[str], Any] = print,
+    **rule_fields: bool,
 ) -> int:
     """``conquian-play --web``: serve the play page until Ctrl-C; returns the exit status (2: a
     bad option, a bot that cannot be built, no Flask, a port that cannot be listened on).
@@ -581,7 +587,13 @@ def serve(
         return 2
     try:
         server = PlayServer(
-            opponent, seed=seed, seat=seat, first=first, forcing=forcing, auto_pass=auto_pass, save=save or DEFAULT_SAVE
+            opponent,
+            seed=seed,
+            seat=seat,
+            first=first,
+            rules=resolve(rules, **rule_fields),
+            auto_pass=auto_pass,
+            save=save or DEFAULT_SAVE,
         )
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))

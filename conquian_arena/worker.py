@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from agents.base import Agent
 from agents.registry import make_agent
+from conquian_env.rules import Rules
 
 from .match import deal_for_seed, play_game
 
@@ -59,9 +60,9 @@ class _Process:
     """What this process knows of the tournament it plays: the bots' specs and seeds by
     label, the variant, and the bots built so far."""
 
-    def __init__(self, spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool):
-        self.setup = (spec_of, bot_seed_of, forcing)
-        self.spec_of, self.bot_seed_of, self.forcing = spec_of, bot_seed_of, forcing
+    def __init__(self, spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], rules: Rules):
+        self.setup = (spec_of, bot_seed_of, rules)
+        self.spec_of, self.bot_seed_of, self.rules = spec_of, bot_seed_of, rules
         self.bots: dict[str, Agent] = {}
 
     def bot(self, label: str) -> Agent:
@@ -74,25 +75,25 @@ class _Process:
 _process: _Process | None = None
 
 
-def setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], rules: Rules) -> None:
     """Set this process up for a tournament: bots by label (``spec_of``), built lazily with
-    the seeds ``bot_seed_of``, playing the forcing variant or not.  Bots built before are dropped.
+    the seeds ``bot_seed_of``, playing by ``rules`` (:class:`conquian_env.rules.Rules`).  Bots built before are dropped.
     A bot object in ``spec_of`` (training's policy, :func:`conquian_arena.tournament.play_pair`)
     plays as it is, reset before every game like the others."""
     global _process
-    _process = _Process(spec_of, bot_seed_of, forcing)
+    _process = _Process(spec_of, bot_seed_of, rules)
 
 
-def setup_pool_process(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def setup_pool_process(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], rules: Rules) -> None:
     """:func:`setup` as a process pool's initializer: Ctrl-C is left to the main process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    setup(spec_of, bot_seed_of, forcing)
+    setup(spec_of, bot_seed_of, rules)
 
 
-def ensure_setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], forcing: bool) -> None:
+def ensure_setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], rules: Rules) -> None:
     """:func:`setup`, unless this process is set up for that same tournament already (its bots are kept)."""
-    if _process is None or _process.setup != (spec_of, bot_seed_of, forcing):
-        setup(spec_of, bot_seed_of, forcing)
+    if _process is None or _process.setup != (spec_of, bot_seed_of, rules):
+        setup(spec_of, bot_seed_of, rules)
 
 
 def play_task(task: Task) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def play_task(task: Task) -> dict[str, Any]:
         raise RuntimeError("this process is not set up for a tournament: call conquian_arena.worker.setup first")
     hands, stock = deal_for_seed(task.deal_seed)
     agents = [_process.bot(task.seats[0]), _process.bot(task.seats[1])]
-    record = play_game(agents, hands=hands, stock=stock, first=0, forcing=_process.forcing, seed=task.game_seed)
+    record = play_game(agents, hands=hands, stock=stock, first=0, rules=_process.rules, seed=task.game_seed)
     line = schedule_fields(task)
     line.update(record.to_dict())
     line["winner_label"] = None if record.winner is None else task.seats[record.winner]

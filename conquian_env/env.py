@@ -16,7 +16,8 @@ Options of ``env()`` / ``raw_env()``:
 
 * ``render_mode``: ``"ansi"`` (``render()`` returns the table as a string), ``"human"``
   (prints it) or ``None``.
-* ``forcing``: the forcing variant of RULES.md section 7 (default off).
+* ``rules``: the :class:`~conquian_env.rules.Rules` of the games (default the standard game);
+  any of its fields works as a keyword shortcut (docs/environment.md, "Rule variants").
 * ``illegal_action``: ``"penalize"`` (default, PettingZoo classic convention: the
   offender loses the game with -1, the opponent gets +1, a warning is issued and
   ``infos[agent]["illegal_action"]`` is set) or ``"raise"`` (``IllegalActionError``
@@ -40,6 +41,7 @@ that stack infos (Tianshou) require.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -55,6 +57,7 @@ from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
+from .rules import Rules, resolve, rule_attributes
 
 AGENTS = ("player_0", "player_1")
 _ILLEGAL_MODES = ("penalize", "raise")
@@ -64,9 +67,56 @@ _RESET_OPTIONS = ("hands", "stock", "first")
 _PETTINGZOO_TEST_OPTION = ("options", 1)
 
 
+def check_last_caller(observe: Any) -> None:
+    """Refuse ``tianshou.env.PettingZooEnv``, which calls ``last(self)``: it would credit each
+    game's result to the seat that made the last move only, silently (the other seat's
+    transitions would all sum to 0); ``conquian_env.integrations.tianshou`` does it right."""
+    if type(observe).__module__.split(".")[0] == "tianshou":
+        raise TypeError(
+            "tianshou.env.PettingZooEnv(conquian_env.env()) would credit each game's result to the seat that "
+            "made the last move only (the other seat never sees its result): use "
+            "conquian_env.integrations.tianshou.ConquianTianshouEnv() in its place, and its SeatReplayBuffer "
+            "for each seat's own next observation (docs/integrations/tianshou.md)"
+        )
+
+
+#: the module of RLlib's PettingZoo wrapper (ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv)
+RLLIB_PETTINGZOO_MODULE = "ray.rllib.env.wrappers.pettingzoo_env"
+
+
+def check_reset_caller(depth: int = 6) -> None:
+    """Refuse RLlib's ``PettingZooEnv`` (it resets the env it wraps on construction): RLlib
+    has no encoder for the Dict observation (``build_algo()`` fails), and flattened, its
+    policy ignores the action mask (every game is forfeited by an illegal first move);
+    ``conquian_env.integrations.rllib`` is the supported path.  Looks ``depth`` frames up."""
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return
+        if frame.f_globals.get("__name__") == RLLIB_PETTINGZOO_MODULE:
+            raise TypeError(
+                "ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv(conquian_env.env()) cannot train Conquian: "
+                "RLlib has no default encoder for its Dict observation, and with FlattenObservations its policy "
+                "ignores the action mask (RLlib's action-masking module reads the key 'observations'; PettingZoo's "
+                "is 'observation'), so illegal moves end the games. Use conquian_env.integrations.rllib: "
+                "ConquianMultiAgentEnv, or ppo_config() for the whole self-play PPOConfig with a masked module "
+                "(docs/integrations/rllib.md)"
+            )
+        frame = frame.f_back
+
+
+class ConquianOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper; ``last`` refuses Tianshou's own wrapper
+    (:func:`check_last_caller`)."""
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)
+        return super().last(observe)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped PettingZoo-classic style (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return ConquianOrderEnforcingWrapper(raw_env(**kwargs))
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
@@ -82,6 +132,7 @@ def parallel_env(**kwargs: Any) -> ParallelEnv:
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
+@rule_attributes
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     """Conquian AEC environment without wrappers.  See the module docstring."""
 
@@ -97,25 +148,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     def __init__(
         self,
         render_mode: str | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         illegal_action: str = "penalize",
         numeric_infos: bool = False,
+        **rule_fields: bool,
     ):
+        rules = resolve(rules, **rule_fields)
         EzPickle.__init__(
-            self, render_mode=render_mode, forcing=forcing, illegal_action=illegal_action, numeric_infos=numeric_infos
+            self, render_mode=render_mode, rules=rules, illegal_action=illegal_action, numeric_infos=numeric_infos
         )
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if illegal_action not in _ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be one of {_ILLEGAL_MODES}, got {illegal_action!r}")
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
         if not isinstance(numeric_infos, (bool, np.bool_)):
             raise ValueError(f"numeric_infos must be True or False, got {numeric_infos!r}")
         self.numeric_infos = bool(numeric_infos)
         self.render_mode = render_mode
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.illegal_action = illegal_action
         self.possible_agents = list(AGENTS)
         self.agents = []
@@ -149,6 +200,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
 
     # ----------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_reset_caller()
         if options is None:
             options = {}
         elif not isinstance(options, Mapping):
@@ -165,9 +217,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         first = options.get("first", 0)
         hands, stock = options.get("hands"), options.get("stock")
         if hands is not None or stock is not None:  # a stacked deal ({"hands": None} is no deal)
-            game = new_game(hands=hands, stock=stock, first=first, forcing=self.forcing)
+            game = new_game(hands=hands, stock=stock, first=first, rules=self.rules)
         else:
-            game = new_game(rng, first=first, forcing=self.forcing)
+            game = new_game(rng, first=first, rules=self.rules)
         self._np_random = rng
         self.game = game
         self.agents = list(AGENTS)
@@ -177,6 +229,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: self._numeric_info(a) if self.numeric_infos else {} for a in AGENTS}
         self.agent_selection = AGENTS[self.game.player]
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        check_last_caller(observe)  # Tianshou's PettingZooEnv: refused with the fix
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game("observe")

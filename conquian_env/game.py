@@ -20,7 +20,7 @@ Flow of one game (RULES.md section 4), as decisions of the player to move:
   be completed) and finish when the cards chosen make a valid meld.  With the hand then
   empty the player has 11 cards melded and wins; otherwise they discard.
 * ``DISCARD``: one hand card goes face up and is offered to the opponent.
-* ``FORCE`` (variant, ``forcing=True``): a player just refused a card that fits their
+* ``FORCE`` (the forcing variant, :mod:`conquian_env.rules`): a player just refused a card that fits their
   meld with no hand card; the opponent decides whether to force them to take it.
 
 Cards are ints 0..39 and card sets int bit masks (:mod:`conquian_env.cards`).
@@ -47,6 +47,7 @@ from .actions import (
 )
 from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
+from .rules import Rules, resolve, rule_attributes
 
 HAND_SIZE = 10
 #: random re-deals tried by ``determinize`` before it deals a completing meld directly
@@ -119,8 +120,9 @@ INT = "int"  # a small integer: a card index or -1, a seat, a phase, a count
 BOOL = "bool"
 PAIR = "pair"  # a list of two card masks, one per player
 STOCK = "stock"  # the tuple of the STOCK_SIZE stock cards, top first
+RULES = "rules"  # the game's conquian_env.rules.Rules (one int in a row: its flags)
 #: how many integers a field of each kind is (its columns in a row of the batched engine)
-FIELD_WIDTH = {MASK: 1, INT: 1, BOOL: 1, PAIR: 2, STOCK: STOCK_SIZE}
+FIELD_WIDTH = {MASK: 1, INT: 1, BOOL: 1, PAIR: 2, STOCK: STOCK_SIZE, RULES: 1}
 
 
 class Field(NamedTuple):
@@ -136,7 +138,7 @@ class Field(NamedTuple):
 #: Every field of a :class:`GameState` (its legal-move cache ``_mask`` aside), with its kind:
 #: the one list that the class's slots, :meth:`GameState.clone`, the batched engine's row
 #: conversion (``VectorGame.get_game`` / ``set_game``, in this order: the row layout of
-#: ``conquian_env._kernels``) and the replay page's states are built from.
+#: ``conquian_env.kernels``) and the replay page's states are built from.
 FIELDS: tuple[Field, ...] = (
     Field("hands", PAIR, "h"),
     Field("melds", PAIR, "m"),  # the page shows each meld split into its sets and runs
@@ -152,7 +154,7 @@ FIELDS: tuple[Field, ...] = (
     Field("phase", INT, "ph"),
     Field("winner", INT, "w"),
     Field("forced", BOOL, None),
-    Field("forcing", BOOL, None),
+    Field("rules", RULES, None),
     Field("move_count", INT, None),
     Field("stock_pos", INT, "k"),  # the page shows the cards left, STOCK_SIZE - stock_pos
     Field("stock", STOCK, None),  # the page shows no stock order
@@ -162,6 +164,7 @@ _SHARED_FIELDS = tuple(f.name for f in FIELDS if f.kind != PAIR)
 _LIST_FIELDS = tuple(f.name for f in FIELDS if f.kind == PAIR)
 
 
+@rule_attributes
 class GameState:
     """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
 
@@ -176,6 +179,7 @@ class GameState:
     ``chosen``: hand cards laid so far in the meld being made (public: they are on the table).
     ``discards[p]`` / ``refusals[p]``: masks of cards player ``p`` discarded / refused.
     ``winner``: 0 or 1, or -1 (none yet, or a draw); ``forced``: the current take was forced.
+    ``rules``: the :class:`~conquian_env.rules.Rules` the game is played by (``forcing``: its variant).
     """
 
     __slots__ = (*(f.name for f in FIELDS), "_mask")  # the fields of FIELDS, and the cache
@@ -195,7 +199,7 @@ class GameState:
     phase: int
     winner: int
     forced: bool
-    forcing: bool
+    rules: Rules
     move_count: int
     stock_pos: int
     stock: tuple[int, ...]
@@ -297,7 +301,7 @@ class GameState:
         if action == REFUSE:
             card_bit = 1 << self.face_up
             self.refusals[p] |= card_bit
-            if self.forcing and can_split_into_melds(self.melds[p] | card_bit):
+            if self.rules.forcing and can_split_into_melds(self.melds[p] | card_bit):
                 self.player = 1 - p
                 self.phase = FORCE_DECISION
             else:
@@ -408,7 +412,9 @@ class GameState:
         hands, melds = _mask_pair("hands", self.hands), _mask_pair("melds", self.melds)
         _mask_pair("discards", self.discards)
         _mask_pair("refusals", self.refusals)
-        for name in ("passed", "forced", "forcing"):
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"GameState.rules must be a conquian_env.rules.Rules, got {self.rules!r}")
+        for name in ("passed", "forced"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"GameState.{name} must be True or False, got {getattr(self, name)!r}")
         stock = self.stock
@@ -466,7 +472,7 @@ class GameState:
                 raise ValueError(f"GameState.player: this face-up card is offered to player {offered_to}, not {player}")
         if chosen & ~hands[player] or (chosen and phase != MELD):
             raise ValueError("GameState.chosen: the cards being melded are in the mover's hand, in phase meld only")
-        if phase == FORCE_DECISION and not self.forcing:
+        if phase == FORCE_DECISION and not self.rules.forcing:
             raise ValueError("GameState.phase: the force phase exists only in the forcing variant")
         if phase == GAME_OVER:
             if winner < 0 and (stock_pos < STOCK_SIZE or face_up >= 0):
@@ -479,7 +485,7 @@ class GameState:
     # ------------------------------------------------------------------ copies
     def clone(self) -> GameState:
         """An independent copy (the field lists copied, the rest shared: it is immutable)."""
-        c = _new_blank()
+        c = blank_state()
         for name in _SHARED_FIELDS:
             setattr(c, name, getattr(self, name))
         for name in _LIST_FIELDS:
@@ -547,7 +553,7 @@ class GameState:
             "discards": [cards_str(m).split() for m in self.discards],
             "refusals": [cards_str(m).split() for m in self.refusals],
             "winner": self.winner if self.winner >= 0 else None,
-            "forcing": self.forcing,
+            "rules": self.rules.to_dict(),
             "move_count": self.move_count,
         }
 
@@ -604,7 +610,9 @@ def _stock_mask(state: GameState) -> int:
     return mask
 
 
-def _new_blank() -> GameState:
+def blank_state() -> GameState:
+    """A :class:`GameState` with no fields set, for code that fills every field itself (a copy, a
+    state rebuilt from an engine row): it skips ``__init__``'s deal and checks."""
     return GameState.__new__(GameState)
 
 
@@ -673,25 +681,27 @@ def new_game(
     hands: Sequence[Sequence[str | int]] | None = None,
     stock: Sequence[str | int] | None = None,
     first: int = 0,
-    forcing: bool = False,
+    rules: Rules | None = None,
+    **rule_fields: bool,
 ) -> GameState:
     """Start a game: the first player turns the top stock card, which is offered to them.
 
     Either shuffle with ``seed`` or give a stacked deal (``hands`` = two lists of ten
     cards, ``stock`` = twenty cards top first; cards as text or indexes).
+    ``rules`` (:mod:`conquian_env.rules`, default the standard game), or any of its fields as a
+    keyword shortcut (``forcing=True``).
     """
     if isinstance(first, (bool, np.bool_)) or not hasattr(first, "__index__") or first.__index__() not in (0, 1):
         raise ValueError(f"first must be 0 or 1 (the player who plays first), got {first!r}")
     first = first.__index__()  # a numpy integer becomes a plain int
-    if not isinstance(forcing, (bool, np.bool_)):
-        raise ValueError(f"forcing must be True or False, got {forcing!r}")
+    rules = resolve(rules, **rule_fields)
     if (hands is None) != (stock is None):
         raise ValueError("a stacked deal needs both 'hands' and 'stock'")
     if hands is not None and stock is not None:
         hand_masks, stock_cards = validate_deal(hands, stock)
     else:
         hand_masks, stock_cards = shuffled_deal(seed)
-    s = _new_blank()
+    s = blank_state()
     s.hands = hand_masks
     s.melds = [0, 0]
     s.stock = stock_cards
@@ -702,7 +712,7 @@ def new_game(
     s.refusals = [0, 0]
     s.winner = -1
     s.forced = False
-    s.forcing = bool(forcing)
+    s.rules = rules
     s.move_count = 0
     s._mask = -1
     s._turn(first)

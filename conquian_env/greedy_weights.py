@@ -1,6 +1,6 @@
 """The greedy bot's weights, in one place.
 
-:mod:`agents.greedy` (the bot, and its compiled twin :mod:`agents._greedy_kernels`) and
+:mod:`agents.greedy` (the bot, and its compiled twin :mod:`agents.greedy_kernels`) and
 :mod:`conquian_env.jax.greedy` (the same bot in JAX) read them from here: ``conquian_env``
 sits below ``agents``, so this is the one home both can import.  What each weight means is
 in :mod:`agents.greedy`'s docstring.

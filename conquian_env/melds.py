@@ -58,10 +58,10 @@ def _make_set_choice_table() -> tuple[tuple[int, ...], ...]:
     return tuple(table)
 
 
-#: ``_SHORT[p]``: cards of suit pattern ``p`` that are in blocks of fewer than 3 ranks.
-_SHORT = _make_short_block_table()
-#: ``_SET_CHOICES[p]``: the 3- and 4-suit subsets of suit pattern ``p``.
-_SET_CHOICES = _make_set_choice_table()
+#: ``SHORT_BLOCKS[p]``: cards of suit pattern ``p`` that are in blocks of fewer than 3 ranks.
+SHORT_BLOCKS = _make_short_block_table()
+#: ``SET_CHOICES[p]``: the 3- and 4-suit subsets of suit pattern ``p``.
+SET_CHOICES = _make_set_choice_table()
 
 _extend_cache: dict[int, bool] = {}
 _playable_cache: dict[int, int] = {}
@@ -79,7 +79,7 @@ def _rank_suit_pattern(chunks: list[int], rank: int) -> int:
 def _search(avail: list[int], req: list[int], ranks: list[int], i: int) -> bool:
     """Try every set choice for ``ranks[i:]``; avail/req are per-suit 10-bit chunks."""
     if i == len(ranks):
-        s = _SHORT
+        s = SHORT_BLOCKS
         return not (s[avail[0]] & req[0] or s[avail[1]] & req[1] or s[avail[2]] & req[2] or s[avail[3]] & req[3])
     rank = ranks[i]
     # Leaving this rank without a set is always one option.
@@ -88,7 +88,7 @@ def _search(avail: list[int], req: list[int], ranks: list[int], i: int) -> bool:
     bit = 1 << rank
     present = _rank_suit_pattern(avail, rank)
     needed = _rank_suit_pattern(req, rank)
-    for choice in _SET_CHOICES[present]:
+    for choice in SET_CHOICES[present]:
         if not choice & needed:
             continue  # a set of optional cards only never helps cover required cards
         a = avail[:]
@@ -106,7 +106,7 @@ def _can_extend_uncached(required: int, optional: int) -> bool:
     union = required | optional
     a0, a1, a2, a3 = union & 1023, union >> 10 & 1023, union >> 20 & 1023, union >> 30
     r0, r1, r2, r3 = required & 1023, required >> 10 & 1023, required >> 20 & 1023, required >> 30
-    s = _SHORT
+    s = SHORT_BLOCKS
     # ranks (10-bit) of required cards stranded in run blocks shorter than 3
     stuck = s[a0] & r0 | s[a1] & r1 | s[a2] & r2 | s[a3] & r3
     if not stuck:
@@ -175,12 +175,12 @@ def _find_set_choice(cards: int) -> list[int] | None:
 
     def go(avail: list[int], i: int, sets: list[int]) -> list[int] | None:
         if i == len(ranks):
-            return sets if not any(_SHORT[c] for c in avail) else None
+            return sets if not any(SHORT_BLOCKS[c] for c in avail) else None
         found = go(avail, i + 1, sets)
         if found is not None:
             return found
         rank = ranks[i]
-        for choice in _SET_CHOICES[_rank_suit_pattern(avail, rank)]:
+        for choice in SET_CHOICES[_rank_suit_pattern(avail, rank)]:
             a = avail[:]
             mask = 0
             for s in range(NUM_SUITS):

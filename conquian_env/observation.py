@@ -31,9 +31,11 @@ slot  length   contents
 ====  =======  =====================================================================
 
 Card planes use card indexes (``suit * 10 + rank``, :mod:`conquian_env.cards`).
-:func:`decode` turns an observation back into named parts; :data:`OBS_LAYOUT` is the
-table above as data.  :func:`encode_state` is the full-information ``state()`` array
-(both hands, stock order) for centralised critics: never part of an agent's observation.
+:func:`decode` turns an observation back into named parts.  The pieces are declared once,
+in :data:`conquian_env.layout.OBSERVATION` (:data:`OBS_LAYOUT` is its table as data;
+``tests/test_observation.py`` keeps the table above equal to it).  :func:`encode_state` is
+the full-information ``state()`` array (both hands, stock order) for centralised critics:
+never part of an agent's observation.
 """
 
 from __future__ import annotations
@@ -54,32 +56,17 @@ from .game import (
     STOCK_SIZE,
     GameState,
 )
+from .layout import OBSERVATION, STATE
+from .rules import Rules
 
-#: (name, start, length, description) of each part of the observation vector.
-OBS_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
-    ("own_hand", 0, 40, "own hand"),
-    ("own_meld", 40, 40, "own meld"),
-    ("opponent_meld", 80, 40, "opponent's meld"),
-    ("face_up", 120, 40, "the face-up card"),
-    ("dead", 160, 40, "dead pile"),
-    ("pending_meld", 200, 40, "cards laid so far in the meld being made"),
-    ("opponent_discards", 240, 40, "cards the opponent discarded"),
-    ("opponent_refusals", 280, 40, "cards the opponent refused"),
-    ("own_discards", 320, 40, "cards the observing player discarded"),
-    ("own_refusals", 360, 40, "cards the observing player refused"),
-    ("stock_size", 400, 20, "stock size, thermometer"),
-    ("own_hand_size", 420, 11, "own hand size, one-hot"),
-    ("opponent_hand_size", 431, 11, "opponent hand size, one-hot"),
-    ("phase", 442, 6, "my offer / my meld / my discard / my force / opponent to move / over"),
-    ("source", 448, 5, "none / turned by me / turned by opp / discarded by me / discarded by opp"),
-    ("passed", 453, 1, "turned card already refused by its turner"),
-    ("forced", 454, 1, "the meld being made is a forced take"),
-    ("forcing", 455, 1, "forcing variant on"),
-)
-#: length of the observation vector, from the layout table
-OBS_SIZE = OBS_LAYOUT[-1][1] + OBS_LAYOUT[-1][2]
+#: (name, start, length, description) of each part of the observation vector: the rows of
+#: :data:`conquian_env.layout.OBSERVATION`, where the pieces are declared
+OBS_LAYOUT: tuple[tuple[str, int, int, str], ...] = OBSERVATION.rows()
+#: length of the observation vector, from the layout
+OBS_SIZE = OBSERVATION.size
 #: start slot of each part, by name (the encoder below shifts by these, nothing else)
-OBS_AT = {name: start for name, start, _, _ in OBS_LAYOUT}
+OBS_AT = dict(OBSERVATION.offsets)
+_OWN_HAND = OBS_AT["own_hand"]
 _OWN_MELD = OBS_AT["own_meld"]
 _OPP_MELD = OBS_AT["opponent_meld"]
 _FACE_UP = OBS_AT["face_up"]
@@ -96,7 +83,6 @@ _PHASE = OBS_AT["phase"]
 _SOURCE = OBS_AT["source"]
 _PASSED = OBS_AT["passed"]
 _FORCED = OBS_AT["forced"]
-_FORCING = OBS_AT["forcing"]
 PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
 SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
 
@@ -110,7 +96,7 @@ def observation_bits(state: GameState, player: int) -> int:
     opp = 1 - player
     face = state.face_up
     bits = (
-        state.hands[player]
+        state.hands[player] << _OWN_HAND
         | state.melds[player] << _OWN_MELD
         | state.melds[opp] << _OPP_MELD
         | state.dead << _DEAD
@@ -140,9 +126,13 @@ def observation_bits(state: GameState, player: int) -> int:
         bits |= 1 << _SOURCE
     if state.forced and phase == MELD:
         bits |= 1 << _FORCED
-    if state.forcing:
-        bits |= 1 << _FORCING
-    return bits
+    return bits | rules_bits(state.rules)
+
+
+def rules_bits(rules: Rules, at: Any = OBS_AT) -> int:
+    """The bits that the game's rules set: each variant that is on sets the 1-wide piece named
+    after it (in :data:`OBS_AT`, or the offsets ``at`` of another layout such as the state's)."""
+    return sum(1 << at[name] for name, on in rules.to_dict().items() if on)
 
 
 def bits_to_array(bits: int, length: int) -> np.ndarray:
@@ -190,33 +180,13 @@ def decode(observation: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- full state (not for agents)
-#: (name, start, length) of the full-information state vector returned by ``env.state()``.
-STATE_LAYOUT: tuple[tuple[str, int, int], ...] = (
-    ("hand_0", 0, 40),
-    ("hand_1", 40, 40),
-    ("meld_0", 80, 40),
-    ("meld_1", 120, 40),
-    ("face_up", 160, 40),
-    ("dead", 200, 40),
-    ("pending_meld", 240, 40),
-    ("discards_0", 280, 40),
-    ("discards_1", 320, 40),
-    ("refusals_0", 360, 40),
-    ("refusals_1", 400, 40),
-    ("stock_position", 440, 40),  # 1 = top of the stock ... 20; 0 = not in the stock
-    ("player_to_move", 480, 2),
-    ("phase", 482, 5),  # offer, meld, discard, force, over
-    ("source", 487, 3),  # none, turned, discarded
-    ("owner", 490, 2),
-    ("passed", 492, 1),
-    ("forced", 493, 1),
-    ("forcing", 494, 1),
-    ("winner", 495, 2),
-)
-#: length of the state vector, from its layout table
-STATE_SIZE = STATE_LAYOUT[-1][1] + STATE_LAYOUT[-1][2]
+#: (name, start, length) of the full-information state vector returned by ``env.state()``:
+#: :data:`conquian_env.layout.STATE`
+STATE_LAYOUT: tuple[tuple[str, int, int], ...] = tuple((name, start, size) for name, start, size, _ in STATE.rows())
+#: length of the state vector, from its layout
+STATE_SIZE = STATE.size
 #: start slot of each part of the state vector, by name
-STATE_AT = {name: start for name, start, _ in STATE_LAYOUT}
+STATE_AT = dict(STATE.offsets)
 
 
 def encode_state(state: GameState) -> np.ndarray:
@@ -224,7 +194,7 @@ def encode_state(state: GameState) -> np.ndarray:
     face = state.face_up
     at = STATE_AT
     bits = (
-        state.hands[0]
+        state.hands[0] << at["hand_0"]
         | state.hands[1] << at["hand_1"]
         | state.melds[0] << at["meld_0"]
         | state.melds[1] << at["meld_1"]
@@ -246,8 +216,7 @@ def encode_state(state: GameState) -> np.ndarray:
         bits |= 1 << at["source"]
     if state.forced and state.phase == MELD:
         bits |= 1 << at["forced"]
-    if state.forcing:
-        bits |= 1 << at["forcing"]
+    bits |= rules_bits(state.rules, at)
     if state.winner >= 0:
         bits |= 1 << (at["winner"] + state.winner)
     out = bits_to_array(bits, STATE_SIZE).copy()

@@ -20,8 +20,8 @@ One opponent object serves all the games, so ``env_method`` on one of its method
 one-element list.
 Wrap it in ``VecMonitor`` for episode statistics.
 
-Self-play with both seats played by the learner: pass ``callback=SelfPlay()`` to
-``learn`` (the opponent becomes the live model, :class:`LearnerOpponent`).
+Self-play with both seats played by the learner: pass ``callback=SelfPlay()``
+(:class:`conquian_train.selfplay.SelfPlay`, training's side) to ``learn``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
-from . import _kernels as K
 from .actions import NUM_ACTIONS
 from .vector_env import SeatGames
 
@@ -143,45 +141,11 @@ class ConquianVecEnv(VecEnv):
         return [False for _ in self._indices(indices)]
 
 
-class LearnerOpponent:
-    """The learner's own (Maskable)PPO policy as the opponent: both seats played by the learner.
-
-    It reads the live model, so the opponent always plays the current weights (they change
-    only between rollouts), sampling its moves as the learner does.  Only the learner
-    seat's decisions are training data.  Built by :class:`SelfPlay`.
-    """
-
-    name = "self"
-
-    def __init__(self, model: Any, encoder: Any, deterministic: bool = False):
-        self.model = model
-        self.encoder = encoder
-        self.deterministic = deterministic
-
-    def act_batch(self, games: Any, rows: np.ndarray) -> np.ndarray:
-        players = games.state[rows, K.PLAYER]
-        obs = self.encoder(games, rows, players)
-        _, masks = games.observe_rows(rows, players, masks_only=True)
-        actions, _ = self.model.predict(obs, action_masks=masks.astype(bool), deterministic=self.deterministic)
-        return np.asarray(actions, dtype=np.int64)
+#: what moved to the training package, and where (training lives in conquian_train, above this layer)
+MOVED = {"SelfPlay": "conquian_train.selfplay", "LearnerOpponent": "conquian_train.selfplay"}
 
 
-class SelfPlay(BaseCallback):
-    """Pure self-play for MaskablePPO on a :class:`ConquianVecEnv`: at the start of training
-    the opponent becomes the learner itself (:class:`LearnerOpponent`)::
-
-        model = MaskablePPO("MlpPolicy", ConquianVecEnv(256, seed=0))
-        model.learn(1_000_000, callback=SelfPlay())
-    """
-
-    def _on_training_start(self) -> None:
-        venv = self.training_env.unwrapped if hasattr(self.training_env, "unwrapped") else self.training_env
-        if not isinstance(venv, ConquianVecEnv):
-            raise ValueError(f"SelfPlay needs a ConquianVecEnv (optionally wrapped), got {type(venv).__name__}")
-        venv.set_opponent(LearnerOpponent(self.model, venv.core.encoder))
-        # SB3 dealt the first games before this callback ran: deal again, learner in both seats
-        self.model._last_obs = self.training_env.reset()
-        self.model._last_episode_starts = np.ones(self.training_env.num_envs, dtype=bool)
-
-    def _on_step(self) -> bool:
-        return True
+def __getattr__(name: str) -> Any:
+    if name in MOVED:  # the environment imports nothing above it: say where the name went
+        raise ImportError(f"conquian_env.sb3.{name} moved to {MOVED[name]}: from {MOVED[name]} import {name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

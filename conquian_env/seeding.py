@@ -7,11 +7,51 @@ computed from another without the words it came from; the next one is not the pr
 one plus one.  Tournaments derive their deal and bot seeds with it
 (:mod:`conquian_arena.tournament`), the browser front end its per-game seeds
 (:mod:`conquian_arena.webplay`).
+
+**Named streams.**  Every use of a seed has a name here: a stream word (the constants
+below, the first word after the seed) or a small function.  Their values are the ones the
+project used before they had names, so the same seed still gives the same games (changing
+one changes every game that derives from it).  Most go through :func:`derive_seed`; a few
+older uses keep their own arithmetic, named and documented here rather than written out
+where they are used: :func:`seat_seed` (``seed * 2 + seat``), :func:`worker_seed`
+(``seed * 1000 + rank``), :func:`stream_rng` and :func:`bot_game_rng` (numpy generators on
+the words' ``SeedSequence``).  New code uses :func:`derive_seed` with a new stream word.
 """
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
+
+# ---------------------------------------------------------------- stream words (derive_seed(seed, WORD, ...))
+#: a tournament's deal ``d``: ``derive_seed(seed, TOURNAMENT_DEAL, d)``
+TOURNAMENT_DEAL = 0
+#: the players' seed of a tournament game: ``derive_seed(seed, TOURNAMENT_GAME, deal, swap)``
+TOURNAMENT_GAME = 1
+#: the seed a tournament bot is built with: ``derive_seed(seed, TOURNAMENT_BOT, bot index)``
+TOURNAMENT_BOT = 3
+#: the vector environments' opponent: ``derive_seed(seed, VECTOR_OPPONENT)``
+VECTOR_OPPONENT = 1
+#: expert iteration's self-play games: ``derive_seed(seed, EXIT_GAMES, round, game)``
+EXIT_GAMES = 23
+#: expert iteration's search analysis: ``derive_seed(seed, EXIT_ANALYSIS, round, chunk)``
+EXIT_ANALYSIS = 29
+#: a PPO run's segment from step ``step`` on (deals and every random number):
+#: ``derive_seed(seed, PPO_SEGMENT, step)``
+PPO_SEGMENT = 31
+#: the warm start's (DAgger) games: ``derive_seed(seed, WARM_START_GAMES, round, game)``
+WARM_START_GAMES = 11
+
+# ---------------------------------------------------------------- stream words (stream_rng(seed, WORD, ...))
+#: the Elo bootstrap's resampling generator: ``stream_rng(seed, BOOTSTRAP)``
+BOOTSTRAP = 2
+#: the opponent pool's draws of members: ``stream_rng(seed, POOL_DRAWS)``
+POOL_DRAWS = 7
+#: the integrations' (RLlib, Tianshou) first-player draws: ``stream_rng(seed, FIRST_PLAYER)``
+FIRST_PLAYER = 1
+#: behaviour cloning's held-out split and batch order: ``stream_rng(seed, IMITATION_SPLIT, rows)``
+IMITATION_SPLIT = 5
 
 
 def derive_seed(*words: int) -> int:
@@ -30,3 +70,59 @@ def derive_seed(*words: int) -> int:
             raise ValueError(f"derive_seed words must be non-negative, got {word}")
     state = np.random.SeedSequence([int(w) for w in words]).generate_state(1, np.uint64)[0]
     return int(state >> np.uint64(1))
+
+
+def seat_seed(seed: int, seat: int) -> int:
+    """The seed a player in ``seat`` gets for a game played with ``seed``
+    (:func:`conquian_arena.match.play_game`): ``seed * 2 + seat``, as always (not
+    :func:`derive_seed`: the games of every tournament and test depend on it)."""
+    return seed * 2 + seat
+
+
+def worker_seed(seed: int, rank: int) -> int:
+    """The seed of a training run's environment (or opponent pool) number ``rank``:
+    ``seed * 1000 + rank``, as always (not :func:`derive_seed`; the batched pool is rank 1)."""
+    return seed * 1000 + rank
+
+
+def pool_member_seed(seed: int, member: int) -> int:
+    """The seed of the opponent pool's member number ``member`` when the pool is reseeded:
+    ``derive_seed(seed, member)``."""
+    return derive_seed(seed, member)
+
+
+def pool_bot_seed(seed: int, index: int) -> int:
+    """The seed the opponent pool builds its bot number ``index`` with: ``seed + index``, as always."""
+    return seed + index
+
+
+def game_number_seed(seed: int, game: int) -> int:
+    """The seed of game number ``game`` of a series (the browser front end's games):
+    ``derive_seed(seed, game)``."""
+    return derive_seed(seed, game)
+
+
+def stream_rng(*words: int) -> np.random.Generator:
+    """A numpy generator on ``SeedSequence(words)`` (``numpy.random.default_rng(list(words))``),
+    e.g. ``stream_rng(seed, POOL_DRAWS)``: the form some streams used before
+    :func:`derive_seed` (its numbers differ from ``default_rng(derive_seed(*words))``)."""
+    return np.random.default_rng([int(w) for w in words])
+
+
+def bot_game_rng(game_seed: int, bot_seed: int | None) -> np.random.Generator:
+    """A bot's generator for one game (``Agent.reset(player, game_seed)``): from the game's
+    seed and the bot's own (0 when it has none), ``default_rng([game_seed, bot_seed])``."""
+    return stream_rng(game_seed, 0 if bot_seed is None else bot_seed)
+
+
+def mixed_seed_31(game_seed: int, bot_seed: int) -> int:
+    """A 31-bit seed mixing a game's seed with a bot's own (how the OpenSpiel bots of
+    :mod:`agents.openspiel_bot` seed a game): ``SeedSequence([game_seed, bot_seed])``'s first
+    32-bit word shifted right by one, as always."""
+    return int(np.random.SeedSequence([int(game_seed), int(bot_seed)]).generate_state(1)[0] >> 1)
+
+
+def bot_game_random(game_seed: int, bot_seed: int | None) -> random.Random:
+    """A search bot's ``random.Random`` for one game: seeded by the text ``f"{game_seed}/{bot_seed}"``
+    (``"None"`` for a bot without a seed of its own), as always."""
+    return random.Random(f"{game_seed}/{bot_seed}")

@@ -14,10 +14,10 @@ The rules run in compiled code (numba, nopython, cached on disk): ``import conqu
 does not need numba, this module does (``pip install conquian-env[fast]``).  Everything
 is exactly the scalar engine (:mod:`conquian_env.game`): the same masks, the same
 observations (:mod:`conquian_env.observation`), the same results, for the same deal and
-actions, forcing variant included; ``tests/test_vector.py`` checks it game by game.
+actions, rule variants included; ``tests/test_vector.py`` checks it game by game.
 
 Each game's state is one row of :attr:`VectorGame.state` (the layout is in
-:mod:`conquian_env._kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
+:mod:`conquian_env.kernels`, the fields of :data:`conquian_env.game.FIELDS` in order:
 :data:`ROW_LAYOUT`); :meth:`VectorGame.get_game` / :meth:`VectorGame.set_game` convert a
 row to and from a :class:`~conquian_env.game.GameState` (stacked deals, search positions),
 field by field from that table.  Deals are drawn from one ``numpy.random.Generator`` seeded by ``seed``, one
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from . import kernels as K
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
 from .game import (
@@ -42,41 +42,28 @@ from .game import (
     FIELDS,
     PAIR,
     PHASE_NAMES,
+    RULES,
     STOCK,
     GameState,
     IllegalActionError,
-    _new_blank,
+    blank_state,
     validate_deal,
 )
+from .layout import KERNEL_ROW
 from .observation import OBS_SIZE
+from .rules import Rules, resolve, rule_attributes
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
 
 
-def _row_layout() -> dict[str, int]:
-    """The first column of each :data:`~conquian_env.game.FIELDS` field in a row of
-    :attr:`VectorGame.state`: the fields in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
-    columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the
-    scalar ``_mask``) just before the stock; ``num_columns`` is the row's length.
-
-    The kernels name these columns as literal constants (``_kernels.H0`` ...): numba's
-    on-disk cache would keep stale values of constants computed from another module, so
-    they stay literals and tests/test_vector.py checks them against this layout.
-    """
-    at, layout = 0, {}
-    for field in FIELDS:
-        if field.kind == STOCK:
-            layout["legal_cards"], layout["legal_other"] = at, at + 1
-            at += 2
-        layout[field.name] = at
-        at += FIELD_WIDTH[field.kind]
-    layout["num_columns"] = at
-    return layout
-
-
-#: first column of each GameState field (and of the legal-move cache) in a row, by name
-ROW_LAYOUT = _row_layout()
+#: first column of each GameState field (and of the legal-move cache) in a row, by name, and
+#: the row's length as ``num_columns``: :data:`conquian_env.layout.KERNEL_ROW`, the fields of
+#: :data:`~conquian_env.game.FIELDS` in table order, each :data:`~conquian_env.game.FIELD_WIDTH`
+#: columns wide, with the compiled legal-move cache (``legal_cards``, ``legal_other``: the scalar
+#: ``_mask``) just before the stock.  The kernels' column constants (``kernels.H0`` ...) are
+#: generated from the same layout (``python -m conquian_env.layout --write``).
+ROW_LAYOUT = {**KERNEL_ROW.offsets, "num_columns": KERNEL_ROW.size}
 #: (name, kind, first column, width) of each field, for the row conversions
 _ROW_FIELDS = tuple((f.name, f.kind, ROW_LAYOUT[f.name], FIELD_WIDTH[f.kind]) for f in FIELDS)
 
@@ -145,9 +132,13 @@ def _check_deals(deals: Any, n: int) -> np.ndarray:
     return arr
 
 
+@rule_attributes
 class VectorGame:
     """``num_games`` Conquian games advanced in lockstep (see the module docstring).
 
+    ``rules``: the :class:`~conquian_env.rules.Rules` of every new game (any of its fields as a
+    keyword shortcut, :func:`conquian_env.rules.resolve`); a game put in a row with :meth:`set_game`
+    keeps its own.
     ``first``: who plays first in each new game, 0, 1, or ``"alternate"`` (player 0 in
     even-numbered deals, 1 in odd ones, counting every deal this object makes).
     ``illegal_action``: ``"raise"`` (default: nothing changes and ``IllegalActionError``
@@ -163,16 +154,16 @@ class VectorGame:
         num_games: int,
         seed: int | np.random.Generator | None = None,
         *,
-        forcing: bool = False,
+        rules: Rules | None = None,
         first: int | str = 0,
         illegal_action: str = "raise",
         observations: bool = True,
         parallel: bool | None = None,
+        **rule_fields: bool,
     ):
         if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        rules = resolve(rules, **rule_fields)
         if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)) and first in (0, 1):
             first = int(first)  # a numpy integer too, as new_game takes it
         elif not (isinstance(first, str) and first == "alternate"):
@@ -180,7 +171,7 @@ class VectorGame:
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.num_games = n = int(num_games)
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.first = first
         self.illegal_action = illegal_action
         self.with_observations = bool(observations)
@@ -227,7 +218,7 @@ class VectorGame:
         else:
             first = np.full(len(rows), self.first, dtype=np.int64)
         self.deals_made += len(rows)
-        K.start_games(self.state, rows.astype(np.int64), perms, first.astype(np.int64), int(self.forcing))
+        K.start_games(self.state, rows.astype(np.int64), perms, first.astype(np.int64), self.rules.flags)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -375,7 +366,7 @@ class VectorGame:
     def get_game(self, i: int) -> GameState:
         """Game ``i`` as a scalar :class:`GameState` (a copy)."""
         r = self.state[self._index(i)].tolist()  # plain ints
-        s = _new_blank()
+        s = blank_state()
         for name, kind, at, width in _ROW_FIELDS:
             if kind == PAIR:
                 value: Any = r[at : at + width]
@@ -383,6 +374,8 @@ class VectorGame:
                 value = tuple(r[at : at + width])
             elif kind == BOOL:
                 value = bool(r[at])
+            elif kind == RULES:
+                value = Rules.from_flags(r[at])
             else:
                 value = r[at]
             setattr(s, name, value)
@@ -404,6 +397,8 @@ class VectorGame:
             value = getattr(game, name)
             if kind == PAIR or kind == STOCK:
                 r[at : at + width] = value
+            elif kind == RULES:
+                r[at] = value.flags
             else:
                 r[at] = int(value)
         K.compute_legal(row, 0)

@@ -22,8 +22,9 @@ comes with ``terminated=True`` and the returned observation is already that of a
 ``infos["final_obs"]`` and ``infos["final_info"]``).  The infos follow Gymnasium's
 ``SyncVectorEnv`` over the single-agent env (:class:`~conquian_env.wrappers.SingleAgentEnv`)
 in that mode key for key: ``action_mask`` (int8, ``(n, 85)``) and ``seat`` of every game;
-``final_info`` holds the finished games' ``action_mask`` (zeros), ``seat``, ``result``
-(``"win"`` / ``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
+``final_info`` holds the finished games' ``action_mask`` (a finished game's,
+:func:`~conquian_env.wrappers.game_over_mask`), ``seat``, ``result`` (``"win"`` /
+``"loss"`` / ``"draw"``) and ``illegal_action``; each key ``k`` comes with its
 mask ``_k``.  A new deal can end before the learner's first decision (the
 opponent, first to play, goes out with the first card it is offered): the learner has
 nothing to decide in it, so that deal is not an episode: it is dealt anew at once (until
@@ -60,11 +61,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import _kernels as K
+from . import kernels as K
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
-from .seeding import derive_seed
+from .rules import Rules, resolve
+from .seeding import VECTOR_OPPONENT, derive_seed
 from .vector import VectorGame, check_seed, deal_permutation
+from .wrappers import game_over_mask
 
 
 class RawObservation:
@@ -123,24 +126,26 @@ class SeatGames:
         opponent: Any = "random",
         *,
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         observation: Any = "raw",
         illegal_action: str = "penalize",
         seed: int | None = None,
         parallel: bool | None = None,
+        **rule_fields: bool,
     ):
         if seat not in (None, 0, 1) or isinstance(seat, (bool, np.bool_)):
             raise ValueError(f"seat must be 0, 1 or None (drawn at random for each deal), got {seat!r}")
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
         seed = check_seed(seed)
-        self._opponent_seed = _derived_seed(seed, 1)
+        self._opponent_seed = _derived_seed(seed, VECTOR_OPPONENT)
         self.opponent = _resolve_opponent(opponent, self._opponent_seed)
         self.encoder = _resolve_encoder(observation)
         self.fixed_seat = seat
         self.illegal_action = illegal_action
+        rules = resolve(rules, **rule_fields)
         self.games = VectorGame(
-            num_envs, seed, forcing=forcing, illegal_action="penalize", observations=False, parallel=parallel
+            num_envs, seed, rules=rules, illegal_action="penalize", observations=False, parallel=parallel
         )
         self.num_envs = self.games.num_games
         self.seats = np.zeros(self.num_envs, dtype=np.int64)
@@ -187,7 +192,7 @@ class SeatGames:
         if seed is not None:
             self.games.reseed(seed)
             self._seat_rng = np.random.default_rng(self.games.rng.integers(2**63))
-            self._opponent_seed = _derived_seed(seed, 1)
+            self._opponent_seed = _derived_seed(seed, VECTOR_OPPONENT)
             reseed = getattr(self.opponent, "reseed", None)
             if reseed is not None:
                 reseed(self._opponent_seed)
@@ -313,14 +318,24 @@ _RESET_OPTIONS = ("hands", "stock")
 #: what :meth:`ConquianVectorEnv.call` answers with one value per game, beside ``action_masks``
 #: and ``set_opponent``: the learner's seat and game, and the settings every game shares
 _PER_GAME = ("seat", "game")
-_SHARED = ("opponent", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+_SHARED = (
+    "opponent",
+    "fixed_seat",
+    "rules",
+    *Rules.field_names(),  # each rule field too, as get_attr answered before the rules object
+    "illegal_action",
+    "render_mode",
+    "observation_space",
+    "action_space",
+)
 
 
 class ConquianVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` Conquian games, one learning seat each (see the module docstring).
 
     Arguments: ``opponent`` (bot spec or batched bot), ``seat`` (0, 1 or None = random per
-    deal), ``forcing`` (RULES.md section 7), ``observation`` ("raw", "meld" or an encoder),
+    deal), ``rules`` (:class:`~conquian_env.rules.Rules`; its fields work as keyword
+    shortcuts), ``observation`` ("raw", "meld" or an encoder),
     ``illegal_action`` ("penalize" or "raise"), ``seed``, ``parallel`` (kernels on all
     cores; default from 256 games); ``render_mode`` (None only: it does not render) and
     ``autoreset_mode`` (``AutoresetMode.SAME_STEP`` only) are there for ``gymnasium.make_vec``.
@@ -342,13 +357,14 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         opponent: Any = "random",
         *,
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         observation: Any = "raw",
         illegal_action: str = "penalize",
         seed: int | None = None,
         parallel: bool | None = None,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        **rule_fields: bool,
     ):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -367,7 +383,7 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
             num_envs,
             opponent,
             seat=seat,
-            forcing=forcing,
+            rules=resolve(rules, **rule_fields),
             observation=observation,
             illegal_action=illegal_action,
             seed=seed,
@@ -447,7 +463,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
                 final_obs[row] = last
                 result[row] = _RESULT_NAMES[int(rewards[row])]
             final_info: dict[str, Any] = {
-                "action_mask": np.zeros((n, NUM_ACTIONS), dtype=np.int8),  # a finished game has no legal action
+                # a finished game's mask, as SingleAgentEnv's: GAME_OVER_ACTION alone
+                "action_mask": np.where(dones[:, None], game_over_mask()[None], 0).astype(np.int8),
                 "_action_mask": dones.copy(),
                 "seat": np.where(dones, seats, 0),
                 "_seat": dones.copy(),
@@ -478,8 +495,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         ``"action_masks"`` (each game's ``(85,)`` bool mask), ``"set_opponent"`` (swaps the
         one opponent of every game; ``None`` per game), ``"seat"``, ``"game"`` (a
         :class:`~conquian_env.game.GameState` copy) and the settings every game shares
-        (``opponent``, ``fixed_seat``, ``forcing``, ``illegal_action``, ``render_mode``,
-        ``observation_space``, ``action_space``: the single game's spaces)."""
+        (``opponent``, ``fixed_seat``, ``rules`` and each of its fields, ``illegal_action``,
+        ``render_mode``, ``observation_space``, ``action_space``: the single game's spaces)."""
         n = self.num_envs
         if name == "action_masks":
             return tuple(self.action_masks(*args, **kwargs))
@@ -500,7 +517,8 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         shared = {
             "opponent": self.core.opponent,
             "fixed_seat": self.core.fixed_seat,
-            "forcing": self.games.forcing,
+            "rules": self.games.rules,
+            **self.games.rules.to_dict(),
             "illegal_action": self.core.illegal_action,
             "render_mode": self.render_mode,
             "observation_space": self.single_observation_space,

@@ -15,6 +15,7 @@ import numpy as np
 
 from .game import GAME_OVER, GameState
 from .observation import encode
+from .rules import Rules
 
 
 class PlayerView:
@@ -72,12 +73,13 @@ class PlayerView:
         return self._state.phase
 
     @property
-    def forcing(self) -> bool:
-        return self._state.forcing
+    def rules(self) -> Rules:
+        """The game's :class:`~conquian_env.rules.Rules` (public: both players play by them)."""
+        return self._state.rules
 
     @property
     def forced(self) -> bool:
-        """The meld being made was forced (the forcing variant's forced take)."""
+        """The meld being made was forced (a forced take, RULES.md section 7)."""
         return self._state.forced
 
     @property

@@ -16,6 +16,11 @@ both::
   environment): an illegal action ends the episode with reward -1 and a warning;
   ``"raise"``: ``IllegalActionError``.
 * reward: +1 win, -1 loss, 0 draw, at the end of the game only.
+* the mask of a finished game allows one action, :data:`GAME_OVER_ACTION`, and nothing is
+  played with it: ``step`` raises until ``reset``.  Gymnasium 1.x's vector envs
+  (``gymnasium.make_vec(..., vectorization_mode="sync" | "async")``, next-step autoreset)
+  take one more action from a finished env, on the step that resets it, and ignore it; an
+  all-false mask there would leave masked sampling nothing to draw.
 * ``seat``: 0 (plays first), 1, or ``None`` (default: drawn at random each episode).
 * ``reset(seed=..., options={"hands": [[10 cards], [10 cards]], "stock": [20 cards]})``:
   a stacked deal (as in the AEC environment; player 0 plays first).
@@ -46,11 +51,24 @@ from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, action_mask, encode
 from .plugins import make_opponent
 from .render import render_text
+from .rules import Rules, resolve, rule_attributes
 from .view import PlayerView
 
 _RESET_OPTIONS = ("hands", "stock")
 
+#: the one action the mask of a finished game allows (see the module docstring): Gymnasium's
+#: next-step autoreset ignores the action it passes a finished env
+GAME_OVER_ACTION = 0
 
+
+def game_over_mask() -> np.ndarray:
+    """The mask of a finished game: :data:`GAME_OVER_ACTION` alone (int8, as ``action_mask``)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[GAME_OVER_ACTION] = 1
+    return mask
+
+
+@rule_attributes
 class SingleAgentEnv(gymnasium.Env):
     """One player's side of Conquian; the other seat is played by ``opponent``."""
 
@@ -60,9 +78,10 @@ class SingleAgentEnv(gymnasium.Env):
         self,
         opponent: Any = "random",
         seat: int | None = None,
-        forcing: bool = False,
+        rules: Rules | None = None,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
+        **rule_fields: bool,
     ):
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
@@ -77,11 +96,10 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(
                 f"opponent must be a bot with act(observation, action_mask, view) or a callable, got {opponent!r}"
             )
-        if not isinstance(forcing, (bool, np.bool_)):
-            raise ValueError(f"forcing must be True or False, got {forcing!r}")
+        rules = resolve(rules, **rule_fields)
         self.opponent = opponent
         self.fixed_seat = seat
-        self.forcing = bool(forcing)
+        self.rules = rules
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0, 1, (OBS_SIZE,), np.int8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -112,7 +130,8 @@ class SingleAgentEnv(gymnasium.Env):
         assert game is not None
         done = game.is_terminal()
         reward = float(game.returns()[self.seat]) if done else 0.0
-        info: dict[str, Any] = {"action_mask": action_mask(game, self.seat), "seat": self.seat}
+        mask = game_over_mask() if done else action_mask(game, self.seat)
+        info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
         if done:
             info["result"] = "draw" if game.winner < 0 else ("win" if game.winner == self.seat else "loss")
         return encode(game, self.seat), reward, done, info
@@ -128,13 +147,13 @@ class SingleAgentEnv(gymnasium.Env):
         hands, stock = options.get("hands"), options.get("stock")
         stacked = None
         if hands is not None or stock is not None:
-            stacked = new_game(hands=hands, stock=stock, forcing=self.forcing)  # checked before anything changes
+            stacked = new_game(hands=hands, stock=stock, rules=self.rules)  # checked before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         unplayed: list[str] = []
         while True:
             self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
-            self.game = stacked if stacked is not None else new_game(rng, forcing=self.forcing)
+            self.game = stacked if stacked is not None else new_game(rng, rules=self.rules)
             stacked = None
             reset_opponent = getattr(self.opponent, "reset", None)
             if reset_opponent is not None:
@@ -172,9 +191,11 @@ class SingleAgentEnv(gymnasium.Env):
         return obs, reward, done, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean legal-action mask for MaskablePPO."""
+        """Boolean legal-action mask for MaskablePPO (a finished game's: :func:`game_over_mask`)."""
         if self.game is None:
             return np.zeros(NUM_ACTIONS, dtype=bool)
+        if self.game.is_terminal():
+            return game_over_mask().astype(bool)
         return action_mask(self.game, self.seat).astype(bool)
 
     def render_text(self) -> str:

@@ -1,16 +1,21 @@
-"""Training parts above the arena: what ``train.py`` puts together.
+"""All of training, behind one command: ``conquian-train RECIPE ...`` (``python train.py RECIPE ...``).
 
 Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train`` <- scripts.
 
-- :mod:`conquian_train.knobs`: a dataclass of knobs as a command line (help from each field).
+- :mod:`conquian_train.cli`: the command; :mod:`conquian_train.recipes`: the recipes (a module that
+  declares ``RECIPE``) and the run they share.
+- the recipes: :mod:`conquian_train.ppo` (warm start + MaskablePPO), :mod:`conquian_train.exit`
+  (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model).
+- :mod:`conquian_train.settings`: the knobs every recipe shares (run folder, seed, evaluation, processes).
+- :mod:`conquian_train.knobs`: a dataclass of knobs as a command line and a checked ``config.json``.
 - :mod:`conquian_train.run`: the run folder (log, CSV files, checkpoints and run state, learning-curve plot).
 - :mod:`conquian_train.files`: every write of a run folder (atomic files, checkpoints swapped in whole, the lock).
-- :mod:`conquian_train.ppo`: the PPO recipe's run (``python train.py``).
-- :mod:`conquian_train.envs`: the learner's games against the opponent pool (batched or per game).
+- :mod:`conquian_train.envs`: the learner's games against the opponent pool (the batched engine).
 - :mod:`conquian_train.warm_start`: behaviour cloning and DAgger rounds on a teacher's decisions.
+- :mod:`conquian_train.imitation`: the imitation data set, the recording bot and the loss.
 - :mod:`conquian_train.evaluation`: the duplicate-deal evaluation of a policy (``conquian-evaluate``'s deals).
 - :mod:`conquian_train.callbacks`: the named callbacks of ``MaskablePPO.learn``.
-- :mod:`conquian_train.exit`: expert iteration on the compiled search.
+- :mod:`conquian_train.policy_files`: learner snapshots, a checkpoint's restore, a model's export.
+- :mod:`conquian_train.selfplay`: ``SelfPlay``, both seats of a ``ConquianVecEnv`` played by the learner.
 - :mod:`conquian_train.scorer_fit`: fitting the action scorer (:mod:`agents.scorer`) to the search's values.
-- :mod:`conquian_train.belief`: the belief model's games and fit (:mod:`agents.belief`).
 """

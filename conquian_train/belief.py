@@ -2,10 +2,12 @@
 
 ::
 
-    python -m conquian_train.belief generate --out runs/belief/train --games 8000
-    python -m conquian_train.belief generate --out runs/belief/train --ray auto   # the same shards on a Ray cluster
-    python -m conquian_train.belief fit --data runs/belief/train --model agents/data/conquian_belief.npz
-    python -m conquian_train.belief generate --help                               # every knob
+    conquian-train belief generate --out runs/belief/train --games 8000
+    conquian-train belief generate --out runs/belief/train --ray auto   # the same shards on a Ray cluster
+    conquian-train belief fit --data runs/belief/train --model agents/data/conquian_belief.npz
+    conquian-train belief generate --help                               # every knob
+
+(``python -m conquian_train.belief ...`` is the same.)
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
 deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
@@ -47,6 +49,7 @@ from conquian_env.seeding import derive_seed
 
 from . import knobs
 from .knobs import knob
+from .recipes import Recipe
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xBE11E0
@@ -343,7 +346,7 @@ def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, Any]:
 def pool_arrays(positions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Full view rows, sorted pools (padded), pool sizes, hidden-hand sizes and labels (``labels[b,
     k]``: the opponent holds pool card ``k``) of the positions, for the compiled kernels."""
-    from conquian_env._kernels import NUM_COLUMNS
+    from conquian_env.kernels import NUM_COLUMNS
 
     n = len(positions["pool"])
     rows = np.zeros((n, NUM_COLUMNS), dtype=np.int64)
@@ -469,8 +472,9 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conquian_train.belief", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "conquian-train belief") -> int:
+    """``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     knobs.add_flags(sub.add_parser("generate", help="play and record games (resumes)"), GenerateConfig)
@@ -490,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     return 0
 
+
+RECIPE = Recipe("belief", "the belief model: generate games that show the hidden hand, then fit",
+                (GenerateConfig, FitConfig), main)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())

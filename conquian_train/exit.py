@@ -1,22 +1,22 @@
-"""Expert iteration on the compiled search: the search labels, the network learns, the network plays on.
+"""The expert-iteration recipe (``conquian-train exit``): the search labels, the network learns, the network plays on.
 
 ::
 
-    python train.py exit --out runs/exit              # the shipped recipe (resumes: run it again)
-    python train.py exit --resume runs/exit --rounds 8
-    python train.py exit --help                       # every knob
+    conquian-train exit --out runs/exit              # the shipped recipe (make train: python train.py exit)
+    conquian-train exit --resume runs/exit --rounds 8
+    conquian-train exit --help                       # every knob (the shared ones: conquian_train.settings)
 
 Each **round** ``r``:
 
 1. **Play.** The student plays ``games`` games against the ``opponents`` (seats alternate;
-   deals from ``derive_seed(seed, 23, r, game)``).  Round 0's student is ``greedy``; later
+   deals from ``derive_seed(seed, EXIT_GAMES, r, game)``).  Round 0's student is ``greedy``; later
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
    search (:func:`agents.search.analyze`, at most ``playouts`` playouts per position, the
    actions racing as in the ``ismcts`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
-   to a shard ``labels/r{r}_{k}.npz`` (an :class:`agents.imitation.ImitationData`, read
+   to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
    first missing one, with the same student, so it makes the same games.
 3. **Learn.** The network is fitted on every shard of every round so far, ``epochs`` passes,
@@ -26,7 +26,7 @@ Each **round** ``r``:
    from that action's own features, fitted by :func:`conquian_train.scorer_fit.fit_scorer`
    (cross-entropy against ``softmax(values / temperature)``).  ``network='ppo'`` is an SB3
    ``MaskablePPO`` policy with one logit per action id (``ppo:PATH`` plays it), fitted by
-   :func:`agents.imitation.fit_imitation` (``loss``; its value head the results).
+   :func:`conquian_train.imitation.fit_imitation` (``loss``; its value head the results).
 4. **Evaluate** against ``eval_opponents`` on ``conquian-evaluate``'s duplicate deals at
    ``eval_seed``: ``eval.csv`` (its ``step`` is the labelled decisions so far),
    ``learning_curve.png``, ``best.npz`` (``best.zip`` for ppo; best against ``best_by``).
@@ -53,28 +53,42 @@ import numpy as np
 
 from agents.base import Agent, PlayerView
 from agents.greedy import GreedyAgent
-from agents.imitation import ImitationData, ImitationSettings, fit_imitation
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy, read_model, restore_checkpoint
+from agents.ppo import (
+    DEFAULT_MODEL,
+    NumpyPolicy,
+    PolicyAgent,
+    load_policy,
+    read_model,
+    stamp_model,
+)
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
 
 from . import files, knobs
 from .envs import make_vec_env
 from .evaluation import Evaluator, model_suffix
+from .imitation import ImitationData, ImitationSettings, fit_imitation
 from .knobs import knob
-from .run import PPO_STATE, RunFolder, RunFolderError, run_command
+from .policy_files import restore_checkpoint
+from .recipes import Recipe, parser, run_recipe
+from .run import PPO_STATE, RunFolder, RunFolderError
 from .scorer_fit import ScorerSettings, fit_scorer
+from .settings import RunSettings
 
 
 @dataclass
-class ExItConfig:
-    """Every knob of an expert-iteration run (see the module docstring for the recipe)."""
+class ExItConfig(RunSettings):
+    """Every knob of an expert-iteration run (see the module docstring for the recipe): the shared
+    ones of :class:`~conquian_train.settings.RunSettings`, some with this recipe's defaults, and its own."""
 
+    # the shared knobs' defaults for this recipe (each keeps its place among the shared ones)
     out: str = knob("runs/exit", "run folder (config, labels, logs, checkpoints, models)")
-    seed: int = knob(0, "seed of everything in the run (deals, searches, network init)", low=0)
+    eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
+    workers: int = knob(1, "processes for the evaluations (0: all cores)", low=0)
+
     rounds: int = knob(5, "rounds of play, label, learn, evaluate (5 x 20000 games: 1.2M labelled decisions)", low=1)
     games: int = knob(20000, "games the student plays per round", low=1)
     chunk: int = knob(100, "games per label shard (the unit a killed run redoes)", low=1)
@@ -114,21 +128,14 @@ class ExItConfig:
     )
     greedy_bonus: float = knob(0.0, "added to the value of greedy's choice in the targets (leave greedy only for more)")
     value_coef: float = knob(0.5, "weight of the value head's loss", low=0)
-    eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
-    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
-    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used to label)", low=0)
-    best_by: str = knob("greedy", "evaluation opponent whose score picks best.zip")
     forcing: bool = knob(False, "play the forcing variant (RULES.md section 7)")
-    torch_threads: int = knob(1, "torch threads", low=1)
-    workers: int = knob(1, "processes for the evaluations", low=1)
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the knob that is wrong (before any work starts)."""
         knobs.check(self)  # every knob's type and declared range
         if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in self.net_arch):
             raise ValueError(f"net_arch must be positive layer sizes, got {self.net_arch!r}")
-        if self.best_by not in self.eval_opponents:
-            raise ValueError(f"best_by {self.best_by!r} must be one of eval_opponents {list(self.eval_opponents)}")
+        self.validate_run()  # best_by among the evaluation opponents, their specs
         if not self.opponents:
             raise ValueError("opponents is empty")
         self.imitation()
@@ -139,7 +146,7 @@ class ExItConfig:
         if self.init and self.init != shipped and not Path(self.init).is_file():
             raise ValueError(f"init {self.init!r} is neither '', {shipped!r} (the shipped {shipped} model) "
                              "nor a model file")  # fmt: skip
-        for spec in (*self.opponents, *self.eval_opponents):
+        for spec in self.opponents:
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
 
     def hidden(self) -> tuple[int, ...]:
@@ -199,7 +206,7 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
     first = chunk * c.chunk
     for g in range(first, min(first + c.chunk, c.games)):
         spec, seat = c.opponents[g % len(c.opponents)], (g // len(c.opponents)) % 2
-        game_seed = derive_seed(c.seed, 23, round_, g)
+        game_seed = derive_seed(c.seed, EXIT_GAMES, round_, g)
         hands, stock = deal_for_seed(game_seed)
         players = [recorder, opponents[spec]] if seat == 0 else [opponents[spec], recorder]
         record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=c.forcing)
@@ -216,7 +223,7 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
     actions = np.array([r[3] for r in rows], np.int64)
     if searched:
         v, _, chosen = analyze([rows[i][2] for i in searched], iterations=c.playouts, z=c.z,
-                               seed=derive_seed(c.seed, 29, round_, chunk))  # fmt: skip
+                               seed=derive_seed(c.seed, EXIT_ANALYSIS, round_, chunk))  # fmt: skip
         values[searched] = v
         actions[searched] = chosen
     t_label = time.perf_counter() - t0 - t_play
@@ -290,12 +297,13 @@ class ExItRun:
             from sb3_contrib import MaskablePPO
 
             # the file format is MaskablePPO's (ppo:PATH plays the result); its env only gives the spaces
-            self.venv = make_vec_env(("random",), 1, "batched", features=c.features, forcing=c.forcing, seed=c.seed)
+            self.venv = make_vec_env(("random",), 1, features=c.features, forcing=c.forcing, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
+            stamp_model(self.model, c.features)  # its files carry the feature set and layout hash
         self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
-                                  forcing=c.forcing, jobs=c.workers, xlabel="labelled decisions")  # fmt: skip
+                                  forcing=c.forcing, jobs=c.processes, xlabel="labelled decisions")  # fmt: skip
         state = self.run.open_checkpoint(EXIT_STATE)
         if state is not None and not resume:
             raise RunFolderError(f"{c.out} already holds a run: use --resume {c.out} or another --out")
@@ -466,24 +474,13 @@ def holds_run(out: Path) -> bool:
     return (out / "config.json").exists()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``train.py exit``: a new run (``--out``) or ``--resume RUN`` (its config; ``--rounds`` may grow)."""
-    parser = argparse.ArgumentParser(prog="train.py exit", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    knobs.add_resume_flags(parser)
-    args = vars(knobs.add_flags(parser, ExItConfig).parse_args(argv))
-    resume, trust_code = args.pop("resume", None), args.pop("trust_code")
-    try:
-        if resume:  # the run's config.json, checked; its python: specs refused without --trust-code
-            config = knobs.resumed(ExItConfig, resume, args, ("rounds", "torch_threads", "workers"), trust_code)
-        else:
-            config = knobs.from_dict(ExItConfig, args)
-            if (Path(config.out) / "config.json").exists():
-                raise ValueError(f"{config.out} already holds a run: use --resume {config.out} or another --out")
-        config.validate()
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return run_command(config.out, knobs.to_dict(config), bool(resume),
-                       lambda: ExItRun(config, resume=bool(resume)).run_rounds(), holds_run=holds_run,
-                       command="python train.py exit --resume")  # fmt: skip
+def main(argv: list[str] | None = None, prog: str = "conquian-train exit") -> int:
+    """``conquian-train exit``: a new run (``--out``) or ``--resume RUN`` (its config; ``--rounds`` may grow)."""
+    made = parser(prog, __doc__, ExItConfig, formatter_class=argparse.RawDescriptionHelpFormatter)
+    args = vars(made.parse_args(sys.argv[1:] if argv is None else argv))
+    return run_recipe(ExItConfig, args, MAY_CHANGE, lambda config, resume: ExItRun(config, resume=resume).run_rounds(),
+                      holds_run=holds_run, prog=prog)  # fmt: skip
+
+
+RECIPE = Recipe("exit", "expert iteration: the compiled search labels, a network (scorer or ppo) learns", (ExItConfig,),
+                main)  # fmt: skip

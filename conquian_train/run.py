@@ -15,10 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.ppo import NumpyPolicy, load_snapshots, restore_checkpoint, save_snapshots
+from agents.ppo import NumpyPolicy
 
 from . import files
 from .files import RunFolderError
+from .policy_files import load_snapshots, restore_checkpoint, save_snapshots
 
 CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv")
 """The run's append-only tables: a checkpoint records each one's size and hash (a resume cuts what came after)."""

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.imitation import ImitationData
 from agents.scorer import GREEDY_SLOT, ActionScorer, candidate_features
+
+from .imitation import ImitationData
 
 __all__ = ["ScorerSettings", "fit_scorer", "regret", "scorer_positions"]
 

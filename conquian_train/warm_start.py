@@ -9,18 +9,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.seeding import derive_seed
+from conquian_env.seeding import WARM_START_GAMES, derive_seed
 
+from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from .run import RunFolder
 
 
 @dataclass(frozen=True)
 class WarmStart:
-    """What the warm start plays and learns (``train.py``'s ``bc_*`` and ``dagger_*`` knobs)."""
+    """What the warm start plays and learns (the ``ppo`` recipe's ``bc_*`` and ``dagger_*`` knobs)."""
 
     games: int = 4000
     teacher: str = "greedy"
@@ -83,7 +83,7 @@ def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
     for g in range(start, start + count):
         spec = opponent_specs[g % len(opponent_specs)]
         seat = (g // len(opponent_specs)) % 2
-        game_seed = derive_seed(seed, 11, round_, g)
+        game_seed = derive_seed(seed, WARM_START_GAMES, round_, g)
         hands, stock = deal_for_seed(game_seed)
         players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
         record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=forcing)

@@ -3,14 +3,14 @@
     python examples/baselines.py                        # raw and meld, seeds 0 1 2, 3M steps each
     python examples/baselines.py --steps 200000 --seeds 0 --variants raw --out results/baselines_quick
 
-Two variants of ``train.py``'s PPO with no warm start (``bc_games`` 0), its default opponent
-pool (greedy, random, the learner's snapshots) and evaluation (duplicate deals of
-``conquian-evaluate --seed 1000003``, against random and greedy):
+Two variants of the PPO recipe (``conquian-train ppo``, :mod:`conquian_train.ppo`) with no warm start
+(``bc_games`` 0), its default opponent pool (greedy, random, the learner's snapshots) and evaluation
+(duplicate deals of ``conquian-evaluate --seed 1000003``, against random and greedy):
 
 - ``raw``: the raw observation only (no meld features, so no greedy input either);
 - ``meld``: the observation with the meld-aware features (greedy's choice among them).
 
-Each run is a ``train.py`` run folder under ``--out`` (``VARIANT_sSEED``); a rerun resumes
+Each run is a ``ppo`` run folder under ``--out`` (``VARIANT_sSEED``); a rerun resumes
 unfinished runs and skips finished ones.  At the end the evaluations of every run are
 gathered into ``--csv`` (one row per run, step and opponent, with the run's wall time and
 the steps it has reached) and drawn into ``--png`` (mean over seeds, each seed thin);
@@ -25,9 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import train  # noqa: E402
+from conquian_train import ppo
 
 VARIANTS = {"raw": {"features": "raw"}, "meld": {"features": "meld"}}
 
@@ -49,7 +47,7 @@ def run_one(variant: str, seed: int, steps: int, out: Path, eval_every: int, eva
         for key, value in VARIANTS[variant].items():
             args += [f"--{key.replace('_', '-')}", str(value)]
         args += extra
-    if train.main(args) != 0:
+    if ppo.main(args) != 0:
         raise SystemExit(f"baseline {folder} failed")
     return folder
 
@@ -113,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="results/baselines", help="the run folders")
     parser.add_argument("--csv", default="docs/experiments/baselines/curves.csv")
     parser.add_argument("--png", default="docs/images/baselines.png")
-    parser.add_argument("--train-args", default="", help="more train.py options for new runs, e.g. '--n-envs 64'")
+    parser.add_argument("--train-args", default="",
+                        help="more conquian-train ppo options for new runs, e.g. '--n-envs 64'")  # fmt: skip
     parser.add_argument("--gather-only", action="store_true",
                         help="train nothing: gather what the run folders hold (unfinished runs too)")  # fmt: skip
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 
     python examples/held_out_regret.py runs/exit4 runs/exit4/round0.npz runs/exit5/round0.npz
 
-The held-out games are the ones ``train.py exit``'s fit holds out (game id divisible by 5);
+The held-out games are the ones ``conquian-train exit``'s fit holds out (game id divisible by 5);
 the regret of a scorer is the search's value of the best legal action minus the value of the
 scorer's choice, averaged over the searched positions with a choice (greedy's is printed
 first).  So two scorers fitted on different labels (e.g. of another search budget) are
@@ -18,16 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agents.imitation import ImitationData  # noqa: E402
-from agents.scorer import load_scorer  # noqa: E402
-from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions  # noqa: E402
+from agents.scorer import load_scorer
+from conquian_train.imitation import ImitationData
+from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", help="a train.py exit run folder (its labels/)")
+    parser.add_argument("run", help="a conquian-train exit run folder (its labels/)")
     parser.add_argument("models", nargs="+", help="scorer files (.npz) to measure")
     parser.add_argument("--rounds", nargs="+", type=int, default=[0], help="label rounds to read")
     args = parser.parse_args(argv)

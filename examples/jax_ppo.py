@@ -1,7 +1,7 @@
 """PPO with action masks on the JAX engine, PureJaxRL style: environment, opponent, network
 and update in one ``jax.jit``.
 
-    pip install -e ".[jax]" optax
+    pip install -e ".[jax]"                            # JAX, Pgx and optax
     python examples/jax_ppo.py                         # 1024 games, about 6.5M decisions
     python examples/jax_ppo.py --num-envs 65536 --updates 200    # on an accelerator
     python examples/jax_ppo.py --opponent greedy       # against the greedy bot
@@ -35,6 +35,7 @@ import optax
 from pgx.experimental import auto_reset
 
 from conquian_env.jax import Conquian, greedy_actions
+from conquian_env.rules import add_arguments as add_rule_arguments
 
 LEARNER = 0
 OPPONENTS = ("random", "greedy")
@@ -82,7 +83,7 @@ class Transition(NamedTuple):
 
 
 def make_train(args: argparse.Namespace):
-    env = Conquian(forcing=args.forcing, first="random")
+    env = Conquian(rules=args.rules, first="random")
     n, t_len = args.num_envs, args.num_steps
     step = jax.vmap(auto_reset(env.step, env.init))
     tx = optax.chain(optax.clip_by_global_norm(0.5), optax.adam(args.lr, eps=1e-5))
@@ -222,7 +223,7 @@ def main() -> None:
     parser.add_argument("--clip", type=float, default=0.2)
     parser.add_argument("--ent", type=float, default=0.01)
     parser.add_argument("--vf", type=float, default=0.5)
-    parser.add_argument("--forcing", action="store_true")
+    add_rule_arguments(parser, dest="rules")  # one flag per rule field (conquian_env.rules)
     parser.add_argument("--opponent", choices=OPPONENTS, default="random", help="the learner's opponent")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

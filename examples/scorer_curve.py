@@ -2,7 +2,7 @@
 
     python examples/scorer_curve.py runs/exit --shards 12 25 50 100 200 --games 2000 --seed 5150
 
-Fits a fresh scorer (``train.py exit``'s fit, :func:`conquian_train.scorer_fit.fit_scorer`, the
+Fits a fresh scorer (``conquian-train exit``'s fit, :func:`conquian_train.scorer_fit.fit_scorer`, the
 run's knobs) on the first ``N`` label shards of round 0 of the expert-iteration run, for each
 ``N`` of ``--shards``, and plays each against greedy on the duplicate deals of
 ``conquian-evaluate --seed SEED``.  One row per fit goes to ``--csv`` (labelled decisions,
@@ -19,19 +19,17 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agents.imitation import ImitationData  # noqa: E402
-from agents.scorer import ScorerAgent  # noqa: E402
-from conquian_train import knobs  # noqa: E402
-from conquian_train.evaluation import evaluate_agent  # noqa: E402
-from conquian_train.exit import ExItConfig  # noqa: E402
-from conquian_train.scorer_fit import fit_scorer  # noqa: E402
+from agents.scorer import ScorerAgent
+from conquian_train import knobs
+from conquian_train.evaluation import evaluate_agent
+from conquian_train.exit import ExItConfig
+from conquian_train.imitation import ImitationData
+from conquian_train.scorer_fit import fit_scorer
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", help="a train.py exit run folder (its config.json and labels/)")
+    parser.add_argument("run", help="a conquian-train exit run folder (its config.json and labels/)")
     parser.add_argument("--shards", nargs="+", type=int, default=[12, 25, 50, 100, 200])
     parser.add_argument("--games", type=int, default=2000, help="games against greedy per point")
     parser.add_argument("--seed", type=int, default=5150, help="deal seed of the games (not the run's eval seed)")
@@ -81,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                 [r["high"] - r["score"] for r in rows]], marker="o", capsize=3, label="scorer vs greedy")  # fmt: skip
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xscale("log")
-    ax.set_xlabel("labelled decisions (round 0 of train.py exit)")
+    ax.set_xlabel("labelled decisions (round 0 of conquian-train exit)")
     ax.set_ylabel(f"score vs greedy ({args.games} games, 95% CI)")
     ax.legend(loc="lower right")
     fig.tight_layout()

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from agents import make_agent
+from agents import SpecError, make_agent
 from agents.base import RandomAgent
 from agents.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
 from agents.ismcts import ISMCTSAgent
@@ -50,7 +50,7 @@ def test_ismcts_never_plays_an_illegal_action(forcing):
     bot = ISMCTSAgent(iterations=15, seed=1)
     records = duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
     records += duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
-    other = ISMCTSAgent(iterations=15, rollout="fast", depth=2, infer=False, seed=2)
+    other = ISMCTSAgent(iterations=15, c=2.0, infer=False, seed=2)
     records += duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
@@ -60,17 +60,15 @@ def test_ismcts_never_plays_an_illegal_action(forcing):
 def test_bots_never_play_an_illegal_action_long(forcing):
     records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, forcing=forcing, offset=1000)
     records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, forcing=forcing)
-    records += duplicate(ISMCTSAgent(iterations=40, rollout="random", seed=2), GreedyAgent(), deals=15, forcing=forcing)
+    records += duplicate(ISMCTSAgent(iterations=40, infer=False, seed=2), GreedyAgent(), deals=15, forcing=forcing)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
 def test_bots_are_built_from_specs():
     assert isinstance(make_agent("greedy"), GreedyAgent)
-    bot = make_agent("ismcts-py:iterations=30,c=0.5,rollout=random", seed=4)
+    bot = make_agent("ismcts-py:iterations=30,c=0.5", seed=4)
     assert isinstance(bot, ISMCTSAgent)
-    assert (bot.iterations, bot.c, bot.rollout, bot.seed) == (30, 0.5, "random", 4)
-    with pytest.raises(ValueError, match="rollout"):
-        ISMCTSAgent(rollout="smart")
+    assert (bot.iterations, bot.c, bot.seed) == (30, 0.5, 4)
     with pytest.raises(ValueError, match="iterations"):
         ISMCTSAgent(iterations=0)
 
@@ -292,27 +290,11 @@ def test_spec_booleans_are_strict_and_keys_unique():
     assert make_agent("ismcts-py:infer=false,iterations=3").infer is False
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_ismcts_batched_playouts_play_legal_deterministic_games(forcing):
+def test_batched_greedy_playouts_equal_the_scalar_greedy_rollouts():
+    # greedy_playouts (the rollout bot's batch=true) plays the same games as greedy_rollout
     pytest.importorskip("numba")
-    bot = ISMCTSAgent(iterations=40, batch=16, seed=1)
-    records = duplicate(bot, GreedyAgent(), deals=3, forcing=forcing)
-    assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
-    hands, stock = deal_for_seed(21)
-    runs = [
-        play_game(
-            [ISMCTSAgent(iterations=32, batch=8, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3
-        ).actions
-        for _ in range(2)
-    ]
-    assert runs[0] == runs[1]
+    from agents.ismcts import greedy_playouts, greedy_rollout
 
-
-def test_ismcts_batched_playouts_equal_the_scalar_greedy_rollouts():
-    pytest.importorskip("numba")
-    from agents.ismcts import _greedy_rollout
-
-    bot = ISMCTSAgent(batch=4)
     rng = random.Random(3)
     leaves = []
     for seed in range(24):  # positions mid-game, determinized from player 0's side
@@ -327,17 +309,32 @@ def test_ismcts_batched_playouts_equal_the_scalar_greedy_rollouts():
     expected = []
     for state in leaves:
         copy = state.clone()
-        _greedy_rollout(copy, rng)
+        greedy_rollout(copy, rng)
         expected.append(copy.winner)
-    assert bot._rollout_batch([s.clone() for s in leaves]) == expected
+    assert greedy_playouts([s.clone() for s in leaves])[1] == expected
     assert len(leaves) > 15
 
 
-def test_ismcts_batch_is_checked():
-    with pytest.raises(ValueError, match=r"batch must be an integer in \[1, 65536\], got 0"):
-        ISMCTSAgent(batch=0)
-    with pytest.raises(ValueError, match="greedy rollout only"):
-        ISMCTSAgent(batch=8, rollout="random")
+def test_the_removed_ismcts_py_knobs_name_what_replaced_them():
+    # rollout, depth and batch measured nothing (docs/benchmarks.md) and were removed: an old spec
+    # that spelled out the old default still builds the same bot, any other value is refused by
+    # name, never played as another bot
+    hands, stock = deal_for_seed(21)
+    plain = play_game([ISMCTSAgent(iterations=20, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3)
+    old = make_agent("ismcts-py:iterations=20,rollout=greedy,depth=none,batch=1", seed=8)
+    assert play_game([old, GreedyAgent()], hands=hands, stock=stock, seed=3).actions == plain.actions
+    for spec, name, value, why in (
+        ("ismcts-py:rollout=fast", "rollout", "fast", "the playouts are greedy's"),
+        ("ismcts-py:rollout=random", "rollout", "random", "the playouts are greedy's"),
+        ("ismcts-py:depth=2", "depth", 2, "the tree is unlimited"),
+        ("ismcts-py:batch=16", "batch", 16, "rollout:batch=true"),
+        ("ismcts-py:batch=true", "batch", True, "playouts run one at a time"),
+    ):
+        with pytest.raises(SpecError, match=f"{name} was removed: .*{why}.*drop {name}") as err:
+            make_agent(spec)
+        assert f"got {value!r}" in str(err.value), "the value given is named"
+        with pytest.raises(ValueError, match=f"{name} was removed: .*{why}"):
+            ISMCTSAgent(**{name: value})
 
 
 def test_rollout_batched_playouts_give_the_same_decisions():

@@ -1,4 +1,4 @@
-"""The compiled greedy bot and "meld" features (agents._greedy_kernels) against the Python
+"""The compiled greedy bot and "meld" features (agents.greedy_kernels) against the Python
 ones (agents.greedy.GreedyAgent, agents.features.FeatureEncoder), decision by decision.
 
 Games are played through the batched engine (greedy against greedy, greedy against
@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("numba")
 
-from agents import _greedy_kernels as GK  # noqa: E402
 from agents import greedy  # noqa: E402
+from agents import greedy_kernels as GK  # noqa: E402
 from agents.base import PlayerView  # noqa: E402
 from agents.features import FEATURE_SIZE, FeatureEncoder  # noqa: E402
 from agents.greedy import GreedyAgent, plan_take  # noqa: E402
-from conquian_env import _kernels as K  # noqa: E402
+from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import GAME_OVER, MELD, GameState  # noqa: E402
 from conquian_env.melds import playable_cards  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
@@ -198,7 +198,7 @@ def test_evaluation_kernels_equal_python():
     for _ in range(3000):
         card, hand, meld, opp_meld, live, opp_size = _pool(rng)
         fitting = playable_cards(meld | 1 << card, hand)
-        many += fitting.bit_count() > greedy._MAX_FULL_ENUM
+        many += fitting.bit_count() > greedy.MAX_FULL_ENUM
         assert GK.position_value(hand, meld, live) == greedy.position_value(hand, meld, live)
         assert GK.choose_discard(hand, meld, live, opp_meld, opp_size) == greedy.choose_discard(
             hand, meld, live, opp_meld, opp_size
@@ -213,13 +213,13 @@ def test_evaluation_kernels_equal_python():
         passes = bool(rng.getrandbits(1))
         margin = greedy.take_margin(hand, meld, card, live, opp_meld, opp_size, passes)[0]
         assert GK.take_margin(hand, meld, card, live, opp_meld, opp_size, passes) == margin
-    assert many >= 20  # the "more than _MAX_FULL_ENUM playable cards" branch of plan_take
+    assert many >= 20  # the "more than MAX_FULL_ENUM playable cards" branch of plan_take
 
 
 def test_compiled_tables_are_the_python_ones():
     for baked, expected in zip(GK._baked(), GK._expected(), strict=True):
         assert np.array_equal(baked, expected)
-    assert GK.PARTNER_COUNT.tolist() == [len(p) for p in greedy._PARTNERS]
-    for c, pairs in enumerate(greedy._PARTNERS):
+    assert GK.PARTNER_COUNT.tolist() == [len(p) for p in greedy.PARTNERS]
+    for c, pairs in enumerate(greedy.PARTNERS):
         assert GK.PARTNERS[c, : len(pairs)].tolist() == list(pairs)
-    assert GK.NEIGHBOURS.tolist() == list(greedy._NEIGHBOURS)
+    assert GK.NEIGHBOURS.tolist() == list(greedy.NEIGHBOURS)

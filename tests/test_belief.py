@@ -19,7 +19,7 @@ from agents import belief_kernels as BK  # noqa: E402
 from agents._search_kernels import determinize_from_belief  # noqa: E402
 from agents.belief import forward_numpy, load_belief, save_belief  # noqa: E402
 from agents.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
+from conquian_env import kernels as E  # noqa: E402
 from conquian_env.cards import cards_of  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 from conquian_train import belief as recipe  # noqa: E402

@@ -170,6 +170,10 @@ def site(tmp_path_factory) -> Path:
     missing = _mkdocs_missing()
     if missing:
         pytest.skip(f"{missing} is not installed: pip install -e '.[docs]' (make docs)")
+    if not (ROOT / ".docs-vendor/iframe-worker/shim/index.js").is_file():  # the search shim, from npm
+        fetched = subprocess.run(["make", "-s", "docs-vendor"], cwd=ROOT, capture_output=True, text=True)
+        if fetched.returncode != 0:
+            pytest.skip(f"make docs-vendor could not fetch the iframe-worker shim (npm): {fetched.stderr[-300:]}")
     out = tmp_path_factory.mktemp("site")
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -286,20 +290,8 @@ def test_every_internal_link_resolves(site, server, tab):
 
 @pytest.mark.slow
 def test_search_finds_the_pages(server, tab):
-    from playwright.sync_api import TimeoutError as PageTimeout
-
     tab.goto(server)
-    results = tab.locator(".md-search-result__link")
-    # the search worker indexes the site first; a query typed before it is ready is not run again
-    for _ in range(30):
-        tab.fill("input.md-search__input", "")
-        tab.fill("input.md-search__input", "MaskablePPO")
-        try:
-            results.first.wait_for(state="attached", timeout=2_000)
-            break
-        except PageTimeout:  # not ready yet: type it again
-            continue
-    hrefs = results.evaluate_all("links => links.map(a => a.href)")
+    hrefs = _search(tab, "MaskablePPO")
     assert any("/training.html" in h for h in hrefs), hrefs
     assert all(h.startswith(server) for h in hrefs)
     assert tab.outside == [] and tab.errors == []
@@ -323,6 +315,77 @@ def test_the_site_works_from_disk(site, browser):
     assert "conquian_env.game" in page.locator("h1").first.inner_text()
     assert outside == []
     context.close()
+
+
+def _search(page, query: str) -> list[str]:
+    """Type ``query`` into the site's search box and return the result links' targets."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    results = page.locator(".md-search-result__link")
+    # the search worker indexes the site first; a query typed before it is ready is not run, nor is
+    # the same text typed again: alternate with a shorter query until the full one gets results
+    for attempt in range(30):
+        page.fill("input.md-search__input", query[:-1])
+        page.fill("input.md-search__input", query)
+        try:
+            results.first.wait_for(state="attached", timeout=1_000 + 100 * attempt)
+            break
+        except PageTimeout:  # not ready yet: type it again
+            continue
+    return results.evaluate_all("links => links.map(a => a.href)")
+
+
+@pytest.mark.slow
+def test_the_search_works_from_disk(site, browser):
+    # before: opened from disk the search box stayed at "Type to start searching" (browsers run no Web
+    # Worker for file:// pages); the offline plugin's index script and our iframe-worker shim make it work
+    assert (site / "assets/javascripts/iframe-worker/shim.js").is_file(), "make docs fetches the shim"
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:")) else outside.append(r.url))
+    page.goto((site / "index.html").as_uri())
+    hrefs = _search(page, "MaskablePPO")
+    assert any("/training.html" in h for h in hrefs), hrefs
+    assert all(h.startswith("file:") for h in hrefs)
+    assert "matching document" in page.locator(".md-search-result__meta").inner_text()
+    # and from a page in a subfolder, whose links to the shim and the index are relative
+    page.goto((site / "api/conquian_env/env.html").as_uri())
+    assert any("/environment.html" in h for h in _search(page, "Observation layout"))
+    assert outside == [], "the search fetched something from another host"
+    context.close()
+
+
+# the widths where material shows both sidebars (the article is narrowest there) and a phone's
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 420])
+def test_no_code_block_runs_off_the_page(server, tab, width):
+    # before: at 1280 px the RLlib API page's example lost everything after ~75 characters
+    # ("# an algorithm checkpoint direct|") behind a scroll bar
+    tab.set_viewport_size({"width": width, "height": 900})
+    for page in ("api/conquian_env/integrations.rllib.html", "integrations/sb3.html", "getting-started.html"):
+        tab.goto(server + page)
+        hidden = tab.evaluate(
+            """() => Array.from(document.querySelectorAll('article pre > code'))
+                .filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60))"""
+        )
+        assert hidden == [], f"{page} at {width} px: code cut off on the right: {hidden}"
+
+
+@pytest.mark.slow
+def test_no_table_shows_an_empty_header_row(server, tab):
+    # before: the first table of the environment and env pages opened with an empty header bar
+    for page in ("environment.html", "api/conquian_env/env.html"):
+        tab.goto(server + page)
+        shown = tab.evaluate(
+            """() => Array.from(document.querySelectorAll('article table thead'))
+                .filter(h => h.getBoundingClientRect().height > 0 && !h.textContent.trim()).length"""
+        )
+        assert shown == 0, f"{page}: {shown} empty header rows shown"
+        first = tab.locator("article table").first
+        assert first.locator("tbody tr").first.inner_text().startswith("Creation")
+        assert first.bounding_box()["height"] > 0
 
 
 @pytest.mark.slow

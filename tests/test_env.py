@@ -39,6 +39,7 @@ from conquian_env import actions
 from conquian_env.cards import CARD_NAMES, cards_str, parse_card
 from conquian_env.game import MELD, IllegalActionError
 from conquian_env.observation import OBS_SIZE, STATE_SIZE, decode, decode_state
+from conquian_env.rules import FORCING, STANDARD
 
 AGENTS = ["player_0", "player_1"]
 
@@ -100,6 +101,7 @@ def test_registry_make():
     assert not env.unwrapped.forcing
     forced = pettingzoo.make("aec", "Conquian-v0", forcing=True, render_mode="ansi")
     assert forced.unwrapped.forcing and forced.unwrapped.render_mode == "ansi"
+    assert env.unwrapped.rules == STANDARD and forced.unwrapped.rules == FORCING
     # importing again does not register twice or fail
     import importlib
 
@@ -903,13 +905,16 @@ def test_no_module_of_the_environment_names_an_upper_layer():
             found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if n.split(".")[0] in upper]
     assert found == []
     # the bots import nothing of the runner or the training package, the runner nothing of training
+    # (read from the syntax tree: a docstring line that starts with "from" is no import)
     for package, above in (("agents", ("conquian_arena", "conquian_train")), ("conquian_arena", ("conquian_train",))):
         for path in sorted((root.parent / package).glob("*.py")):
-            imports = "".join(
-                line for line in path.read_text(encoding="utf-8").splitlines()
-                if line.lstrip().startswith(("import ", "from "))
-            )  # fmt: skip
-            assert not any(name in imports for name in above), f"{package}/{path.name}"
+            imported = []
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    imported += [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    imported.append(node.module or "")
+            assert not any(n.split(".")[0] in above for n in imported), f"{package}/{path.name}: {imported}"
 
 
 def test_spec_strings_are_resolved_by_the_installed_bots(monkeypatch):

@@ -31,11 +31,14 @@ from conquian_arena.stats import (
     ELO_PER_LOGIT,
     bootstrap_ratings,
     bradley_terry,
+    normal_quantile,
     score_interval,
     stake_results,
     t_interval,
+    t_quantile,
 )
 from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
+from conquian_env.rules import FORCING, STANDARD, rules_of_record
 
 # --------------------------------------------------------------------------- tiny test bots
 
@@ -117,6 +120,22 @@ def test_t_interval_matches_scipy():
     iv = score_interval(x, 0.9, "deals")
     assert (iv.low, iv.high) == pytest.approx(stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x)))
     assert "Student t" in iv.method and "37 deals" in iv.method
+
+
+def test_quantiles_without_scipy_equal_scipys():
+    # the tournament's intervals need no scipy (a plain install): its own quantiles give scipy's numbers
+    dfs = [*range(1, 120), 199, 499, 1000, 4999, 20000, 2.5, 0.5, 7.25]
+    ps = [0.55, 0.75, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.9995, 1 - 1e-8, 0.3, 0.1, 0.025, 0.005]
+    for df in dfs:
+        for p in ps:
+            assert t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12, abs=0), (p, df)
+    for p in [*np.linspace(1e-6, 1 - 1e-6, 2001), 1e-300, 1e-20, 0.025, 0.975]:
+        assert normal_quantile(p) == pytest.approx(stats.norm.ppf(p), rel=0, abs=2e-15), p
+    assert t_quantile(0.5, 9) == 0.0 and normal_quantile(0.5) == 0.0
+    assert (t_quantile(1.0, 3), t_quantile(0.0, 3), normal_quantile(1.0)) == (math.inf, -math.inf, math.inf)
+    for bad in ((1.5, 3), (-0.1, 3), (0.9, 0), (0.9, -2), (math.nan, 3)):
+        with pytest.raises(ValueError, match="probability|degrees of freedom"):
+            t_quantile(*bad)
 
 
 @pytest.mark.parametrize("value", [0.0, 1.0])
@@ -237,7 +256,7 @@ def test_duplicate_deals_swap_seats_with_identical_deal(tmp_path):
     by_deal = {}
     for g in games:
         by_deal.setdefault((tuple(g["pair"]), g["deal"]), []).append(g)
-        assert g["first"] == 0 and g["forcing"] is False
+        assert g["first"] == 0 and g["rules"] == {"forcing": False}
         assert [g["hands"], g["stock"]] == list(deal_for_seed(g["deal_seed"]))
     assert len(by_deal) == 3 * 4
     for (pair, _), (g0, g1) in by_deal.items():
@@ -472,17 +491,48 @@ def test_stakes_are_reported_only_where_they_mean_something(tmp_path):
     assert "n/a" in format_summary(summary) and "infinite" in format_summary(summary)
 
 
-def test_missing_packages_are_named_before_any_game(tmp_path, monkeypatch):
-    # before: installed without the 'eval' extra, every game was played, then 'import scipy' died
-    import importlib.util
+# a tournament on a plain install: scipy, matplotlib and tqdm (the 'eval' extra) cannot be imported
+WITHOUT_EVAL = """
+import sys, importlib.abc
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("scipy", "matplotlib", "tqdm"):
+            raise ImportError(f"blocked: {name}")
+sys.meta_path.insert(0, Block())
+import importlib.util
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name in ("scipy", "matplotlib", "tqdm") else real(name, *a)
+from conquian_arena.tournament import main
+sys.exit(main(sys.argv[1:]))
+"""
 
-    real_find = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real_find(name, *a))
-    played = []
-    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task) or {})
-    with pytest.raises(ValueError, match=r"needs scipy .*conquian-env\[eval\]"):
-        run_tournament(["random", "greedy"], games=4, out=tmp_path / "x", jobs=1, **QUICK)
-    assert played == [] and not (tmp_path / "x").exists()
+
+def test_a_tournament_needs_no_eval_extra(tmp_path, monkeypatch):
+    # before: installed without the 'eval' extra, conquian-evaluate refused to play ("needs scipy ...")
+    out = tmp_path / "t"
+    args = ["random", "greedy", "--games", "8", "--seed", "3", "--out", str(out), "-j", "1", "--progress"]
+    run = subprocess.run([sys.executable, "-c", WITHOUT_EVAL, *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    notes = [line for line in run.stderr.splitlines() if line.startswith("note: no ")]
+    assert len(notes) == 1 and "matplotlib" in notes[0] and "tqdm" in notes[0] and "[eval]" in notes[0]
+    assert "summary.png" not in run.stdout and not (out / "summary.png").exists()
+    # the same games summarized again (a resume plays nothing) with scipy's quantiles: the same numbers
+    from conquian_arena import stats as stats_module
+
+    monkeypatch.setattr(stats_module, "t_quantile", lambda p, df: float(stats.t.ppf(p, df)))
+    monkeypatch.setattr(stats_module, "normal_quantile", lambda p: float(stats.norm.ppf(p)))
+    without = json.loads((out / "summary.json").read_text())
+    run_tournament(["random", "greedy"], games=8, seed=3, out=out, jobs=1, **QUICK)
+    with_scipy = json.loads((out / "summary.json").read_text())  # nan is null there
+    compared = 0
+    for mine, ref in zip(without["pairs"], with_scipy["pairs"], strict=True):
+        for key, value in ref.items():
+            if isinstance(value, float):
+                assert mine[key] == pytest.approx(value, rel=1e-12), key
+                compared += key.endswith(("_low", "_high"))
+            else:
+                assert mine[key] == value, key
+    assert compared >= 2  # the score's and the stake's intervals at least
 
 
 # --------------------------------------------------------------------------- the knobs and the script
@@ -497,7 +547,12 @@ def test_every_knob_is_one_config_field_and_one_option(tmp_path):
                  "--confidence", "--bootstrap", "--bt-prior", "--anchor", "--no-progress", "--no-plot",
                  "--verify"):  # fmt: skip
         assert flag in text, flag
-    assert vars(parser.parse_args(["a", "b"])) == dataclasses.asdict(TournamentConfig(specs=["a", "b"]))
+    default = TournamentConfig(specs=["a", "b"])
+    knobs = {f.name: getattr(default, f.name) for f in dataclasses.fields(TournamentConfig)}
+    assert vars(parser.parse_args(["a", "b"])) == knobs
+    # the rule flags gather into the one rules field (the last flag of a field wins)
+    assert TournamentConfig(**vars(parser.parse_args(["a", "b", "--forcing"]))).rules == FORCING
+    assert TournamentConfig(**vars(parser.parse_args(["a", "b", "--forcing", "--no-forcing"]))).rules == STANDARD
     args = ["a", "b", "-j", "3", "--no-duplicate", "--no-plot", "--no-progress", "--games", "7", "--bt-prior", "0"]
     options = TournamentConfig(**vars(parser.parse_args(args)))
     assert (options.jobs, options.duplicate, options.plot, options.progress) == (3, False, False, False)
@@ -748,7 +803,6 @@ def test_a_failure_the_re_play_does_not_reproduce_is_set_aside_and_played_again(
 def test_one_seed_derivation_checks_its_words():
     from conquian_env.seeding import derive_seed
 
-    assert tournament.derived_seed is derive_seed  # the tournament's seeds are the project's one derivation
     assert derive_seed(3, 1, 5) == derive_seed(3, 1, 5) != derive_seed(3, 1, 6)
     assert 0 <= derive_seed(2**70, 0) < 2**63
     for bad, error in [(-1, ValueError), (True, TypeError), (1.0, TypeError), ("3", TypeError)]:
@@ -766,8 +820,9 @@ def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
     tasks = tournament.make_schedule(config)
     assert tournament.Task is worker.Task and tournament.play_task is worker.play_task
-    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), config["forcing"]) for t in tasks]
-    worker.setup(spec_of, tournament.bot_seeds(config), config["forcing"])
+    rules = rules_of_record(config)
+    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), rules) for t in tasks]
+    worker.setup(spec_of, tournament.bot_seeds(config), rules)
     local = [worker.play_task(t) for t in tasks]
     assert without_timing(local) == without_timing(on_ray) == without_timing(read_games(tmp_path))
 
@@ -799,7 +854,7 @@ def _forged_losses(out: Path, victim: str, keep_check: bool) -> tuple[list[str],
         for k in range(1, 200):  # impostors' game (their own seeds) that the victim's seat loses
             bots = [make_agent("greedy", k), make_agent("greedy", k)]
             bots[seat] = make_agent("random", k)
-            record = play_game(bots, hands=hands, stock=stock, first=0, forcing=config["forcing"], seed=k)
+            record = play_game(bots, hands=hands, stock=stock, first=0, rules=rules_of_record(config), seed=k)
             if record.winner == 1 - seat and record.failure is None:
                 break
         assert record.winner == 1 - seat

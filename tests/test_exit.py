@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.imitation import ImitationData
 from agents.ppo import load_policy
 from agents.scorer import load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD, new_game
 from conquian_env.view import PlayerView
+from conquian_train.imitation import ImitationData
 
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
@@ -206,8 +206,8 @@ def test_the_baseline_script_trains_from_scratch_and_writes_its_csv(tmp_path):
 def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
     import torch
 
-    from agents.imitation import ImitationSettings, fit_imitation
     from conquian_train.envs import make_vec_env
+    from conquian_train.imitation import ImitationSettings, fit_imitation
 
     sb3c = pytest.importorskip("sb3_contrib")
     data = ImitationData.concatenate(

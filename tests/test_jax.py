@@ -325,12 +325,12 @@ def test_greedy_constants_match_agents_greedy():
         "LAY_COST",
     ):
         assert getattr(JG, name) == getattr(G, name), name
-    assert JG.MAX_FULL_ENUM == G._MAX_FULL_ENUM
-    assert [tuple(p) for p in JG.partner_masks()] == list(G._PARTNERS)
+    assert JG.MAX_FULL_ENUM == G.MAX_FULL_ENUM
+    assert [tuple(p) for p in JG.partner_masks()] == list(G.PARTNERS)
     for n, js in enumerate(JG.lay_orders()):  # greedy.plan_take's candidate order, all 2**n cards playable
         cards = (1 << n) - 1
-        subsets = G._subsets(cards)
-        expected = subsets if n <= G._MAX_FULL_ENUM else [s for s in subsets if s.bit_count() <= 3] + [cards]
+        subsets = G.subsets(cards)
+        expected = subsets if n <= G.MAX_FULL_ENUM else [s for s in subsets if s.bit_count() <= 3] + [cards]
         assert js == expected, n
 
 
@@ -448,3 +448,108 @@ def _greedy_games(forcing: bool, seed: int) -> int:
 @pytest.mark.parametrize("forcing", [False, True])
 def test_greedy_against_greedy_equals_the_scalar_games(forcing):
     assert _greedy_games(forcing, seed=50 + forcing) >= N * 20
+
+
+# ---------------------------------------------------------------- pgx.api_test's checks
+
+
+def test_pgx_api_test_refuses_only_our_env_id():
+    """``pgx.api_test`` admits only Pgx's own games: its first state check asserts that the
+    env id is one of Pgx's ``EnvId`` literals.  The checks that apply are the test below."""
+    with pytest.raises(AssertionError) as err:
+        pgx.api_test(Conquian(), num=1)
+    failed_at = str(err.traceback[-1].statement)
+    assert "state.env_id in get_args(EnvId)" in failed_at, failed_at
+
+
+_PGX_PUBLIC = {"current_player", "observation", "rewards", "terminated", "truncated", "legal_action_mask"}
+
+
+def _pgx_state_checks(env, state) -> None:
+    """pgx.api_test's per-state checks (``_validate_state``, ``_validate_current_player``,
+    ``_validate_legal_actions``), the env-id literal check left out: the id is ours."""
+    assert state.env_id == env.id == "conquian"
+    assert state.current_player.dtype == jnp.int32 and int(state.current_player) >= 0
+    assert state.terminated.dtype == jnp.bool_ and state.rewards.dtype == jnp.float32
+    assert state.legal_action_mask.dtype == jnp.bool_
+    assert {k for k in state.__dict__ if not k.startswith("_")} <= _PGX_PUBLIC
+    if bool(state.terminated):  # any action is legal there (and does nothing)
+        assert bool(state.legal_action_mask.all())
+
+
+@pytest.mark.slow  # two more compilations of init and step (unbatched and batched)
+@pytest.mark.parametrize("use_key", [True, False])
+def test_passes_the_checks_of_pgx_api_test_that_apply(use_key):
+    """pgx.api_test_single and api_test_batch, as Pgx runs them on its own games, less the
+    env-id literal and the SVG drawing (Pgx draws its own games only), and with one state's
+    random action drawn as a batch of one, plus the items its
+    docstring lists: stepping a terminal state changes nothing and rewards 0, the two
+    players' observations differ, an illegal action ends the game with a negative reward."""
+    env = Conquian(forcing=use_key)  # the variant too
+    init, step, observe = jax.jit(env.init), jax.jit(env.step), jax.jit(env.observe)
+    rng = jax.random.PRNGKey(849020)
+    for _ in range(4):
+        rng, subkey = jax.random.split(rng)
+        state = init(subkey)
+        _pgx_state_checks(env, state)
+        assert bool(state.legal_action_mask.any()) and int(state._step_count) == 0
+        assert bool((state.rewards == 0).all())
+        assert not np.array_equal(observe(state, 0), observe(state, 1))
+        steps = 0
+        while not bool(state.terminated):
+            rng, k1, k2 = jax.random.split(rng, 3)
+            # act_randomly draws along axis 1: one state's mask goes in as a batch of one (pgx's
+            # own api_test_single passes it unbatched, which jax 0.10 refuses, on Pgx's games too)
+            action = act_randomly(k1, state.legal_action_mask[None])[0]
+            state = step(state, action, k2 if use_key else None)
+            steps += 1
+            assert int(state._step_count) == steps
+            _pgx_state_checks(env, state)
+            if not bool(state.terminated):
+                assert bool((state.rewards == 0).all())
+        assert float(state.rewards.sum()) == 0.0  # +1 / -1, or a draw
+        after = step(state, jnp.int32(0), rng if use_key else None)
+        assert bool((after.rewards == 0).all()) and bool(after.terminated)
+        assert int(after._step_count) == steps and bool(after.legal_action_mask.all())
+    # an illegal action: the game ends, its player loses
+    state = init(jax.random.PRNGKey(3))
+    illegal = int(np.flatnonzero(~np.asarray(state.legal_action_mask))[0])
+    mover = int(state.current_player)
+    state = step(state, jnp.int32(illegal), jax.random.PRNGKey(4) if use_key else None)
+    assert bool(state.terminated) and float(state.rewards[mover]) == -1.0
+    # api_test_batch: vmapped random play until every game of the batch has ended
+    binit, bstep = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
+    rng = jax.random.PRNGKey(9999)
+    for _ in range(2):
+        rng, subkey = jax.random.split(rng)
+        state = binit(jax.random.split(subkey, 4))
+        while not bool(state.terminated.all()):
+            rng, k1, k2 = jax.random.split(rng, 3)
+            action = act_randomly(k1, state.legal_action_mask)
+            state = bstep(state, action, jax.random.split(k2, 4) if use_key else None)
+        assert bool(state.legal_action_mask.all())
+
+
+@pytest.mark.slow  # compiles the whole PPO update (about half a minute on the CPU)
+def test_example_jax_ppo_runs_with_the_jax_extra_alone():
+    """examples/jax_ppo.py needs optax, which the [jax] extra installs (make test-jax's venv
+    has [jax,fast] and pytest only)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    args = ["--num-envs", "8", "--num-steps", "8", "--updates", "2", "--chunk", "1", "--epochs", "1"]
+    args += ["--minibatches", "2", "--hidden", "16"]
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / "jax_ppo.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=900,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line.split() for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(1, 64), (2, 128)], out.stdout  # update, decisions

@@ -178,7 +178,10 @@ _PROBE = textwrap.dedent(
         print("MEMORY")
     except ValueError as err:
         print(type(err).__name__, str(err)[:300])
-    print("MAXRSS_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would report the forking
+    # test process's peak (hundreds of MB late in a full run), while VmHWM is this image's own
+    with open("/proc/self/status") as f:
+        print("MAXRSS_KIB", next(int(line.split()[1]) for line in f if line.startswith("VmHWM")))
     """
 )
 
@@ -464,8 +467,8 @@ def _nan_on_refusal() -> ActionScorer:
 def test_nan_scores_count_lowest_in_the_bot_and_in_the_compiled_search():
     """At an offer, take scores 0 and refuse NaN: both the bot and the search's compiled network take."""
     pytest.importorskip("numba")
-    from agents import _scorer_kernels as SK
-    from conquian_env import _kernels as E
+    from agents import scorer_kernels as SK
+    from conquian_env import kernels as E
     from conquian_env.actions import TAKE
     from conquian_env.vector import VectorGame
 
@@ -614,7 +617,7 @@ def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(de
         """The bot, each of its moves checked legal against the engine's masks."""
 
         def act_batch(self, games, rows):
-            from conquian_env._kernels import PLAYER
+            from conquian_env.kernels import PLAYER
 
             acts = bot.act_batch(games, rows)
             _, masks = games.observe_rows(rows, games.state[rows, PLAYER], masks_only=True)
@@ -672,7 +675,7 @@ def _checkpoint_with_optimizer(tmp_path: Path, edit) -> tuple[Path, object]:
     ],
 )
 def test_restore_checks_the_optimizer_state(edit, message, tmp_path):
-    from agents.ppo import restore_checkpoint
+    from conquian_train.policy_files import restore_checkpoint
 
     path, model = _checkpoint_with_optimizer(tmp_path, edit)
     with pytest.raises(ModelFileError, match=message):
@@ -680,7 +683,7 @@ def test_restore_checks_the_optimizer_state(edit, message, tmp_path):
 
 
 def test_restore_takes_a_good_optimizer_state(tmp_path):
-    from agents.ppo import restore_checkpoint
+    from conquian_train.policy_files import restore_checkpoint
 
     path, model = _checkpoint_with_optimizer(tmp_path, lambda s: None)
     restore_checkpoint(model, path, "raw")
@@ -689,7 +692,8 @@ def test_restore_takes_a_good_optimizer_state(tmp_path):
 
 def test_snapshots_files_are_checked(tmp_path):
     pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL, load_policy, load_snapshots, save_snapshots
+    from agents.ppo import DEFAULT_MODEL, load_policy
+    from conquian_train.policy_files import load_snapshots, save_snapshots
 
     policy = load_policy(DEFAULT_MODEL)
     save_snapshots(tmp_path / "s.npz", [policy, policy])

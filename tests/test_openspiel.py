@@ -40,6 +40,7 @@ from conquian_env.integrations.openspiel import (  # noqa: E402
     load_game,
 )
 from conquian_env.observation import OBS_SIZE, encode  # noqa: E402
+from conquian_env.rules import Rules  # noqa: E402
 
 from .conftest import stacked_deal  # noqa: E402
 
@@ -70,6 +71,7 @@ def random_deal(rng):
 def test_random_sim_test_passes(forcing):
     game = pyspiel.load_game(f"{GAME_NAME}(forcing={str(forcing).lower()})")
     assert game.forcing is forcing
+    assert game.rules == Rules(forcing=forcing) and game.get_parameters() == {"forcing": forcing}
     pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
 
 

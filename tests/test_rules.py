@@ -39,6 +39,7 @@ from conquian_env.game import (
     new_game,
 )
 from conquian_env.melds import can_split_into_melds, split_into_melds
+from conquian_env.rules import Rules
 
 # --------------------------------------------------------------------------- helpers
 
@@ -763,7 +764,7 @@ def test_forcing_on_force_decision_comes_before_the_draw_on_an_empty_stock():
 # clone(), the batched engine's rows (tests/test_vector.py) and the replay page's states
 # are built from that list.
 
-_KIND_TYPE = {game.MASK: int, game.INT: int, game.BOOL: bool, game.PAIR: list, game.STOCK: tuple}
+_KIND_TYPE = {game.MASK: int, game.INT: int, game.BOOL: bool, game.PAIR: list, game.STOCK: tuple, game.RULES: Rules}
 
 
 def _field_positions():

@@ -11,7 +11,6 @@ import pytest
 from agents import make_agent
 from agents.features import FeatureEncoder
 from agents.greedy import GreedyAgent
-from agents.imitation import ImitationData
 from agents.scorer import (
     CANDIDATE_SIZE,
     DEFAULT_SCORER,
@@ -26,6 +25,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.game import DISCARD, OFFER
 from conquian_env.observation import OBS_AT
+from conquian_train.imitation import ImitationData
 from tests.conftest import mid_game_state, stats_under_permutations
 
 

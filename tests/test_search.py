@@ -13,13 +13,13 @@ import pytest
 pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
-from agents import _scorer_kernels as SK  # noqa: E402
 from agents import _search_kernels as K  # noqa: E402
+from agents import scorer_kernels as SK  # noqa: E402
 from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import _NEIGHBOURS, _PARTNERS, GreedyAgent, choose_discard  # noqa: E402
+from agents.greedy import NEIGHBOURS, PARTNERS, GreedyAgent, choose_discard  # noqa: E402
 from agents.search import SearchAgent, analyze, view_row  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
+from conquian_env import kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
 from conquian_env.game import DISCARD, DISCARDED, MELD, OFFER, TURNED, new_game  # noqa: E402
@@ -114,10 +114,10 @@ def _python_implausibility(state, opp: int) -> int:
     bad = 0
     for card in cards_of(state.refusals[opp]):
         bit = 1 << card
-        if not can_split_into_melds(meld | bit) and _NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand):
+        if not can_split_into_melds(meld | bit) and NEIGHBOURS[card] & hand and can_extend_to_meld(meld | bit, hand):
             bad += 1
     for card in cards_of(state.discards[opp]):
-        if any(pm & hand == pm for pm in _PARTNERS[card]):
+        if any(pm & hand == pm for pm in PARTNERS[card]):
             bad += 1
     if state.face_up >= 0 and state.source == DISCARDED and state.owner == opp:
         held = hand | 1 << state.face_up
@@ -605,7 +605,7 @@ def _random_rows(n: int, seed: int, forcing: bool = False):
 def test_the_compiled_scorer_is_the_scorer_bot():
     """Candidates equal agents.scorer.candidate_features' exactly, scores to float rounding,
     and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere."""
-    from agents._greedy_kernels import batch_features
+    from agents.greedy_kernels import batch_features
     from agents.scorer import DEFAULT_SCORER, candidate_features, load_scorer
 
     scorer = load_scorer(DEFAULT_SCORER)
@@ -690,3 +690,38 @@ def test_the_network_in_the_playouts_keeps_the_time_budget_and_the_view():
         lambda: make_agent(f"guided:{scorer},keep=0,steps=2,iterations=200", seed=5), mid_game_state(13, 20), seed=13
     )
     assert all(s == stats[0] for s in stats[1:])
+
+
+def test_building_a_search_bot_compiles_every_signature_its_decisions_use():
+    """The warm-up calls the kernels exactly as the bots do: numba compiles an omitted optional
+    argument and an explicit None as two signatures, so a warm-up that omitted one left the first
+    guided decision to compile (4.8 s against a 0.02 s budget). Counted in a fresh process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+from agents import _search_kernels as K
+from agents import make_agent
+from tests.conftest import act
+from tests.test_search import _searched
+for spec in sys.argv[1:]:
+    bot = make_agent(spec, seed=1)
+    before = len(K.run_search.signatures)
+    for state in _searched(3, seed=91):
+        bot.reset(state.player, seed=1)
+        act(bot, state)
+    print(spec, before, len(K.run_search.signatures))
+"""
+    scorer = "agents/data/conquian_scorer.npz"
+    specs = ["pimc:iterations=20", "search:iterations=20", f"guided:{scorer},keep=0,steps=2,iterations=20"]
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code, *specs], capture_output=True, text=True, cwd=root, timeout=600,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in done.stdout.strip().splitlines():
+        spec, before, after = line.rsplit(" ", 2)
+        assert before == after, f"{spec}: its first decisions compiled {int(after) - int(before)} new signature(s)"

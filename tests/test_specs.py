@@ -6,6 +6,7 @@ specs of a run folder's ``config.json`` never importing code on ``--resume`` unl
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import re
@@ -52,8 +53,6 @@ class DeclaredBot(Agent):
         ("ismcts:z=nan", "z", "a number in [0, 1000]"),
         ("ismcts-py:time=inf,iterations=5", "time", "a number in [1e-06, 3600]"),  # OverflowError
         ("ismcts-py:c=nan", "c", "a number in [0, 1000]"),
-        ("ismcts-py:depth=0", "depth", "an integer in [1, 1000000] or none"),
-        ("ismcts-py:batch=100000000", "batch", "an integer in [1, 65536]"),
         ("rollout:margin=inf", "margin", "a number in [0, 1000]"),
         ("rollout:samples=-3", "samples", "an integer in [1, 1000000]"),
         ("rollout:samples=1e9", "samples", "an integer"),
@@ -81,7 +80,7 @@ def test_the_largest_allowed_numbers_play_a_game():
     from conquian_arena.match import deal_for_seed, play_game
 
     hands, stock = deal_for_seed(1)
-    for spec in ("ismcts:iterations=30,tries=1000000,z=1000", "ismcts-py:iterations=20,c=1000,depth=1000000"):
+    for spec in ("ismcts:iterations=30,tries=1000000,z=1000", "ismcts-py:iterations=20,c=1000"):
         record = play_game([make_agent(spec, 0), make_agent("greedy")], hands=hands, stock=stock, seed=1)
         assert record.failure is None, (spec, record.failure)
 
@@ -93,8 +92,8 @@ def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     from agents.search import SearchAgent, analyze
 
     # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
-    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), depth=np.int32(3), infer=np.bool_(False))
-    assert (bot.iterations, bot.depth, bot.infer) == (5, 3, False)
+    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False), batch=np.int32(1))
+    assert (bot.iterations, bot.infer) == (5, False)
     assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
     bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
     assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
@@ -115,9 +114,13 @@ def test_every_numeric_or_flag_parameter_of_a_shipped_bot_is_declared():
             continue  # no numeric parameters (rllib's deterministic is declared; the class needs ray to import)
         if kind == "ppo":
             pytest.importorskip("torch")
-        declared = bounds_of(info.factory())
+        cls = info.factory()
+        declared = bounds_of(cls)
+        annotations = {n: str(p.annotation) for n, p in inspect.signature(cls.__init__).parameters.items()}
         for pname, text in info.params.items():
             default = text.split(",")[0].strip()
+            if "str" in annotations.get(pname, ""):
+                continue  # a file's path (search's belief): no range to declare
             if default in ("none", "true", "false") or default.replace(".", "").isdigit():
                 assert pname in declared, f"{kind}: {pname} has no declared bound"
 
@@ -240,12 +243,13 @@ def _payload(folder, name):
 
 
 def _spec_fields(cls):
-    return [f.name for f in dataclasses.fields(cls) if f.metadata.get("spec")]
+    # sorted: the shared knobs (conquian_train.settings.RunSettings) come first in field order
+    return sorted(f.name for f in dataclasses.fields(cls) if f.metadata.get("spec"))
 
 
 def test_every_field_that_holds_bot_specs_is_declared():
-    assert _spec_fields(train.TrainConfig) == ["teacher", "bc_opponents", "opponents", "eval_opponents"]
-    assert _spec_fields(ExItConfig) == ["opponents", "eval_opponents"]
+    assert _spec_fields(train.TrainConfig) == ["bc_opponents", "eval_opponents", "opponents", "teacher"]
+    assert _spec_fields(ExItConfig) == ["eval_opponents", "opponents"]
 
 
 @pytest.mark.parametrize(
@@ -307,7 +311,8 @@ BAD_VALUES = [
     ("ppo", "total_steps", 2**64, "total_steps must be a positive integer below 2**63"),
     ("ppo", "opponents", "greedy", "opponents must be a list of bot specs, got 'greedy'"),
     ("ppo", "net_arch", [64, "64"], "net_arch must be a list of integers, got [64, '64']"),
-    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', 'subproc' or 'dummy', got 'gpu'"),
+    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', got 'gpu'"),
+    ("ppo", "vec_env", "subproc", "vec_env must be 'batched', got 'subproc'"),  # the per-game paths are gone
     ("ppo", "lr", 0.1, "unknown config keys ['lr']"),
     ("exit", "lr", "fast", "lr must be a number > 0, got 'fast'"),
     ("exit", "rounds", [5], "rounds must be a positive integer, got [5]"),

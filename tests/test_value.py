@@ -21,7 +21,7 @@ from agents.greedy import position_value  # noqa: E402
 from agents.model_files import ModelFileError  # noqa: E402
 from agents.search import BeliefSearchAgent  # noqa: E402
 from agents.value import forward_numpy, layout_hash, load_value, save_value  # noqa: E402
-from conquian_env import _kernels as E  # noqa: E402
+from conquian_env import kernels as E  # noqa: E402
 from conquian_env.game import OFFER  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds  # noqa: E402
 from conquian_train import value as recipe  # noqa: E402

@@ -14,11 +14,12 @@ import pytest
 
 pytest.importorskip("numba")
 
-from conquian_env import _kernels as K  # noqa: E402
 from conquian_env import actions, game, observation  # noqa: E402
+from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import IllegalActionError, new_game  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
+from conquian_env.rules import Rules  # noqa: E402
 from conquian_env.vector import ROW_LAYOUT, VectorGame, deal_permutation  # noqa: E402
 
 
@@ -83,7 +84,7 @@ def test_kernel_row_columns_follow_the_field_table():
         "phase": (K.PHASE,),
         "winner": (K.WINNER,),
         "forced": (K.FORCED,),
-        "forcing": (K.FORCING,),
+        "rules": (K.RULES,),
         "move_count": (K.MOVES,),
         "stock_pos": (K.SPOS,),
         "stock": tuple(K.STOCK0 + k for k in range(K.STOCK_SIZE)),
@@ -111,7 +112,8 @@ def test_get_and_set_game_carry_every_field_of_the_table():
         for f in game.FIELDS:
             value = getattr(back, f.name)
             assert value == getattr(s, f.name), f.name
-            assert type(value) is {game.PAIR: list, game.STOCK: tuple, game.BOOL: bool}.get(f.kind, int), f.name
+            kind_type = {game.PAIR: list, game.STOCK: tuple, game.BOOL: bool, game.RULES: Rules}.get(f.kind, int)
+            assert type(value) is kind_type, f.name
             if f.kind in (game.PAIR, game.STOCK):
                 assert all(type(x) is int for x in value), f.name
 
@@ -149,7 +151,7 @@ def _play_both(n: int, steps: int, forcing: bool, seed: int) -> int:
     scalar = [vg.get_game(i) for i in range(n)]
     for i, s in enumerate(scalar):
         again = new_game(hands=[_cards(s.hands[0]), _cards(s.hands[1])], stock=list(s.stock), first=s.player)
-        again.forcing = forcing
+        again.rules = Rules(forcing=forcing)
         assert again.to_dict() == s.to_dict(), i
     rng = np.random.default_rng(seed)
     finished = 0

@@ -7,10 +7,11 @@ import pytest
 
 pytest.importorskip("numba")
 
-from conquian_env import _kernels as K  # noqa: E402
+from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import IllegalActionError  # noqa: E402
 from conquian_env.observation import OBS_AT, action_mask, encode  # noqa: E402
 from conquian_env.vector_env import ConquianVectorEnv  # noqa: E402
+from conquian_env.wrappers import game_over_mask  # noqa: E402
 
 PHASE = OBS_AT["phase"]
 
@@ -158,7 +159,8 @@ def test_self_play_puts_the_learner_in_both_seats():
     from stable_baselines3.common.vec_env import VecMonitor
 
     from agents.batched import BatchRandom
-    from conquian_env.sb3 import ConquianVecEnv, LearnerOpponent, SelfPlay
+    from conquian_env.sb3 import ConquianVecEnv
+    from conquian_train.selfplay import LearnerOpponent, SelfPlay
 
     class Counting(BatchRandom):
         calls = 0
@@ -182,6 +184,9 @@ def test_self_play_puts_the_learner_in_both_seats():
         from stable_baselines3.common.env_util import make_vec_env
 
         MaskablePPO("MlpPolicy", make_vec_env("CartPole-v1", 1), n_steps=32).learn(64, callback=SelfPlay())
+    # the old home names the new one (the environment imports nothing of the training package)
+    with pytest.raises(ImportError, match="conquian_env.sb3.SelfPlay moved to conquian_train.selfplay"):
+        from conquian_env.sb3 import SelfPlay as _  # noqa: F401
 
 
 def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
@@ -545,7 +550,9 @@ def test_infos_final_info_and_masks_are_those_of_gymnasiums_sync_vector_env(seat
             assert np.array_equal(final["_result"], terminated) and np.array_equal(
                 final["seat"][terminated], [seat] * terminated.sum()
             )
-            assert not final["action_mask"].any()  # a finished game has no legal action
+            # a finished game's mask offers GAME_OVER_ACTION alone (the action next-step autoreset ignores)
+            assert (final["action_mask"][terminated] == game_over_mask()).all()
+            assert not final["action_mask"][~terminated].any()
             flagged = final.get("illegal_action", np.zeros(n, bool))
             illegal += int(flagged.sum())
             natural += int((terminated & ~flagged).sum())
@@ -618,7 +625,7 @@ def test_make_vec_without_numba_says_what_to_install(monkeypatch):
     import conquian_env
     from conquian_env import GYM_ENV_ID
 
-    for name in ("vector_env", "vector", "_kernels"):  # as if never imported
+    for name in ("vector_env", "vector", "kernels", "_kernels"):  # as if never imported
         monkeypatch.delitem(sys.modules, f"conquian_env.{name}", raising=False)
         monkeypatch.delattr(conquian_env, name, raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
@@ -641,7 +648,8 @@ def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
     theirs = gymnasium.vector.SyncVectorEnv([lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n)
     ours.reset(seed=0)
     theirs.reset(seed=0)
-    for name in ("seat", "fixed_seat", "forcing", "illegal_action", "render_mode", "observation_space", "action_space"):
+    shared = ("fixed_seat", "rules", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+    for name in ("seat", *shared):
         assert ours.get_attr(name) == theirs.get_attr(name) == ours.call(name), name
     games = ours.call("game")
     assert len(games) == n and all(isinstance(g, GameState) and g.player == 1 for g in games)

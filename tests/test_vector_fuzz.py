@@ -21,12 +21,15 @@ pytest.importorskip("numba")
 
 from conquian_env.game import GAME_OVER, GameState, IllegalActionError, new_game  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
+from conquian_env.rules import FORCING, STANDARD  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 
 ROWS = 3
 INT_FIELDS = ("stock_pos", "dead", "face_up", "source", "owner", "player", "phase", "chosen", "winner", "move_count")
 PAIR_FIELDS = ("hands", "melds", "discards", "refusals")
-BOOL_FIELDS = ("passed", "forced", "forcing")
+BOOL_FIELDS = ("passed", "forced")
+#: what a mutated position may carry as its rules: the variants, and values that are not rules
+ODD_RULES = st.sampled_from([STANDARD, FORCING, True, False, None, 1, {"forcing": True}, "forcing"])
 ODD_VALUES = st.one_of(
     st.integers(-3, 45),
     st.sampled_from([2**40, 2**40 - 1, 2**63, -(2**63), 10**9, 2**64]),
@@ -54,7 +57,7 @@ def _played(data: st.DataObject) -> GameState:
 def _mutated(s: GameState, data: st.DataObject) -> GameState:
     """``s`` with one field set to a random value (perhaps a nonsense one)."""
     s = s.clone()
-    kind = data.draw(st.sampled_from(["int", "pair", "bool", "stock"]))
+    kind = data.draw(st.sampled_from(["int", "pair", "bool", "rules", "stock"]))
     if kind == "int":
         setattr(s, data.draw(st.sampled_from(INT_FIELDS)), data.draw(ODD_VALUES))
     elif kind == "pair":
@@ -67,6 +70,8 @@ def _mutated(s: GameState, data: st.DataObject) -> GameState:
         setattr(s, name, value)
     elif kind == "bool":
         setattr(s, data.draw(st.sampled_from(BOOL_FIELDS)), data.draw(ODD_VALUES))
+    elif kind == "rules":
+        s.rules = data.draw(ODD_RULES)
     else:
         stock = list(s.stock)
         how = data.draw(st.sampled_from(["card", "short", "swap"]))

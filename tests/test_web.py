@@ -297,7 +297,7 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
     assert len(records) == 1
     record = records[0]
     assert record["players"][seat] == "you" and record["players"][1 - seat] == opponent
-    assert record["failure"] is None and record["forcing"] is forcing
+    assert record["failure"] is None and record["rules"] == {"forcing": forcing}
     game = RecordedGame(index=0, line=1, data=record)
     states, _ = replay_states(game)
     assert result_problem(game, states[-1]) is None  # the saved record replays to its result
@@ -320,6 +320,61 @@ def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, o
     page.wait_for_function('!document.getElementById("title").textContent.includes("deal seed")')
     page.wait_for_selector('#status[data-status="your-move"]', timeout=8_000)
     assert server.game.seed == derive_seed(seed, 1) and server.game.snapshot()["status"] == "your-move"
+
+
+_COLOURS = """(el) => {
+    // the colour an element's own box shows: its background blended over its ancestors', with opacity
+    const parse = c => {
+        const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1];
+    };
+    const chain = []; for (let e = el; e; e = e.parentElement) chain.unshift(e);
+    let rgb = [255, 255, 255];
+    for (const e of chain) {
+        const s = getComputedStyle(e); const [r, g, b, a] = parse(s.backgroundColor); const k = a * Number(s.opacity);
+        rgb = [r * k + rgb[0] * (1 - k), g * k + rgb[1] * (1 - k), b * k + rgb[2] * (1 - k)];
+    }
+    const s = getComputedStyle(el); const [r, g, b] = parse(s.color); const k = Number(s.opacity);
+    return {background: rgb, text: [r * k + rgb[0] * (1 - k), g * k + rgb[1] * (1 - k), b * k + rgb[2] * (1 - k)],
+            cursor: s.cursor};
+}"""
+
+
+def _contrast(one, two) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours (0-255)."""
+
+    def luminance(rgb):
+        lin = [(c / 255) / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    high, low = sorted((luminance(one), luminance(two)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_finished_game_is_legible_and_its_buttons_plainly_disabled(play_server, page, tmp_path):
+    # before: "watch the replay" was pale yellow on the cream status box (1.3:1), and the disabled
+    # move buttons, a light button at 35% opacity, looked nearly enabled; and a resigned game had no replay link
+    server, url = play_server("greedy", seed=3, auto_pass=True)
+    page.goto(url)
+    page.wait_for_selector('#status[data-status="your-move"]')
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.click("#resign")
+    page.wait_for_selector('#status[data-status="over"]')
+    link = page.locator("#status a", has_text="watch the replay")
+    colours = link.evaluate(_COLOURS)
+    assert _contrast(colours["text"], colours["background"]) >= 4.5, colours  # WCAG AA, normal text
+    enabled = page.locator("#new").evaluate(_COLOURS)  # the one button left to click
+    assert page.locator("#new").is_enabled()
+    for button in page.locator(".buttons button:not([hidden]), #resign").all():
+        assert button.is_disabled()
+        disabled = button.evaluate(_COLOURS)
+        assert disabled["cursor"] == "not-allowed"
+        # plainly another kind of button than the enabled one: its face at least 3:1 apart
+        assert _contrast(disabled["background"], enabled["background"]) >= 3, (disabled, enabled)
+        assert _contrast(disabled["text"], disabled["background"]) < _contrast(enabled["text"], enabled["background"])
+    page.screenshot(path=str(tmp_path / "over.png"))
+    with page.expect_popup() as opened:
+        link.click()
+    opened.value.wait_for_selector('#table[data-game="0"]')
 
 
 def test_play_page_says_your_move_only_when_a_move_can_be_clicked(play_server, page):

@@ -10,6 +10,7 @@ import pytest
 from agents import SpecError, make_agent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import IllegalActionError
+from conquian_env.rules import FORCING
 from conquian_env.wrappers import SingleAgentEnv
 
 
@@ -123,6 +124,7 @@ def test_forcing_must_be_a_bool():
         with pytest.raises(ValueError, match="forcing"):
             SingleAgentEnv(forcing=bad)
     assert SingleAgentEnv(forcing=np.bool_(True)).forcing is True
+    assert SingleAgentEnv(forcing=np.bool_(True)).rules == SingleAgentEnv(rules=FORCING).rules == FORCING
 
 
 def test_an_opponents_bad_answer_is_blamed_on_the_opponent():

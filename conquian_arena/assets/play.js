@@ -14,7 +14,7 @@ function render(s) {
   const me = s.me, opp = 1 - me, legal = new Set(s.legal || []), mine = s.status === "your-move" && !busy;
   const over = s.status === "over";
   document.getElementById("title").textContent =
-    `you against ${s.opponent}${s.forcing ? " (forcing variant)" : ""}` +
+    `you against ${s.opponent}${s.rules && s.rules !== "standard" ? ` (${s.rules} variant)` : ""}` +
     (s.seed == null ? "" : `, deal seed ${s.seed}`);
   // the opponent
   const oppHand = over && s.reveal ? s.reveal.hands[opp].map(c => cardSvg(c)).join("")

@@ -94,7 +94,7 @@ function openGame(i, k = 0) {
   document.getElementById("game").value = String(i);
   const head = document.getElementById("result");
   head.textContent = `${game.names[0]} vs ${game.names[1]}: ${game.result}` +
-    (game.forcing ? " (forcing variant)" : "");
+    (game.rules && game.rules !== "standard" ? ` (${game.rules} variant)` : "");
   head.className = game.problem ? "problem" : "";
   document.getElementById("moves").innerHTML = `<li data-step="0" value="0">deal</li>` + game.moves.map((m, k) =>
     `<li data-step="${k + 1}" value="${k + 1}">${esc(game.names[m.s])}: ${esc(m.a)}</li>`).join("");

@@ -8,7 +8,7 @@ after the deal wraps one)::
     import pyspiel
     import conquian_env.integrations.openspiel  # registers "python_conquian"
 
-    game = pyspiel.load_game("python_conquian")                 # or "python_conquian(forcing=True)"
+    game = pyspiel.load_game("python_conquian")                 # or load_game(rules=FORCING)
     pyspiel.random_sim_test(game, num_sims=10, serialize=False, verbose=False)
     state = game.new_initial_state()
     while not state.is_terminal():
@@ -25,8 +25,9 @@ What OpenSpiel gets:
 
 ==========================  ==============================================================
 game type                   sequential, explicit stochastic, imperfect information,
-                            zero-sum, terminal rewards, 2 players; parameter ``forcing``
-                            (bool, default false: RULES.md section 7)
+                            zero-sum, terminal rewards, 2 players; one bool parameter
+                            per field of conquian_env.rules.Rules (default false, as
+                            before: the variant of RULES.md section 7)
 chance                      the shuffle: the first 40 moves deal the cards one at a time,
                             each uniform over the cards not dealt yet: moves 0-19 to the
                             hands (even moves to player 0, odd to player 1), moves 20-39
@@ -85,7 +86,8 @@ import pyspiel
 from ..actions import DISCARD_BASE, FORCE, NUM_ACTIONS, REFUSE, TAKE, action_to_str
 from ..cards import CARD_NAMES, NUM_CARDS, cards_of
 from ..game import GAME_OVER, HAND_SIZE, STOCK_SIZE, GameState, new_game
-from ..observation import OBS_AT, OBS_SIZE, bits_to_array, decode, observation_bits
+from ..observation import OBS_AT, OBS_SIZE, bits_to_array, decode, observation_bits, rules_bits
+from ..rules import STANDARD, Rules, resolve, rule_attributes
 
 __all__ = [
     "DEAL_LENGTH",
@@ -129,7 +131,7 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification={"forcing": False},
+    parameter_specification=STANDARD.to_dict(),  # one parameter per rule field
 )
 _GAME_INFO = pyspiel.GameInfo(
     num_distinct_actions=NUM_ACTIONS,
@@ -142,19 +144,14 @@ _GAME_INFO = pyspiel.GameInfo(
 )
 
 
+@rule_attributes
 class ConquianGame(pyspiel.Game):
-    """The OpenSpiel game; ``params``: ``{"forcing": bool}`` (the forcing variant)."""
+    """The OpenSpiel game; ``params``: the fields of :class:`~conquian_env.rules.Rules`
+    (``Rules.to_dict()``), each a bool, off when left out; the game's rules are ``rules``."""
 
     def __init__(self, params: dict[str, Any] | None = None):
-        params = dict(params or {})
-        unknown = set(params) - {"forcing"}
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {sorted(unknown)} for {GAME_NAME}: the only one is 'forcing'")
-        forcing = params.get("forcing", False)
-        if not isinstance(forcing, bool):
-            raise ValueError(f"{GAME_NAME}: forcing must be true or false, got {forcing!r}")
-        super().__init__(_GAME_TYPE, _GAME_INFO, {"forcing": forcing})
-        self.forcing = forcing
+        self.rules = Rules.from_dict(dict(params or {}), f"{GAME_NAME} parameters")
+        super().__init__(_GAME_TYPE, _GAME_INFO, self.rules.to_dict())
 
     def new_initial_state(self) -> ConquianState:
         """The start of a game: the first chance node of the deal."""
@@ -168,8 +165,8 @@ class ConquianGame(pyspiel.Game):
         """
         if not isinstance(position, GameState):
             raise TypeError(f"position must be a conquian_env.game.GameState, got {type(position).__name__}")
-        if position.forcing != self.forcing:
-            raise ValueError(f"the position has forcing={position.forcing}, this game forcing={self.forcing}")
+        if position.rules != self.rules:
+            raise ValueError(f"the position has rules {position.rules}, this game {self.rules}")
         state = ConquianState(self)
         state._c = _Core.at_position(position.clone())
         return state
@@ -225,7 +222,7 @@ class ConquianState(pyspiel.State):
 
     def __init__(self, game: ConquianGame):
         super().__init__(game)
-        self._forcing = game.forcing
+        self._rules = game.rules
         self._c = _Core.dealing()
 
     @property
@@ -301,7 +298,7 @@ class ConquianState(pyspiel.State):
             c.tokens[i % 2].append(f"deal {CARD_NAMES[card]}")
         if len(c.deal) == DEAL_LENGTH:
             hands = [c.deal[0 : 2 * HAND_SIZE : 2], c.deal[1 : 2 * HAND_SIZE : 2]]
-            c.gs = new_game(hands=hands, stock=c.deal[2 * HAND_SIZE :], first=0, forcing=self._forcing)
+            c.gs = new_game(hands=hands, stock=c.deal[2 * HAND_SIZE :], first=0, rules=self._rules)
             self._turned(c, c.gs.face_up)
 
     @staticmethod
@@ -383,7 +380,7 @@ def _replay(game: ConquianGame, deal: list[int], moves: list[int]) -> ConquianSt
     return state
 
 
-def _deal_bits(c: _Core, player: int, forcing: bool) -> int:
+def _deal_bits(c: _Core, player: int, rules: Rules) -> int:
     """Observation bits during the deal: own cards so far, hand sizes, stock dealt so far."""
     own = 0
     for i in range(player, min(len(c.deal), 2 * HAND_SIZE), 2):
@@ -399,9 +396,7 @@ def _deal_bits(c: _Core, player: int, forcing: bool) -> int:
         | 1 << (OBS_AT["opponent_hand_size"] + opp_size)
         | 1 << OBS_AT["source"]  # no face-up card
     )
-    if forcing:
-        bits |= 1 << OBS_AT["forcing"]
-    return bits
+    return bits | rules_bits(rules)
 
 
 def _observation_text(gs: GameState, player: int) -> str:
@@ -433,7 +428,7 @@ class ConquianObserver:
 
     def set_from(self, state: ConquianState, player: int) -> None:
         c = state._c
-        bits = _deal_bits(c, player, state._forcing) if c.gs is None else observation_bits(c.gs, player)
+        bits = _deal_bits(c, player, state._rules) if c.gs is None else observation_bits(c.gs, player)
         self.tensor[:OBS_SIZE] = bits_to_array(bits, OBS_SIZE)
         if not self.perfect_recall:
             return
@@ -469,11 +464,10 @@ def game_state_of(state: Any) -> GameState:
     return state._c.gs
 
 
-def load_game(forcing: bool = False) -> ConquianGame:
-    """``pyspiel.load_game("python_conquian", {"forcing": forcing})``."""
-    if not isinstance(forcing, bool):
-        raise ValueError(f"forcing must be True or False, got {forcing!r}")
-    return pyspiel.load_game(GAME_NAME, {"forcing": forcing})
+def load_game(rules: Rules | None = None, **rule_fields: bool) -> ConquianGame:
+    """``pyspiel.load_game("python_conquian", rules.to_dict())``; the rule fields work as keyword
+    shortcuts, as in ``env()``."""
+    return pyspiel.load_game(GAME_NAME, resolve(rules, **rule_fields).to_dict())
 
 
 def ismcts_bot(

@@ -35,7 +35,8 @@ What RLlib gets (:class:`ConquianMultiAgentEnv`):
 * ``infos``: the numeric infos of ``conquian_env.env(numeric_infos=True)`` (same keys, int
   values, every step), for the agents that got an observation.
 
-``env_config`` keys: ``forcing`` (the forcing variant, default false), ``illegal_action``
+``env_config`` keys: ``rules`` (a :class:`~conquian_env.rules.Rules` or a dict of its fields) or
+its fields themselves (each a bool, default false), ``illegal_action``
 (``"penalize"``, the default: an illegal action loses the game with -1, as in the AEC env;
 ``"raise"``: it raises, to prove that training never plays one) and ``first`` (0, 1 or
 ``"random"``, the default: who moves first in each game, drawn from the env's seed).
@@ -43,8 +44,10 @@ What RLlib gets (:class:`ConquianMultiAgentEnv`):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import pickle
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
 from ..observation import OBS_SIZE
+from ..rules import Rules, resolve
 
 __all__ = [
     "MODULE_ID",
@@ -78,7 +82,7 @@ _FIRST_VALUES = (0, 1, "random")
 class ConquianMultiAgentEnv(MultiAgentEnv):
     """Conquian as an RLlib ``MultiAgentEnv`` (see the module docstring).
 
-    ``config`` (RLlib's ``env_config``): ``forcing``, ``illegal_action``, ``first``.
+    ``config`` (RLlib's ``env_config``): ``rules`` or its fields, ``illegal_action``, ``first``.
     ``reset(options=...)`` takes the AEC environment's options (``hands``, ``stock``,
     ``first``) for a stacked deal.
     """
@@ -88,14 +92,16 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(set(config) - {"forcing", "illegal_action", "first"})
+        known = ("rules", *Rules.field_names(), "illegal_action", "first")
+        unknown = sorted(set(config) - set(known))
         if unknown:
-            raise ValueError(f"unknown env_config key(s) {unknown}; known: forcing, illegal_action, first")
+            raise ValueError(f"unknown env_config key(s) {unknown}; known: {', '.join(known)}")
+        rules = resolve(config.get("rules"), **{k: config[k] for k in Rules.field_names() if k in config})
         self.first = config.get("first", "random")
         if self.first not in _FIRST_VALUES:
             raise ValueError(f"first must be one of {_FIRST_VALUES}, got {self.first!r}")
         self.aec = raw_env(
-            forcing=bool(config.get("forcing", False)),
+            rules=rules,
             illegal_action=config.get("illegal_action", "penalize"),
             numeric_infos=True,
         )
@@ -160,6 +166,26 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
         return render_text(self.aec.game, AGENTS)
 
 
+class _RLModuleConfigNotice(logging.Filter):
+    """Drops RLlib's notice that ``RLModule(config=...)`` is deprecated: RLlib 2.x's own
+    ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction
+    (ours passes the keyword arguments RLlib asks for), so the notice names nothing to change."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "RLModuleConfig" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _no_rlmodule_config_notice() -> Any:
+    log = logging.getLogger("ray._common.deprecation")
+    notice = _RLModuleConfigNotice()
+    log.addFilter(notice)
+    try:
+        yield
+    finally:
+        log.removeFilter(notice)
+
+
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     """RLlib's default PPO torch module with action masking: the logits of illegal actions
     are pushed to the lowest float before sampling, in training and inference.
@@ -193,15 +219,16 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         # the networks are built for the observations alone; setup() puts the whole space back
         self.observation_space_with_mask = observation_space
-        super().__init__(
-            observation_space=observation_space["observations"],
-            action_space=action_space,
-            inference_only=inference_only,
-            learner_only=learner_only,
-            model_config=model_config,
-            catalog_class=catalog_class,
-            **kwargs,
-        )
+        with _no_rlmodule_config_notice():
+            super().__init__(
+                observation_space=observation_space["observations"],
+                action_space=action_space,
+                inference_only=inference_only,
+                learner_only=learner_only,
+                model_config=model_config,
+                catalog_class=catalog_class,
+                **kwargs,
+            )
 
     def setup(self) -> None:
         super().setup()

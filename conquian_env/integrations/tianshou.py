@@ -39,24 +39,38 @@ What this env gives Tianshou:
 
 What stays Tianshou's: its multi-agent rows are one env step each, so a row's
 ``obs_next`` is the next observation of the game, which is the other seat's when the turn
-passes.  For transitions from each seat's decision to its own next observation, feed a
-buffer from :class:`conquian_env.transitions.TransitionRecorder` instead.
+passes (how often is counted in docs/integrations/tianshou.md): a learner that bootstraps from
+``obs_next`` (DQN) would value its own move by the opponent's view.  :class:`SeatReplayBuffer`
+is the Collector's buffer that also keeps, in ``seat_buffer.learn``, each seat's decisions
+paired with that seat's own next observation; learn from that one::
+
+    buffer = SeatReplayBuffer(total_size=20_000, buffer_num=4)
+    collector = Collector(algo, envs, buffer, exploration_noise=True)
+    collector.collect(n_step=16)
+    algo.update(buffer=buffer.learn, sample_size=64)
+
+``tianshou.env.PettingZooEnv(conquian_env.env())`` itself is refused with a ``TypeError``
+naming this module (it would silently give each game's result to the last mover only).
 
 ``first``: who moves first in each game, 0, 1 or ``"random"`` (the default, drawn from the
-seed).  ``forcing`` and ``illegal_action`` are the AEC environment's options.
+seed).  ``rules`` (or its fields as keywords) and ``illegal_action`` are the AEC environment's
+options.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
+from tianshou.data import Batch, ReplayBuffer, VectorReplayBuffer
 from tianshou.env import PettingZooEnv
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, env
+from ..rules import Rules, resolve
 
-__all__ = ["ConquianTianshouEnv"]
+__all__ = ["ConquianTianshouEnv", "SeatReplayBuffer"]
 
 _FIRST_VALUES = (0, 1, "random")
 _NO_LEGAL_ACTION = np.zeros(NUM_ACTIONS, dtype=bool)
@@ -66,14 +80,21 @@ class ConquianTianshouEnv(PettingZooEnv):
     """Conquian as Tianshou's ``PettingZooEnv``, each seat's result on its own last step
     (see the module docstring)."""
 
-    def __init__(self, *, forcing: bool = False, illegal_action: str = "penalize", first: int | str = "random"):
+    def __init__(
+        self,
+        *,
+        rules: Rules | None = None,
+        illegal_action: str = "penalize",
+        first: int | str = "random",
+        **rule_fields: bool,
+    ):
         if first not in _FIRST_VALUES:
             raise ValueError(f"first must be one of {_FIRST_VALUES}, got {first!r}")
         self.first = first
         self._first_rng = np.random.default_rng()
         self._reset_state()
         # PettingZooEnv.__init__ reads the spaces and calls self.reset()
-        super().__init__(env(forcing=forcing, illegal_action=illegal_action, numeric_infos=True))
+        super().__init__(env(rules=resolve(rules, **rule_fields), illegal_action=illegal_action, numeric_infos=True))
 
     def _reset_state(self) -> None:
         self._owed = {a: 0.0 for a in AGENTS}  # received and not yet delivered on a step of that seat
@@ -147,3 +168,69 @@ class ConquianTianshouEnv(PettingZooEnv):
 
     def _info(self, agent: str) -> dict[str, int]:
         return dict(self.env.infos[agent])
+
+
+class SeatReplayBuffer(VectorReplayBuffer):
+    """The Collector's ``VectorReplayBuffer`` (one sub-buffer per env, rows one env step
+    each, as Tianshou stores them) that also pairs, in :attr:`learn`, every decision of a
+    seat with that seat's own next observation.
+
+    For :class:`ConquianTianshouEnv`'s stream.  A row of ``learn``: ``obs`` the seat's
+    observation (``agent_id``, ``obs``, ``mask``) and ``act`` its decision; ``obs_next``
+    the same seat's next observation in that game (its next decision, or its closing step's
+    view of the finished game); ``rew`` the reward vector with that seat's entry only (its
+    result on its last decision, 0 before); ``terminated`` on each seat's last decision of
+    a game.  The closing steps are no decisions: their result moves onto the seat's last
+    decision.  The last decision of the seat that ended the game has no later view of that
+    seat: its ``obs_next`` repeats its ``obs`` (never read: the row is terminal).  A game
+    still being played keeps each seat's last decision pending until its next observation
+    arrives.  ``learn_size``: the size of :attr:`learn` (default ``total_size``).
+    """
+
+    def __init__(self, total_size: int, buffer_num: int, learn_size: int | None = None, **kwargs: Any):
+        super().__init__(total_size, buffer_num, **kwargs)
+        #: each seat's decisions with that seat's own next observation (learn from this one)
+        self.learn = ReplayBuffer(learn_size or total_size)
+        self._pending: list[dict[str, Batch]] = [{} for _ in range(buffer_num)]
+
+    def reset(self, keep_statistics: bool = False) -> None:
+        super().reset(keep_statistics=keep_statistics)
+        self._pending = [{} for _ in range(self.buffer_num)]
+
+    def add(self, batch: Any, buffer_ids: np.ndarray | list[int] | None = None) -> Any:
+        out = super().add(batch, buffer_ids)
+        envs = range(len(batch)) if buffer_ids is None else [int(i) for i in buffer_ids]
+        for row, env_index in enumerate(envs):
+            self._pair(env_index, batch[row])
+        return out
+
+    def _pair(self, env_index: int, row: Batch) -> None:
+        pending = self._pending[env_index]
+        seat = str(row.obs.agent_id)
+        closing = not np.asarray(row.obs.mask).any()
+        before = pending.pop(seat, None)
+        if before is not None:  # the seat's previous decision, completed by its own next view
+            self._store(before, row.obs, float(np.asarray(row.rew).sum()) if closing else 0.0, closing)
+        if not closing:
+            pending[seat] = copy.deepcopy(row)  # the collector's arrays are not ours to keep
+        if bool(row.terminated) or bool(row.truncated):  # the game is over: what is left ends here
+            for left in pending.values():
+                self._store(left, left.obs, 0.0, True)
+            pending.clear()
+
+    def _store(self, row: Batch, obs_next: Batch, later: float, done: bool) -> None:
+        """``row`` (a decision) with ``obs_next``; ``later``: reward delivered to this seat
+        after it (on its closing step)."""
+        rew = np.asarray(row.rew, dtype=float).copy()
+        rew[int(str(row.obs.agent_id) == AGENTS[1])] += later
+        self.learn.add(
+            Batch(
+                obs=row.obs,
+                act=row.act,
+                rew=rew,
+                terminated=done,
+                truncated=False,
+                obs_next=obs_next,
+                info=row.info,
+            )
+        )

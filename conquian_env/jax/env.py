@@ -6,7 +6,7 @@
     import jax
     from conquian_env.jax import Conquian
 
-    env = Conquian(forcing=False)
+    env = Conquian()                      # or Conquian(rules=FORCING), conquian_env.rules
     init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
     state = init(jax.random.split(jax.random.PRNGKey(0), 4096))
     # state.legal_action_mask (4096, 85), state.observation (4096, 456), state.current_player
@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core as core
 
+from ..rules import Rules, resolve, rule_attributes
 from .game import ENV_ID, NUM_ACTIONS, OBS_SIZE, State, apply, deal_state, observe
 
 _FIRST_CHOICES = (0, 1, "random")
@@ -48,22 +49,26 @@ def _check_deal(deal: jax.Array, first: jax.Array | int) -> None:
         raise ValueError(f"first must be 0 or 1, got {first!r}")
 
 
+@rule_attributes
 class Conquian(core.Env):
     """Two-player Conquian for Pgx (see the module docstring).
 
-    ``forcing``: the forcing variant (RULES.md section 7).  ``first``: who plays first in
+    ``rules``: the :class:`~conquian_env.rules.Rules` (its fields work as keyword shortcuts;
+    static: fixed when the functions are traced).  ``first``: who plays first in
     a new game: 0 (the default, as ``new_game``), 1, or ``"random"`` (drawn from the key).
     A new game deals from ``jax.random.permutation`` of the init key (deal order as
     :func:`conquian_env.game.shuffled_deal`); :meth:`init_from_deal` starts a given deal.
     """
 
-    def __init__(self, *, forcing: bool = False, first: int | str = 0):
+    def __init__(self, *, rules: Rules | None = None, first: int | str = 0, **rule_fields: bool):
         super().__init__()
-        if not isinstance(forcing, bool):
-            raise TypeError(f"forcing must be True or False, got {forcing!r}")
+        try:
+            rules = resolve(rules, **rule_fields)
+        except ValueError as err:  # a bad rule value is a TypeError here, as it always was
+            raise TypeError(str(err)) from None
         if isinstance(first, bool) or first not in _FIRST_CHOICES:
             raise ValueError(f"first must be 0, 1 or 'random', got {first!r}")
-        self.forcing = forcing
+        self.rules = rules
         self.first = first
 
     def _init(self, key: jax.Array) -> State:
@@ -90,7 +95,7 @@ class Conquian(core.Env):
     def _step(self, state: core.State, action: jax.Array, key: jax.Array | None) -> State:
         del key  # the whole game is dealt at init
         assert isinstance(state, State)
-        return apply(state, action, self.forcing)
+        return apply(state, action, self.rules)
 
     def observe(self, state: core.State, player: jax.Array | int | None = None) -> jax.Array:
         """The observation of ``player`` (default: ``state.current_player``), bools (456,)."""
@@ -98,7 +103,7 @@ class Conquian(core.Env):
 
     def _observe(self, state: core.State, player_id: jax.Array) -> jax.Array:
         assert isinstance(state, State)
-        return observe(state, player_id, self.forcing)
+        return observe(state, player_id, self.rules)
 
     @property
     def id(self) -> str:

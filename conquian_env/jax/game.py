@@ -14,7 +14,8 @@ mirror :class:`conquian_env.game.GameState` one for one (``current_player`` is i
 * :func:`observe` is :func:`conquian_env.observation.encode` (bool instead of int8).
 * :func:`to_game_state` turns a state back into a scalar ``GameState`` (tests, debugging).
 
-The forcing variant is a Python flag (``forcing``), fixed when a function is traced.
+The rules (:class:`conquian_env.rules.Rules`, frozen and hashable) are a static Python value,
+fixed when a function is traced; a bare bool is taken as the older ``forcing`` flag.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pgx._src.struct import dataclass
 from .. import actions as _actions
 from .. import game as _game
 from .. import observation as _observation
+from ..rules import Rules, resolve
 from .melds import card_words, cards_words, count, meld_search, words_to_bools
 
 OFFER, MELD, DISCARD, FORCE_DECISION, GAME_OVER = (
@@ -92,8 +94,9 @@ class State(core.State):
         return ENV_ID
 
 
-def _row(pair: jax.Array, p: jax.Array) -> jax.Array:
-    """``pair[p]`` of a per-player ``(2, 2)`` array, as a select (no gather)."""
+def player_row(pair: jax.Array, p: jax.Array) -> jax.Array:
+    """``pair[p]`` of a per-player ``(2, 2)`` array (a card set of each player, two words each), as
+    a select (no gather); the greedy bot (:mod:`conquian_env.jax.greedy`) reads the state with it."""
     return jnp.where(p == 0, pair[0], pair[1])
 
 
@@ -107,8 +110,8 @@ def legal(state: State) -> tuple[jax.Array, jax.Array]:
     Zeros once the game is over.  ``fits``: ``can_split(meld | face | chosen)``.
     """
     p = state.current_player
-    hand = _row(state._hands, p)
-    base = _row(state._melds, p) | card_words(state._face) | state._chosen
+    hand = player_row(state._hands, p)
+    base = player_row(state._melds, p) | card_words(state._face) | state._chosen
     can_take, playable, fits = meld_search(base, hand & ~state._chosen)
     phase = state._phase
     offer, meld, force = phase == OFFER, phase == MELD, phase == FORCE_DECISION
@@ -161,21 +164,30 @@ def _after_refusal(state: State, p: jax.Array) -> State:
     return _select(passes, to_opponent, _select(empty, drawn, turned))
 
 
+def as_rules(rules: Rules | bool | None = None, **rule_fields: bool) -> Rules:
+    """The rules a function was given: ``rules`` (None: the standard game), its fields as
+    keywords (:func:`conquian_env.rules.resolve`), or a bare bool, the older positional
+    ``forcing`` flag."""
+    if isinstance(rules, (bool, np.bool_)):
+        rules = Rules(forcing=bool(rules))
+    return resolve(rules, **rule_fields)
+
+
 def _select(cond: jax.Array, a: State, b: State) -> State:
     return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 
-def _play(state: State, action: jax.Array, forcing: bool) -> State:
+def _play(state: State, action: jax.Array, rules: Rules) -> State:
     """``GameState.apply`` of a legal ``action`` (no legal mask, rewards or termination yet)."""
     a = action
     p = state.current_player
     face = card_words(state._face)
-    hand = _row(state._hands, p)
+    hand = player_row(state._hands, p)
     chosen = state._chosen
 
     # REFUSE: the card is refused; the opponent may force it (variant) or it moves on
-    refused = state.replace(_refusals=_set_row(state._refusals, p, _row(state._refusals, p) | face))
-    force_now = jnp.bool_(forcing) & state._fits
+    refused = state.replace(_refusals=_set_row(state._refusals, p, player_row(state._refusals, p) | face))
+    force_now = jnp.bool_(rules.forcing) & state._fits
     refuse = _select(
         force_now,
         refused.replace(current_player=1 - p, _phase=jnp.int32(FORCE_DECISION)),
@@ -190,7 +202,7 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
     left = hand & ~chosen
     out = jnp.all(left == 0)
     finished = state.replace(
-        _melds=_set_row(state._melds, p, _row(state._melds, p) | face | chosen),
+        _melds=_set_row(state._melds, p, player_row(state._melds, p) | face | chosen),
         _hands=_set_row(state._hands, p, left),
         _chosen=_NO_CARDS,
         _face=jnp.int32(-1),
@@ -202,7 +214,7 @@ def _play(state: State, action: jax.Array, forcing: bool) -> State:
     bit = card_words(card)
     discard = state.replace(
         _hands=_set_row(state._hands, p, hand & ~bit),
-        _discards=_set_row(state._discards, p, _row(state._discards, p) | bit),
+        _discards=_set_row(state._discards, p, player_row(state._discards, p) | bit),
         _face=card.astype(jnp.int32),
         _source=jnp.int32(DISCARDED),
         _owner=p,
@@ -231,7 +243,7 @@ def _forfeit(state: State) -> State:
     return state.replace(_winner=1 - state.current_player, _phase=jnp.int32(GAME_OVER), _chosen=_NO_CARDS)
 
 
-def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
+def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> State:
     """Play ``action`` for the player to move; an illegal action loses the game for them.
 
     Sets the new legal mask, ``terminated`` and the rewards of this step (+1 / -1 to the
@@ -240,7 +252,7 @@ def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
     """
     action = jnp.asarray(action, jnp.int32)
     ok = (action >= 0) & (action < NUM_ACTIONS) & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-    state = _with_legal(_select(ok, _play(state, action, forcing), _forfeit(state)))
+    state = _with_legal(_select(ok, _play(state, action, as_rules(rules, **rule_fields)), _forfeit(state)))
     over = state._phase == GAME_OVER
     winner = state._winner
     rewards = jnp.where(winner == 0, jnp.float32([1.0, -1.0]), jnp.float32([-1.0, 1.0]))
@@ -248,24 +260,25 @@ def apply(state: State, action: jax.Array, forcing: bool = False) -> State:
     return state.replace(rewards=rewards, terminated=over)
 
 
-def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array:
+def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
     """The observation of ``player``: :func:`conquian_env.observation.encode` as bools (456,)."""
+    variant = as_rules(rules, **rule_fields).forcing
     pl = jnp.asarray(player, jnp.int32)
     opp = 1 - pl
     face = state._face
     phase = state._phase
     planes = jnp.stack(
         [
-            _row(state._hands, pl),
-            _row(state._melds, pl),
-            _row(state._melds, opp),
+            player_row(state._hands, pl),
+            player_row(state._melds, pl),
+            player_row(state._melds, opp),
             card_words(face),
             state._dead,
             state._chosen,
-            _row(state._discards, opp),
-            _row(state._refusals, opp),
-            _row(state._discards, pl),
-            _row(state._refusals, pl),
+            player_row(state._discards, opp),
+            player_row(state._refusals, opp),
+            player_row(state._discards, pl),
+            player_row(state._refusals, pl),
         ]
     )
     phase_slot = jnp.where(phase == GAME_OVER, 5, jnp.where(state.current_player != pl, 4, phase))
@@ -274,11 +287,11 @@ def observe(state: State, player: jax.Array, forcing: bool = False) -> jax.Array
         [
             words_to_bools(planes).reshape(-1),
             jnp.arange(STOCK_SIZE) < STOCK_SIZE - state._stock_pos,
-            jnp.arange(11) == count(_row(state._hands, pl)),
-            jnp.arange(11) == count(_row(state._hands, opp)),
+            jnp.arange(11) == count(player_row(state._hands, pl)),
+            jnp.arange(11) == count(player_row(state._hands, opp)),
             jnp.arange(6) == phase_slot,
             jnp.arange(5) == source_slot,
-            jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(forcing)]),
+            jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(variant)]),
         ]
     )
 
@@ -289,9 +302,9 @@ def _mask_of(words: Any) -> int:
     return int(w[0]) | int(w[1]) << 20
 
 
-def to_game_state(state: State, forcing: bool = False) -> _game.GameState:
+def to_game_state(state: State, rules: Rules | bool | None = None, **rule_fields: bool) -> _game.GameState:
     """The scalar :class:`~conquian_env.game.GameState` of one (un-batched) JAX state."""
-    g = _game._new_blank()
+    g = _game.blank_state()
     g.hands = [_mask_of(state._hands[0]), _mask_of(state._hands[1])]
     g.melds = [_mask_of(state._melds[0]), _mask_of(state._melds[1])]
     g.discards = [_mask_of(state._discards[0]), _mask_of(state._discards[1])]
@@ -308,7 +321,7 @@ def to_game_state(state: State, forcing: bool = False) -> _game.GameState:
     g.phase = int(state._phase)
     g.winner = int(state._winner)
     g.forced = bool(state._forced)
-    g.forcing = bool(forcing)
+    g.rules = as_rules(rules, **rule_fields)
     g.move_count = int(state._step_count)
     g._mask = -1
     return g

@@ -6,7 +6,7 @@ move, decision for decision (``tests/test_jax.py`` compares them on thousands of
 and whole games).  No Python control flow on traced values: ``jax.jit`` compiles them, for
 example as the opponent of a learner inside one jitted training loop
 (``examples/jax_ppo.py --opponent greedy``).  Only what the mover sees is read.  Like the
-compiled twin :mod:`agents._greedy_kernels` they keep no state: in the meld phase the
+compiled twin :mod:`agents.greedy_kernels` they keep no state: in the meld phase the
 take's lay-down plan is recomputed (and re-planned from the cards chosen when they left
 it), which is the agent's own plan whenever the meld so far followed it (always, when the
 bot made the meld).
@@ -61,8 +61,8 @@ from conquian_env.greedy_weights import (
 )
 
 from .. import actions as _actions
-from .game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, _row
-from .melds import _RANKS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
+from .game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row
+from .melds import RANK_BITS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
 
 TAKE, REFUSE, FINISH, FORCE, NO_FORCE = (
     _actions.TAKE,
@@ -84,7 +84,7 @@ _WORD = 0xFFFFF
 
 def partner_masks() -> list[list[int]]:
     """For each card, the two-card masks completing every 3-card set or run holding it, in
-    greedy's order (``agents.greedy._PARTNERS``): the set pairs, then the runs from low to high."""
+    greedy's order (``agents.greedy.PARTNERS``): the set pairs, then the runs from low to high."""
     table = []
     for card in range(40):
         suit, rank = divmod(card, 10)
@@ -157,7 +157,7 @@ def _maybe_splits(words: jax.Array) -> jax.Array:
     """A necessary condition of ``can_split``: every card lies in a block of three
     consecutive ranks of its suit or at a rank holding three cards or more."""
     w0, w1 = words[..., 0], words[..., 1]
-    a0, a1, a2, a3 = w0 & _RANKS, w0 >> 10, w1 & _RANKS, w1 >> 10
+    a0, a1, a2, a3 = w0 & RANK_BITS, w0 >> 10, w1 & RANK_BITS, w1 >> 10
     r3 = (a0 & a1 & (a2 | a3)) | ((a0 | a1) & a2 & a3)
     sets = r3 | (r3 << 10)
     runs = long_blocks(words)
@@ -290,8 +290,8 @@ def _setup(state: State) -> dict:
     the meld questions that do not depend on the lay (winning cards, feed penalties)."""
     t = _t()
     p = state.current_player
-    hand, meld = _row(state._hands, p), _row(state._melds, p)
-    opp_meld, opp_size = _row(state._melds, 1 - p), count(_row(state._hands, 1 - p))
+    hand, meld = player_row(state._hands, p), player_row(state._melds, p)
+    opp_meld, opp_size = player_row(state._melds, 1 - p), count(player_row(state._hands, 1 - p))
     face = card_words(state._face)
     chosen = state._chosen
     live = jnp.full(2, _WORD, jnp.uint32) & ~(hand | state._melds[0] | state._melds[1] | state._dead | chosen | face)

@@ -39,7 +39,8 @@ import jax.numpy as jnp
 
 #: bits of ranks 0..7 of both suits of a word: where a three-card window can start
 _WINDOW_STARTS = jnp.uint32(0xFF | 0xFF << 10)
-_RANKS = jnp.uint32(1023)
+#: the 10 rank bits of the low suit of a word (a word holds two suits, 10 bits apart)
+RANK_BITS = jnp.uint32(1023)
 
 
 def card_words(card: jax.Array) -> jax.Array:
@@ -84,7 +85,7 @@ def long_blocks(words: jax.Array) -> jax.Array:
 
 def _suits(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     w0, w1 = words[..., 0], words[..., 1]
-    return w0 & _RANKS, w0 >> 10, w1 & _RANKS, w1 >> 10
+    return w0 & RANK_BITS, w0 >> 10, w1 & RANK_BITS, w1 >> 10
 
 
 def _lowest(x: jax.Array) -> jax.Array:

@@ -1,0 +1,214 @@
+"""The action scorer in compiled code (numba): :func:`agents.scorer.candidate_features` and
+the network's forward pass for one position of an engine row, so that the compiled search
+(:mod:`agents._search_kernels`) can let the network decide inside its playouts.
+
+The network's layers travel as one flat float32 array (:func:`pack`): each layer's weights
+``(in, out)`` row by row, then its bias, layer after layer; ``dims`` holds the widths
+``[CANDIDATE_SIZE, hidden..., 1]``.  The first layer is split in two: the position's 60
+inputs are the same for every candidate, so their part of the first layer is computed once
+per position, and a candidate's own inputs (mostly zeros) add only their nonzero rows.  The
+scores equal :meth:`agents.scorer.ActionScorer.action_scores` up to float rounding (the
+sums run in another order); ``tests/test_scorer.py`` compares the two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from conquian_env.kernels import DISCARD, LCARDS, LMISC, OFFER, PHASE, PLAYER, lowest_bit_index
+from conquian_env.observation import OBS_AT
+
+from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
+from .scorer import (
+    CANDIDATE_SIZE,
+    CARD_BLOCKS,
+    CHANNELS,
+    FEATURE_AT,
+    KIND_SLOT,
+    MAX_CANDIDATES,
+    POSITION_SLICES,
+    POSITION_SLOT,
+)
+
+_DISCARD_BASE, _TAKE, _REFUSE = 40, 80, 81
+_FACE_UP = OBS_AT["face_up"]
+_GREEDY = FEATURE_AT["greedy_action"]
+_LIVE = FEATURE_AT["live"]  # the first of the 8 meld-feature card blocks (live .. lay_plan, contiguous)
+(_P0, _P1), (_P2, _P3) = POSITION_SLICES
+_N_POS = CANDIDATE_SIZE - POSITION_SLOT
+
+
+def pack(scorer) -> tuple[np.ndarray, np.ndarray]:
+    """``(weights, dims)`` of an :class:`agents.scorer.ActionScorer` for the kernels."""
+    parts, dims = [], [CANDIDATE_SIZE]
+    for w, b in scorer.layers:
+        parts += [np.ascontiguousarray(w, np.float32).ravel(), np.asarray(b, np.float32)]
+        dims.append(int(w.shape[1]))
+    return np.concatenate(parts).astype(np.float32), np.array(dims, np.int64)
+
+
+@njit(cache=True, inline="always")
+def _channel(F, ch, card):
+    """Per-card channel ``ch`` (the 10 raw blocks, then the 8 meld-feature blocks) of ``card``."""
+    if ch < CARD_BLOCKS:
+        return F[ch * 40 + card]
+    return F[_LIVE + (ch - CARD_BLOCKS) * 40 + card]
+
+
+@njit(cache=True)
+def _card_part(F, card, x):
+    """The first ``CARD_INPUTS`` inputs of a candidate about ``card`` (see agents.scorer)."""
+    suit, rank = card // 10, card % 10
+    for ch in range(CHANNELS):
+        x[ch] = _channel(F, ch, card)
+    at = CHANNELS
+    for step in (-2, -1, 1, 2):
+        r = rank + step
+        if 0 <= r < 10:
+            for ch in range(CHANNELS):
+                x[at + ch] = _channel(F, ch, suit * 10 + r)
+            x[at + CHANNELS] = 1.0
+        else:
+            for ch in range(CHANNELS + 1):
+                x[at + ch] = 0.0
+        at += CHANNELS + 1
+    for ch in range(CHANNELS):
+        s = np.float32(0.0)  # the rank's four cards less this one (as agents.scorer sums them)
+        for other in range(4):
+            s += _channel(F, ch, other * 10 + rank)
+        x[at + ch] = s - _channel(F, ch, card)
+
+
+@njit(cache=True)
+def candidates(F, phase, lcards, misc, X, acts):
+    """The candidates of one position into ``X`` (``(MAX_CANDIDATES, CANDIDATE_SIZE)``) and
+    ``acts``, in :func:`agents.scorer.candidate_features`' order (discards by card, take,
+    refusal); ``F`` its meld features, ``phase, lcards, misc`` its legal-move columns; returns
+    how many."""
+    n = 0
+    if phase == DISCARD:
+        cards = lcards
+        while cards:
+            low = cards & -cards
+            cards ^= low
+            c = lowest_bit_index(low)
+            X[n, :] = 0.0
+            _card_part(F, c, X[n])
+            X[n, KIND_SLOT] = 1.0
+            acts[n] = _DISCARD_BASE + c
+            n += 1
+    if misc & 1:  # take
+        face, best = 0, F[_FACE_UP]
+        for c in range(1, 40):
+            if F[_FACE_UP + c] > best:
+                face, best = c, F[_FACE_UP + c]
+        X[n, :] = 0.0
+        _card_part(F, face, X[n])
+        X[n, KIND_SLOT + 1] = 1.0
+        acts[n] = _TAKE
+        n += 1
+    if misc & 2:  # refuse
+        X[n, :] = 0.0
+        X[n, KIND_SLOT + 2] = 1.0
+        acts[n] = _REFUSE
+        n += 1
+    for k in range(n):
+        X[k, KIND_SLOT + 3] = F[_GREEDY + acts[k]]
+        at = POSITION_SLOT
+        for j in range(_P0, _P1):
+            X[k, at] = F[j]
+            at += 1
+        for j in range(_P2, _P3):
+            X[k, at] = F[j]
+            at += 1
+    return n
+
+
+@njit(cache=True)
+def scores(weights, dims, X, n, out, h, g):
+    """The network's score of each of the ``n`` candidates in ``X`` into ``out``; ``h, g``:
+    scratch rows at least as wide as the widest layer."""
+    width = dims[1]
+    # the position's part of the first layer, once: bias + position inputs (the same for all)
+    base = np.empty(width, np.float32)
+    b0 = dims[0] * width
+    for o in range(width):
+        base[o] = weights[b0 + o]
+    for j in range(POSITION_SLOT, dims[0]):
+        v = X[0, j]
+        if v != 0.0:
+            row = j * width
+            for o in range(width):
+                base[o] += v * weights[row + o]
+    for k in range(n):
+        for o in range(width):
+            h[o] = base[o]
+        for j in range(POSITION_SLOT):
+            v = X[k, j]
+            if v != 0.0:
+                row = j * width
+                for o in range(width):
+                    h[o] += v * weights[row + o]
+        at = b0 + width  # the next layer's weights
+        w_in = width
+        for layer in range(2, dims.shape[0]):
+            w_out = dims[layer]
+            for o in range(w_in):  # ReLU on the layer before
+                if h[o] < 0.0:
+                    h[o] = 0.0
+            bias = at + w_in * w_out
+            for o in range(w_out):
+                g[o] = weights[bias + o]
+            for j in range(w_in):
+                v = h[j]
+                if v != 0.0:
+                    row = at + j * w_out
+                    for o in range(w_out):
+                        g[o] += v * weights[row + o]
+            for o in range(w_out):
+                h[o] = g[o]
+            at = bias + w_out
+            w_in = w_out
+        out[k] = h[0]
+
+
+@njit(cache=True)
+def scorer_action(S, i, weights, dims, F, X, acts, out, h, g):
+    """The scorer bot's move in row ``i`` (:class:`agents.scorer.ScorerAgent`): at an offer or a
+    discard with a choice the best-scored candidate (ties: the lowest action id), elsewhere
+    greedy's move; ``F, X, acts, out, h, g`` are scratch arrays (:func:`scratch`)."""
+    phase = S[i, PHASE]
+    lcards, misc = S[i, LCARDS], S[i, LMISC]
+    if phase == DISCARD:
+        if lcards & (lcards - 1) == 0:
+            return greedy_action(S, i)
+    elif phase == OFFER:
+        if misc & 3 != 3:
+            return greedy_action(S, i)
+    else:
+        return greedy_action(S, i)
+    encode_features(S, i, S[i, PLAYER], F)
+    n = candidates(F, phase, lcards, misc, X, acts)
+    scores(weights, dims, X, n, out, h, g)
+    # the best candidate, ties to the lowest action id, NaN below everything (agents.model_files.best_legal's rule)
+    best, top = 0, out[0] if out[0] == out[0] else -np.inf
+    for k in range(1, n):
+        v = out[k] if out[k] == out[k] else -np.inf
+        if v > top or (v == top and acts[k] < acts[best]):
+            best, top = k, v
+    return acts[best]
+
+
+def scratch(dims: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The scratch arrays :func:`scorer_action` takes: ``(F, X, acts, out, h, g)``."""
+    wide = int(max(dims))
+    return (np.zeros(NUM_FEATURES, np.float32), np.zeros((MAX_CANDIDATES, CANDIDATE_SIZE), np.float32),
+            np.zeros(MAX_CANDIDATES, np.int64), np.zeros(MAX_CANDIDATES, np.float32), np.zeros(wide, np.float32),
+            np.zeros(wide, np.float32))  # fmt: skip
+
+
+def network(scorer) -> tuple[np.ndarray, ...]:
+    """``net`` for :func:`agents._search_kernels.run_search`: the packed ``scorer`` and its scratch."""
+    weights, dims = pack(scorer)
+    return (weights, dims, *scratch(dims))

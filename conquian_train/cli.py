@@ -1,0 +1,62 @@
+"""``conquian-train RECIPE ...``: the one training command (``python train.py RECIPE ...`` is the same).
+
+::
+
+    conquian-train ppo --out runs/ppo               # warm start + MaskablePPO self-play (conquian_train.ppo)
+    conquian-train exit --out runs/exit             # expert iteration on the compiled search (conquian_train.exit)
+    conquian-train belief generate --out runs/belief/train   # the belief model's games, then ``belief fit``
+    conquian-train RECIPE --help                    # every knob of a recipe
+    conquian-train --help                           # the recipes
+
+The recipes are the modules of :mod:`conquian_train` that declare one (:mod:`conquian_train.recipes`).
+``train.py`` keeps its older spellings: with no recipe it runs ``ppo`` (``python train.py --out X``,
+``--resume X``, ``--export MODEL DEST``), after a one-line note naming the new spelling.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import recipes
+
+#: the recipe that ``train.py`` runs when it is given none (its command line before recipes had names)
+LEGACY_RECIPE = "ppo"
+
+
+def usage(prog: str) -> str:
+    """The command's help: how to call it and every recipe with its line."""
+    lines = [f"usage: {prog} RECIPE [options]   ({prog} RECIPE --help: every knob of RECIPE)", "", "recipes:"]
+    lines += [f"  {r.name:<8} {r.summary}" if isinstance(r, recipes.Recipe) else f"  {r}" for r in recipes.every()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, *, prog: str = "conquian-train", legacy: bool = False) -> int:
+    """Run the recipe named by ``argv[0]`` with the rest of ``argv``; an exit status.
+
+    ``legacy`` (``train.py``): an ``argv`` that names no recipe runs :data:`LEGACY_RECIPE` with all of it."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = argv[0] if argv else ""
+    if legacy and (not first or first.startswith("-")):
+        if not {"-h", "--help"} & set(argv):
+            print(f"note: {prog} without a recipe runs {LEGACY_RECIPE}; the same run is "
+                  f"`conquian-train {LEGACY_RECIPE} ...` (or `python {prog} {LEGACY_RECIPE} ...`)",
+                  file=sys.stderr)  # fmt: skip
+        return recipes.find(LEGACY_RECIPE).main(argv, prog)
+    if first in ("", "-h", "--help"):
+        print(usage(prog), file=sys.stdout if first else sys.stderr)
+        return 0 if first else 2
+    try:
+        recipe = recipes.find(first)
+    except ValueError as err:
+        print(f"error: {err}\n\n{usage(prog)}", file=sys.stderr)
+        return 2
+    return recipe.main(argv[1:], f"{prog} {recipe.name}")
+
+
+def cli() -> None:
+    """The ``conquian-train`` console script."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,104 @@
+"""The training recipes: each a module of this package that declares a :class:`Recipe` as ``RECIPE``.
+
+``conquian-train NAME ...`` (and ``python train.py NAME ...``) runs the recipe of the module
+``conquian_train.NAME``; a new recipe is one module whose ``RECIPE`` names it, plus its docs
+(docs/development.md, "A training recipe").  :func:`run_recipe` is the life of a run that the
+recipes with one run folder share: the config read from the flags (or, with ``--resume``, from
+the run's ``config.json``), checked, written, and the run done under the folder's lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import knobs
+from .run import run_command
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One training recipe: its command-line name (its module's name), a line saying what it trains,
+    the dataclasses of knobs its command reads, and ``main(argv, prog)``, the command (an exit status)."""
+
+    name: str
+    summary: str
+    configs: tuple[type, ...]
+    main: Callable[[list[str], str], int]
+
+
+def names() -> list[str]:
+    """The modules of the package that declare a recipe (a line ``RECIPE = Recipe(...)``), in order;
+    read from their source, so that listing the recipes imports none of them."""
+    folder = Path(__file__).resolve().parent
+    found = [info.name for info in pkgutil.iter_modules([str(folder)])]
+    return sorted(n for n in found if "\nRECIPE = Recipe(" in (folder / f"{n}.py").read_text(encoding="utf-8"))
+
+
+def find(name: str) -> Recipe:
+    """The recipe called ``name``, or a ``ValueError`` naming the recipes there are."""
+    if name not in names():
+        raise ValueError(f"unknown recipe {name!r}; recipes: {', '.join(names())}")
+    recipe = getattr(importlib.import_module(f"{__package__}.{name}"), "RECIPE", None)
+    if not isinstance(recipe, Recipe) or recipe.name != name:
+        raise ValueError(f"conquian_train.{name}.RECIPE must be a Recipe named {name!r} (a recipe is named after "
+                         f"its module), got {recipe!r}")  # fmt: skip
+    return recipe
+
+
+def every() -> list[Recipe | str]:
+    """Every recipe of the package; a recipe whose module cannot be imported (an optional dependency
+    missing) as a line saying so."""
+    found: list[Recipe | str] = []
+    for name in names():
+        try:
+            found.append(find(name))
+        except ImportError as err:
+            found.append(f"{name}: cannot be loaded here ({err})")
+    return found
+
+
+def parser(prog: str, description: str, config: type, **kw: Any) -> argparse.ArgumentParser:
+    """A recipe's command line: ``--resume``, ``--trust-code`` and one flag per knob of ``config``."""
+    made = argparse.ArgumentParser(prog=prog, description=description, **kw)
+    knobs.add_resume_flags(made)
+    return knobs.add_flags(made, config)
+
+
+def config_from_args(cls: type, args: dict[str, Any], may_change: tuple[str, ...]) -> tuple[Any, bool]:
+    """The run's config from parsed flags (``--resume``: from the run's ``config.json``, checked, its
+    ``python:`` specs refused without ``--trust-code``; only ``may_change`` may be given) and whether
+    it is resumed.  ``ValueError`` on a bad value."""
+    args = dict(args)
+    resume, trust_code = args.pop("resume", None), args.pop("trust_code", False)
+    if not resume:
+        return knobs.from_dict(cls, args), False
+    return knobs.resumed(cls, resume, args, may_change, trust_code=trust_code), True
+
+
+def run_recipe(
+    cls: type,
+    args: dict[str, Any],
+    may_change: tuple[str, ...],
+    run: Callable[[Any, bool], Any],
+    *,
+    holds_run: Callable[[Path], bool],
+    prog: str,
+) -> int:
+    """A recipe's run from its parsed flags: the config (:func:`config_from_args`) validated, then
+    ``run(config, resume)`` in the run folder (:func:`conquian_train.run.run_command`); an exit status."""
+    try:
+        config, resume = config_from_args(cls, args, may_change)
+        config.validate()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    command = f"{'python ' if prog.startswith('train.py') else ''}{prog} --resume"
+    return run_command(config.out, knobs.to_dict(config), resume, lambda: run(config, resume),
+                       holds_run=holds_run, command=command)  # fmt: skip

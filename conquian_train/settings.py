@@ -1,0 +1,44 @@
+"""What every training recipe shares: the run folder, the seed, the evaluation, the processes.
+
+:class:`RunSettings` is the base of each recipe's knobs (``ppo``'s
+:class:`~conquian_train.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.exit.ExItConfig`):
+a recipe inherits these fields and may give one its own default by declaring it again (the
+field keeps its place and its checks).  The command line of every field comes from
+:mod:`conquian_train.knobs`; docs/training.md ("Shared settings") lists the defaults of each recipe.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from agents.registry import make_agent
+
+from .knobs import knob
+
+
+@dataclass
+class RunSettings:
+    """The run folder, seed, evaluation and process knobs that every recipe has."""
+
+    out: str = knob("runs/default", "run folder (config, logs, checkpoints, models)")
+    seed: int = knob(0, "seed of everything in the run (deals, bots, searches, network init)", low=0)
+    eval_games: int = knob(600, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
+    eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
+    eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used in training)", low=0)
+    best_by: str = knob("greedy", "evaluation opponent whose score picks the best model (best.zip or best.npz)")
+    torch_threads: int = knob(1, "torch threads in this process (worker processes use numpy only)", low=1)
+    workers: int = knob(0, "processes for the recipe's games and evaluations (0: all cores)", low=0)
+
+    @property
+    def processes(self) -> int:
+        """``workers``, or all cores."""
+        return self.workers or os.cpu_count() or 1
+
+    def validate_run(self) -> None:
+        """Raise ``ValueError`` naming a shared knob that is wrong (the types and ranges are
+        :func:`conquian_train.knobs.check`'s, which the recipe's ``validate`` calls first)."""
+        if self.best_by not in self.eval_opponents:
+            raise ValueError(f"best_by {self.best_by!r} must be one of eval_opponents {list(self.eval_opponents)}")
+        for spec in self.eval_opponents:
+            make_agent(spec, 0)  # a bad spec fails now, not after an hour

@@ -1,0 +1,292 @@
+"""The rules object (:mod:`conquian_env.rules`): one frozen value that says which rule variant a
+game is played by, and the files written before it (a ``forcing`` flag) that must still load."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import conquian_env
+from conquian_arena import runfiles
+from conquian_arena.match import deal_for_seed, play_game
+from conquian_arena.record import GameRecord, check_record, load_records, replay_states
+from conquian_arena.tournament import TournamentConfig, run_tournament
+from conquian_env.game import new_game
+from conquian_env.rules import (
+    FLAG_BITS,
+    FORCING,
+    STANDARD,
+    Rules,
+    add_arguments,
+    from_arguments,
+    resolve,
+    rules_of_record,
+    upgrade_record,
+)
+from conquian_env.wrappers import SingleAgentEnv
+
+QUICK = {"bootstrap": 20, "plot": False, "progress": False}
+#: every Rules there is (each field on or off)
+EVERY = [
+    Rules(**dict(zip(Rules.field_names(), on, strict=True)))
+    for on in itertools.product((False, True), repeat=len(Rules.field_names()))
+]
+
+
+# --------------------------------------------------------------------------- the value
+
+
+def test_rules_are_frozen_hashable_and_compare_by_their_fields():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FORCING.forcing = False  # type: ignore[misc]
+    assert Rules() == STANDARD and Rules(forcing=True) == FORCING and STANDARD != FORCING
+    assert len({Rules(), STANDARD, Rules(forcing=True), FORCING}) == 2  # a dict key, a JAX static argument
+    assert hash(Rules(forcing=True)) == hash(FORCING)
+    assert (STANDARD.name, FORCING.name, str(FORCING)) == ("standard", "forcing", "forcing")
+    numpy_bool = Rules(forcing=np.bool_(True))
+    assert numpy_bool == FORCING and type(numpy_bool.forcing) is bool  # a numpy bool becomes a plain one
+    assert FORCING.replace(forcing=False) == STANDARD and FORCING.forcing  # replace makes a new one
+
+
+@pytest.mark.parametrize("bad", [1, 0, "yes", "false", None, 1.0, [True]])
+def test_a_rule_field_that_is_not_a_bool_is_refused_by_name(bad):
+    # bool("false") is True: a string taken as a flag would turn the variant on
+    with pytest.raises(ValueError, match=r"forcing must be True or False, got"):
+        Rules(forcing=bad)
+    with pytest.raises(ValueError, match=r"rules: forcing must be true or false"):
+        Rules.from_dict({"forcing": bad})
+    with pytest.raises(ValueError, match="forcing"):
+        FORCING.replace(forcing=bad)
+
+
+def test_to_dict_and_from_dict_round_trip_every_rules():
+    for rules in EVERY:
+        data = rules.to_dict()
+        assert list(data) == list(Rules.field_names()) and all(type(v) is bool for v in data.values())
+        assert Rules.from_dict(data) == rules
+        assert Rules.from_dict(json.loads(json.dumps(data))) == rules  # as a file holds it
+    assert Rules.from_dict({}) == STANDARD  # a field left out is off
+
+
+def test_from_dict_refuses_unknown_keys_and_non_objects_by_name():
+    with pytest.raises(ValueError, match=r"where: unknown rule\(s\) jokers; known: forcing"):
+        Rules.from_dict({"forcing": True, "jokers": True}, "where")
+    for bad in (True, ["forcing"], "forcing", None, 1):
+        with pytest.raises(ValueError, match="rules must be an object of rule fields"):
+            Rules.from_dict(bad)  # type: ignore[arg-type]
+
+
+def test_flags_round_trip_and_unknown_bits_are_refused():
+    bits = list(FLAG_BITS.values())
+    assert list(FLAG_BITS) == list(Rules.field_names())
+    assert all(b > 0 and b & (b - 1) == 0 for b in bits) and len(set(bits)) == len(bits)  # one bit each
+    for rules in EVERY:
+        assert Rules.from_flags(rules.flags) == rules
+        assert Rules.from_flags(np.int64(rules.flags)) == rules  # as a kernel row holds it
+    assert (STANDARD.flags, FORCING.flags) == (0, 1)
+    for bad in (1 << len(bits), -1, sum(bits) + (1 << 10)):
+        with pytest.raises(ValueError, match="set bits no variant uses"):
+            Rules.from_flags(bad)
+    for bad in (True, 1.0, "1", None):
+        with pytest.raises(ValueError, match="rules flags must be an integer"):
+            Rules.from_flags(bad)  # type: ignore[arg-type]
+
+
+def test_the_kernel_row_reads_the_same_flag_bits():
+    pytest.importorskip("numba")
+    from conquian_env import _kernels as K
+
+    assert K.RULE_FORCING == FLAG_BITS["forcing"]
+
+
+# --------------------------------------------------------------------------- resolve: rules= or its fields
+
+
+def test_resolve_takes_rules_a_mapping_or_the_field_keywords():
+    assert resolve() == resolve(None) == STANDARD
+    assert resolve(FORCING) is FORCING
+    assert resolve({"forcing": True}) == resolve(forcing=True) == resolve(forcing=np.bool_(True)) == FORCING
+    assert resolve(FORCING, forcing=True) == FORCING  # both, agreeing
+    assert resolve(None, forcing=False) == STANDARD
+
+
+def test_resolve_refuses_rules_and_a_keyword_that_disagree():
+    with pytest.raises(ValueError, match=r"forcing=False disagree: give the rules once"):
+        resolve(FORCING, forcing=False)
+    with pytest.raises(ValueError, match=r"forcing=True disagree"):
+        resolve({"forcing": False}, forcing=True)
+    # through the public entry points
+    with pytest.raises(ValueError, match="disagree"):
+        conquian_env.env(rules=STANDARD, forcing=True)
+    with pytest.raises(ValueError, match="disagree"):
+        new_game(0, rules=FORCING, forcing=False)
+    with pytest.raises(ValueError, match="disagree"):
+        SingleAgentEnv(rules=FORCING, forcing=False)
+
+
+def test_resolve_refuses_unknown_keywords_bad_values_and_non_rules():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) forcin "):
+        resolve(forcin=True)
+    with pytest.raises(TypeError, match="forcin"):
+        conquian_env.env(forcin=True)
+    with pytest.raises(ValueError, match="forcing must be True or False, got 'no'"):
+        resolve(forcing="no")
+    for bad in (True, "forcing", 1):
+        with pytest.raises(ValueError, match="rules must be a conquian_env.rules.Rules"):
+            resolve(bad)  # type: ignore[arg-type]
+
+
+def test_the_forcing_keyword_and_attribute_of_code_written_before_the_rules_object_still_work():
+    env = conquian_env.env(forcing=True)
+    assert env.unwrapped.rules == FORCING and env.unwrapped.forcing is True
+    env.reset(seed=1)
+    assert env.unwrapped.game.rules == FORCING and env.unwrapped.game.forcing is True
+    with pytest.raises(AttributeError):
+        env.unwrapped.forcing = False  # read-only: the rules are set once, at construction
+    assert new_game(3, forcing=True).to_dict() == new_game(3, rules=FORCING).to_dict()
+
+
+def test_add_arguments_makes_one_flag_per_field():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert from_arguments(parser.parse_args([])) == STANDARD
+    assert from_arguments(parser.parse_args(["--forcing"])) == FORCING
+    both = argparse.ArgumentParser()
+    add_arguments(both, boolean_optional=True, dest="rules")
+    assert both.parse_args([]).rules == STANDARD
+    assert both.parse_args(["--forcing"]).rules == FORCING
+    assert both.parse_args(["--forcing", "--no-forcing"]).rules == STANDARD  # the last flag wins
+    assert "play the forcing variant" in both.format_help()
+
+
+# --------------------------------------------------------------------------- files written before
+
+
+def _old_form(data: dict) -> dict:
+    """``data`` as it was written before the rules object: ``"forcing": flag`` where ``rules`` is."""
+    return {("forcing" if k == "rules" else k): (v["forcing"] if k == "rules" else v) for k, v in data.items()}
+
+
+def _a_record(forcing: bool, seed: int = 4) -> GameRecord:
+    hands, stock = deal_for_seed(seed)
+    from agents.registry import make_agent
+
+    return play_game([make_agent("greedy", 1), make_agent("random", 2)], hands=hands, stock=stock, forcing=forcing)
+
+
+def test_upgrade_record_puts_rules_where_the_flag_was():
+    old = {"hands": [], "first": 0, "forcing": True, "players": ["a", "b"]}
+    assert upgrade_record(old) == {"hands": [], "first": 0, "rules": {"forcing": True}, "players": ["a", "b"]}
+    assert list(upgrade_record(old)) == ["hands", "first", "rules", "players"]  # the same place
+    assert old["forcing"] is True  # the argument is left as it was
+    new = {"rules": {"forcing": False}}
+    assert upgrade_record(new) is new and upgrade_record([1]) == [1]
+    assert rules_of_record(old) == FORCING and rules_of_record({"rules": {}}) == STANDARD
+    with pytest.raises(ValueError, match="record: missing field 'rules'"):
+        rules_of_record({"first": 0})
+    with pytest.raises(ValueError, match="holds both 'rules' and the older 'forcing'"):
+        rules_of_record({"rules": {"forcing": False}, "forcing": True})  # which one? neither is guessed
+    with pytest.raises(ValueError, match="forcing must be true or false"):
+        rules_of_record({"forcing": "yes"})
+
+
+@pytest.mark.parametrize("forcing", [False, True])
+def test_an_old_record_loads_and_replays_by_its_rules(tmp_path, forcing):
+    record = _a_record(forcing)
+    old = _old_form(record.to_dict())
+    assert "rules" not in old and old["forcing"] is forcing
+    assert check_record(old) is None
+    again = GameRecord.from_dict(old)
+    assert again.rules == Rules(forcing=forcing) and again.to_dict() == record.to_dict()
+    assert [s.to_dict() for s in again.replay()] == [s.to_dict() for s in record.replay()]
+    # an old games file (conquian-play --save, a tournament's lines) beside a new record
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(record.to_dict()) + "\n")
+    games, problems = load_records(path)
+    assert problems == [] and len(games) == 2
+    old_states, _ = replay_states(games[0])
+    new_states, _ = replay_states(games[1])
+    assert old_states[-1].to_dict() == new_states[-1].to_dict() and old_states[-1].rules == Rules(forcing=forcing)
+
+
+def test_a_record_with_both_keys_or_a_bad_flag_is_reported_not_guessed(tmp_path):
+    data = _a_record(False).to_dict()
+    both = {**data, "forcing": True}
+    assert "holds both 'rules' and the older 'forcing'" in check_record(both)
+    with pytest.raises(ValueError, match="holds both"):
+        GameRecord.from_dict(both)
+    assert "forcing must be true or false" in check_record({**_old_form(data), "forcing": 1})
+    assert "unknown rule(s) jokers" in check_record({**data, "rules": {"jokers": True}})
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(both) + "\n")
+    games, problems = load_records(path)
+    assert games == [] and "corrupt, skipped" in problems[0] and "holds both" in problems[0]
+
+
+def _to_old_folder(out: Path, keep: int) -> None:
+    """Rewrite the tournament folder ``out`` as it was written before the rules object (a
+    ``forcing`` flag in config.json and every games.jsonl line, the lines signed with the folder's
+    key), keeping its first ``keep`` games: a folder an older version left, killed mid-run."""
+    config = json.loads((out / "config.json").read_text())
+    config["options"] = _old_form(config["options"])
+    (out / "config.json").write_text(json.dumps(_old_form(config), indent=2) + "\n")
+    key = runfiles.read_key(out)
+    lines = []
+    for text in (out / "games.jsonl").read_text().splitlines()[:keep]:
+        obj = json.loads(text)
+        del obj[runfiles.CHECK_FIELD]
+        lines.append(runfiles.sign_line(json.dumps(_old_form(obj)), key))
+    (out / "games.jsonl").write_text("".join(line + "\n" for line in lines))
+
+
+def _games(out: Path) -> list[dict]:
+    games = [upgrade_record(json.loads(line)) for line in (out / "games.jsonl").read_text().splitlines()]
+    timing = ("think_time", "max_think", "check")
+    return sorted(({k: v for k, v in g.items() if k not in timing} for g in games), key=lambda g: g["index"])
+
+
+def test_an_old_tournament_folder_resumes_to_the_same_games(tmp_path):
+    specs = ["greedy", "random"]
+    whole, old = tmp_path / "whole", tmp_path / "old"
+    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, rules=FORCING, out=whole, jobs=1, **QUICK))
+    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, rules=FORCING, out=old, jobs=1, **QUICK))
+    _to_old_folder(old, keep=4)
+    assert "forcing" in json.loads((old / "config.json").read_text())
+    assert all('"forcing": true' in line for line in (old / "games.jsonl").read_text().splitlines())
+    # resumed by today's code with the --forcing shortcut: the 4 old games are kept, 2 played
+    run_tournament(specs, games=6, seed=3, forcing=True, out=old, jobs=1, **QUICK)
+    assert not (old / "games.rejected.txt").exists(), "an old line was taken for a bad one"
+    lines = (old / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and sum('"rules"' not in line for line in lines) == 4  # old lines kept as written
+    assert _games(old) == _games(whole)  # the same games as a run that was never stopped
+    assert json.loads((old / "config.json").read_text())["rules"] == {"forcing": True}  # rewritten in today's form
+
+
+def test_an_old_tournament_folder_is_not_resumed_with_other_rules(tmp_path):
+    out = tmp_path / "old"
+    run_tournament(TournamentConfig(specs=["greedy", "random"], games=2, seed=3, rules=FORCING, out=out, **QUICK))
+    _to_old_folder(out, keep=2)
+    with pytest.raises(ValueError, match=r"different tournament \(rules: folder has \{'forcing': True\}"):
+        run_tournament(["greedy", "random"], games=2, seed=3, out=out, jobs=1, **QUICK)
+
+
+def test_openspiel_takes_the_forcing_parameter_as_before():
+    pyspiel = pytest.importorskip("pyspiel")
+    from conquian_env.integrations.openspiel import GAME_NAME, load_game
+
+    for game in (
+        pyspiel.load_game(GAME_NAME, {"forcing": True}),
+        pyspiel.load_game(f"{GAME_NAME}(forcing=true)"),
+        load_game(forcing=True),
+        load_game(FORCING),
+    ):
+        assert game.rules == FORCING and game.forcing is True and game.get_parameters() == {"forcing": True}
+    assert pyspiel.load_game(GAME_NAME).rules == STANDARD
+    with pytest.raises(pyspiel.SpielError, match="jokers"):
+        pyspiel.load_game(GAME_NAME, {"jokers": True})
