@@ -41,6 +41,7 @@ from conquian_env.seeding import derive_seed
 from . import knobs
 from .belief import BOT_STREAM, game_kinds, make_kind, shard_path, write_npz, write_text
 from .knobs import knob
+from .recipes import Recipe
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0x7A1E0
@@ -356,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     return 0
 
+
+RECIPE = Recipe("value", "the search's leaf value: generate games the search plays, then fit (measured no gain)",
+                (GenerateConfig, FitConfig), main)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())
