@@ -2,13 +2,13 @@
 compiled code (the private half of :mod:`agents.search`).
 
 One search answers one decision of one player from what that player sees: a *view row*
-(a row of the batched engine, :mod:`conquian_env._kernels`, whose opponent hand and stock
+(a row of the batched engine, :mod:`conquian_env.kernels`, whose opponent hand and stock
 hold nothing) and the *pool* of cards the player cannot see, sorted.  Each determinization
 deals the pool at random into the opponent's hidden hand and the stock (the most
 plausible of ``tries`` deals, judged by :func:`implausibility` as the Python search's
 ``infer`` judges them), then every root action still in the race is played on a copy of
 that same deal and followed by the greedy rules for both players to the end of the game
-(:func:`agents._greedy_kernels.greedy_action`).  The actions are compared on the same
+(:func:`agents.greedy_kernels.greedy_action`).  The actions are compared on the same
 cards (common random numbers), and after every ``RACE_EVERY`` deals an action whose
 paired mean loss against the leader exceeds ``z`` standard errors leaves the race, so the
 playouts go to the actions still in doubt.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from conquian_env._kernels import (
+from conquian_env.kernels import (
     CHOSEN,
     DEAD,
     DI0,
@@ -62,9 +62,10 @@ from conquian_env._kernels import (
     compute_legal,
     lowest_bit_index,
 )
-from conquian_env._kernels import popcount as _popcount
+from conquian_env.kernels import popcount as _popcount
 
-from ._greedy_kernels import (
+from .belief_kernels import deal_from_belief
+from .greedy_kernels import (
     FULL,
     NEIGHBOURS,
     PARTNER_COUNT,
@@ -76,8 +77,8 @@ from ._greedy_kernels import (
     plan_take,
     position_value,
 )
-from ._scorer_kernels import scorer_action
-from .belief_kernels import deal_from_belief
+from .scorer_kernels import scorer_action
+from .value_kernels import leaf_value
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -336,10 +337,10 @@ def playout(S, i, keys, plans, filled):
 
 @njit(cache=True)
 def guided_playout(S, i, me, steps, keys, plans, filled, weights, dims, F, X, acts, out, h, g):
-    """:func:`playout` in which the network (:func:`agents._scorer_kernels.scorer_action`,
-    ``weights, dims`` from :func:`agents._scorer_kernels.pack`) makes player ``me``'s next
+    """:func:`playout` in which the network (:func:`agents.scorer_kernels.scorer_action`,
+    ``weights, dims`` from :func:`agents.scorer_kernels.pack`) makes player ``me``'s next
     ``steps`` decisions that have a choice at an offer or a discard; every other move is
-    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents._scorer_kernels.scratch`)."""
+    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents.scorer_kernels.scratch`)."""
     while S[i, PHASE] != GAME_OVER:
         phase = S[i, PHASE]
         if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and (phase == OFFER or phase == DISCARD):
@@ -394,6 +395,113 @@ def playout_by_decision(S, i):
     """:func:`playout` one :func:`greedy_action` at a time (the reference the tests compare it with)."""
     while S[i, PHASE] != GAME_OVER:
         apply(S, i, greedy_action(S, i))
+    return S[i, WINNER]
+
+
+@njit(cache=True)
+def value_playout(S, i, me, steps, keys, plans, filled, w0, b0, w1, b1, x, h):
+    """:func:`playout` for ``steps`` greedy steps (a take with its meld and discard one step), then
+    at the next offer the leaf value (:func:`agents.value_kernels.leaf_value`) of the position for
+    player ``me`` instead of the rest of the game; the score for ``me`` in half points (2 a win,
+    1 a draw; a fraction from the value)."""
+    n = 0
+    while S[i, PHASE] != GAME_OVER:
+        if n >= steps and S[i, PHASE] == OFFER:
+            return 2.0 * leaf_value(S, i, me, w0, b0, w1, b1, x, h)
+        _greedy_step(S, i, keys, plans, filled, -1)
+        n += 1
+    w = S[i, WINNER]
+    return 1.0 if w < 0 else (2.0 if w == me else 0.0)
+
+
+@njit(cache=True)
+def redeal(S, i, me, out, info):
+    """Row ``S[i]`` into ``out`` with what player ``me`` cannot see there (the opponent's hand and
+    the stock left) dealt again uniformly: ``me``'s own determinization of a playout position."""
+    for c in range(NUM_COLUMNS):
+        out[c] = S[i, c]
+    opp = 1 - me
+    hidden = S[i, H0 + opp] & ~S[i, CHOSEN]
+    n_opp = _popcount(hidden)
+    spos = S[i, SPOS]
+    n = n_opp + STOCK_SIZE - spos
+    pool = np.empty(n, dtype=np.int64)
+    k = 0
+    rest = hidden
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        pool[k] = lowest_bit_index(low)
+        k += 1
+    for j in range(spos, STOCK_SIZE):
+        pool[k] = S[i, STOCK0 + j]
+        k += 1
+    for k in range(n - 1, 0, -1):
+        j = _below(info, k + 1)
+        pool[k], pool[j] = pool[j], pool[k]
+    hand = 0
+    for k in range(n_opp):
+        hand |= 1 << pool[k]
+    out[H0 + opp] = (S[i, H0 + opp] & ~hidden) | hand
+    for k in range(n - n_opp):
+        out[STOCK0 + spos + k] = pool[n_opp + k]
+
+
+@njit(cache=True)
+def inner_choice(S, i, me, deals, keys, plans, filled, T, info):
+    """Player ``me``'s decision at row ``S[i]`` (an offer or a discard with a choice) by a small
+    flat search of its own: every legal action on ``deals`` of ``me``'s own re-deals (:func:`redeal`,
+    uniform), then greedy playouts; the best mean (ties: greedy's action).  Counts its playouts in
+    ``info[I_PLAYOUTS]``."""
+    greedy = greedy_action(S, i)
+    phase = S[i, PHASE]
+    cards = S[i, LCARDS]
+    cand = np.empty(12, dtype=np.int64)
+    cand[0] = greedy
+    n = 1
+    if phase == OFFER:
+        other = REFUSE if greedy == TAKE else TAKE
+        cand[1] = other
+        n = 2
+    else:
+        while cards and n < 12:
+            low = cards & -cards
+            cards ^= low
+            a = DISCARD_BASE + lowest_bit_index(low)
+            if a != greedy:
+                cand[n] = a
+                n += 1
+    score = np.zeros(n, dtype=np.float64)
+    for _ in range(deals):
+        redeal(S, i, me, T[0], info)
+        for k in range(n):
+            for c in range(NUM_COLUMNS):
+                T[1, c] = T[0, c]
+            apply(T, 1, cand[k])
+            w = playout(T, 1, keys, plans, filled)
+            score[k] += 1.0 if w < 0 else (2.0 if w == me else 0.0)
+            info[I_PLAYOUTS] += 1
+    best = 0
+    for k in range(1, n):
+        if score[k] > score[best]:
+            best = k
+    return cand[best]
+
+
+@njit(cache=True)
+def nested_playout(S, i, me, deals, keys, plans, filled, T, info):
+    """:func:`playout` in which player ``me``'s first decision with a choice at an offer or a discard
+    is :func:`inner_choice`'s (a second ply of search, on ``me``'s own re-deals), the rest greedy's."""
+    searched = False
+    while S[i, PHASE] != GAME_OVER:
+        phase = S[i, PHASE]
+        if not searched and S[i, PLAYER] == me and (phase == OFFER or phase == DISCARD):
+            lcards, misc = S[i, LCARDS], S[i, LMISC]
+            if (phase == OFFER and misc & 3 == 3) or (phase == DISCARD and lcards & (lcards - 1)):
+                searched = True
+                apply(S, i, inner_choice(S, i, me, deals, keys, plans, filled, T, info))
+                continue
+        _greedy_step(S, i, keys, plans, filled, -1)
     return S[i, WINNER]
 
 
@@ -480,7 +588,7 @@ def new_search(view, seed, take_options):
     info[I_GREEDY] = actions[0]
     active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     active[: info[I_ACTIONS]] = True
-    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.int8)
+    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.float32)  # half points (fractions from a leaf value)
     sums = np.zeros((2, NUM_ACTIONS), dtype=np.float64)  # summed score, deals played
     return info, actions, active, results, sums
 
@@ -511,22 +619,25 @@ def _race(results, deals, active, sums, n, z):
 
 @njit(cache=True)
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               steps, net, both=False, odds=None):  # fmt: skip
+               steps, net, both=False, odds=None, vsteps=0, value=None, inner=0):  # fmt: skip
     """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
     (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
     uniform ones (None: uniform, the plain search, compiled without the belief); with
     ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
-    dims, F, X, acts, out, h, g)``, :func:`agents._scorer_kernels.pack` and ``scratch``) making the
+    dims, F, X, acts, out, h, g)``, :func:`agents.scorer_kernels.pack` and ``scratch``) making the
     searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
-    the network; ``steps`` is then not read)."""
+    the network; ``steps`` is then not read); ``value`` (``(w0, b0, w1, b1, x, h)``: the leaf value's
+    weights and scratch, :mod:`agents.value_kernels`): each playout is :func:`value_playout`'s,
+    ``vsteps`` greedy steps then the leaf value (None: played to the end, compiled without it)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
     scratch = np.empty(NUM_COLUMNS, dtype=np.int64)
+    T = np.empty((2, NUM_COLUMNS), dtype=np.int64)
     for _ in range(deals):
         d = info[I_DEALS]
         if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
-            grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.int8)
+            grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.float32)
             grown[: results.shape[0]] = results
             results = grown
         if odds is None:
@@ -540,14 +651,19 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 S[0, c] = det[c]
             compute_legal(S, 0)
             play_option(S, 0, actions[k], keys, plans, filled)
-            if net is not None:  # numba drops this branch when compiling for net=None: the plain search
-                if steps > 0:
-                    w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+            if value is not None:  # numba drops this branch when compiling for value=None
+                half = value_playout(S, 0, me, vsteps, keys, plans, filled, *value)
+            else:
+                if net is not None:  # numba drops this branch when compiling for net=None: the plain search
+                    if steps > 0:
+                        w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
+                    else:
+                        w = playout(S, 0, keys, plans, filled)
+                elif inner > 0:
+                    w = nested_playout(S, 0, me, inner, keys, plans, filled, T, info)
                 else:
                     w = playout(S, 0, keys, plans, filled)
-            else:
-                w = playout(S, 0, keys, plans, filled)
-            half = 1 if w < 0 else (2 if w == me else 0)
+                half = 1.0 if w < 0 else (2.0 if w == me else 0.0)
             if d < results.shape[0]:
                 results[d, k] = half
             sums[0, k] += half
@@ -636,4 +752,5 @@ __all__ = [
     "new_search",
     "playout",
     "run_search",
+    "value_playout",
 ]

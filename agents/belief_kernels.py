@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from conquian_env._kernels import (
+from conquian_env.kernels import (
     DEAD,
     DI0,
     DISCARDED,
@@ -43,7 +43,7 @@ from conquian_env._kernels import (
     popcount,
 )
 
-from ._greedy_kernels import NEIGHBOURS, PARTNER_COUNT, PARTNERS
+from .greedy_kernels import NEIGHBOURS, PARTNER_COUNT, PARTNERS
 
 #: the card groups whose cards near the pool card are counted (same rank, one and two ranks
 #: away in the suit): the opponent's discards, its refusals of cards that did not fit its

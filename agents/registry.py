@@ -122,6 +122,10 @@ KNOWN_BOTS: dict[str, BotInfo] = {
             "tries": "1, belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
             "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
             "belief": "none, a belief model file (none: the shipped agents/data/conquian_belief.npz)",
+            "uniform": "false, uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
+            "inner": "0, deals of a second ply (the searcher's first playout decision searched on its re-deals)",
+            "leaf": "none, greedy steps of a playout before the leaf value is read instead (none: played out)",
+            "value": "none, a leaf value model file (conquian_train.value fit), read at the leaf (needs leaf)",
         },
     ),
     "guided": BotInfo(

@@ -52,10 +52,10 @@ from .greedy import GreedyAgent
 from .params import Flag, Integer, Real, bounded
 
 try:
-    from conquian_env import _kernels as E
+    from conquian_env import kernels as E
 
-    from . import _scorer_kernels as SK
     from . import _search_kernels as K
+    from . import scorer_kernels as SK
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
     _IMPORT_ERROR = exc
@@ -112,15 +112,29 @@ def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
 _WARM = False
 _WARM_NET = False
 _WARM_BELIEF = False
+_WARM_VALUE = False
 
 
-def _warm_up(net: tuple | None = None, belief=None) -> None:
+def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
     decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too; ``belief``: the belief search's (once per process).
+    guided search's kernels with the network too; ``belief``: the belief search's; ``value``: the
+    leaf value's (each once per process).
     Every argument is passed as the bots pass it: numba compiles an omitted optional argument
     and an explicit ``None`` as two signatures, and a missed one costs seconds in a decision."""
-    global _WARM, _WARM_NET, _WARM_BELIEF
+    global _WARM, _WARM_NET, _WARM_BELIEF, _WARM_VALUE
+    if value is not None and not _WARM_VALUE:
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        odds = np.ones(len(pool))
+        for o in (None, odds):
+            info, actions, active, results, sums = K.new_search(row, 1, False)
+            K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                         0, None, False, o, 2, value, 0)  # fmt: skip
+        _WARM_VALUE = True
     if belief is not None and not _WARM_BELIEF:
         from conquian_env.game import new_game
 
@@ -129,7 +143,8 @@ def _warm_up(net: tuple | None = None, belief=None) -> None:
         odds = np.exp(belief.pool_logits(row, pool, n_opp))
         info, actions, active, results, sums = K.new_search(row, 1, False)
         K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 0, None, False, odds)  # fmt: skip
+                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                     0, None, False, odds, 0, None, 0)  # fmt: skip
         _WARM_BELIEF = True
     if net is not None and not _WARM_NET:
         from conquian_env.game import new_game
@@ -139,7 +154,8 @@ def _warm_up(net: tuple | None = None, belief=None) -> None:
         info, actions, active, results, sums = K.new_search(row, 1, False)
         for both in (False, True):
             K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), 1, net, both, None)  # fmt: skip
+                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
+                         1, net, both, None, 0, None, 0)  # fmt: skip
         _WARM_NET = True
     if _WARM:
         return
@@ -166,6 +182,9 @@ def _warm_up(net: tuple | None = None, belief=None) -> None:
         None,
         False,
         None,
+        0,
+        None,
+        0,
     )
     _WARM = True
 
@@ -217,6 +236,10 @@ class SearchAgent(SearchBot):
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
         #: the network's decisions per playout and the network (none in the plain search)
         self._steps, self._net, self._both = 0, None, False
+        #: the leaf value's greedy steps before it is read, and its weights and scratch (none: played out)
+        self._vsteps, self._value = 0, None
+        #: deals of the second ply (the searcher's first decision in each playout searched; 0: none)
+        self._inner = 0
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
         #: search (``last_options``: the same by root option, a take split by its discard)
@@ -242,13 +265,14 @@ class SearchAgent(SearchBot):
             nonlocal results
             results = K.run_search(
                 row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both, odds,
+                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._inner,
             )  # fmt: skip
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
-                # a deal plays every action still in the race
-                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // int(active[:n].sum())))
+                # a deal plays every action still in the race (with a second ply, more: one deal at a time)
+                per_deal = int(active[:n].sum()) * (1 + 2 * self._inner)
+                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // per_deal))
         else:
             deadline = started + self.time
             chunk = FIRST_CHUNK
@@ -287,12 +311,21 @@ class BeliefSearchAgent(SearchAgent):
     ``p / (1 - p)``, exactly as many cards as the opponent holds, the rest to the stock in a
     uniform order (:func:`agents.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
-    ``belief``: a model file (default: the shipped one).  The other knobs are the search's.
+    ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
+    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.
+
+    ``leaf`` and ``value`` (both or neither): every playout plays ``leaf`` greedy steps and then
+    reads the leaf value of the position reached (:mod:`agents.value`, a model file fitted by
+    :mod:`conquian_train.value`) instead of playing the game out.  Off by default: it measured no
+    gain (docs/experiments/valueA).  The other knobs are the search's.
     """
 
     name = "search"
 
-    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag())
+    @bounded(
+        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag(),
+        leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64),
+    )  # fmt: skip
     def __init__(
         self,
         time: float | None = None,
@@ -301,15 +334,36 @@ class BeliefSearchAgent(SearchAgent):
         tries: int = 1,
         take_options: bool = False,
         belief: str | None = None,
+        uniform: bool = False,
+        leaf: int | None = None,
+        value: str | None = None,
+        inner: int = 0,
         seed: int | None = None,
     ):
         from .belief import load_belief
 
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, take_options=take_options, seed=seed)
-        self.belief = load_belief(belief)
-        _warm_up(belief=self.belief)
+        self.uniform = uniform
+        self._inner = int(inner)
+        self.belief = None if uniform else load_belief(belief)
+        if value is not None and leaf is None:
+            raise ValueError(f"value={value!r} without leaf: say after how many greedy steps it is read (leaf=N)")
+        if leaf is not None:
+            from .value import load_value
+            from .value_kernels import NUM_FEATURES
 
-    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray:
+            if value is None:
+                raise ValueError("leaf needs a leaf value model file, value=PATH (none is shipped: docs/bots.md)")
+            self.value = load_value(value)
+            h = np.zeros(self.value.w0.shape[1])
+            self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)
+            _warm_up(value=self._value)
+        if self.belief is not None:
+            _warm_up(belief=self.belief)
+
+    def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
+        if self.belief is None:
+            return None
         with np.errstate(over="ignore"):
             return np.exp(self.belief.pool_logits(row, pool, n_opp))
 
@@ -323,7 +377,7 @@ class GuidedSearchAgent(SearchAgent):
       moves the network deems worth a look;
     * as its **playout policy** (an action scorer only): in every playout the network makes
       the searching player's next ``steps`` decisions at offers and discards (``both``: both
-      players', ``steps`` counting them all), compiled (:mod:`agents._scorer_kernels`), the
+      players', ``steps`` counting them all), compiled (:mod:`agents.scorer_kernels`), the
       rest of the playout greedy's (0: greedy playouts).
 
     Neither measured stronger than the plain search (docs/training.md): the prior at equal

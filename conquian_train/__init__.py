@@ -5,7 +5,8 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
 - :mod:`conquian_train.cli`: the command; :mod:`conquian_train.recipes`: the recipes (a module that
   declares ``RECIPE``) and the run they share.
 - the recipes: :mod:`conquian_train.ppo` (warm start + MaskablePPO), :mod:`conquian_train.exit`
-  (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model).
+  (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model),
+  :mod:`conquian_train.value` (the search's leaf value).
 - :mod:`conquian_train.settings`: the knobs every recipe shares (run folder, seed, evaluation, processes).
 - :mod:`conquian_train.knobs`: a dataclass of knobs as a command line and a checked ``config.json``.
 - :mod:`conquian_train.run`: the run folder (log, CSV files, checkpoints and run state, learning-curve plot).

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
 train = pytest.importorskip("train")
-from conquian_train import cli, recipes  # noqa: E402
+from conquian_train import cli, recipes, value  # noqa: E402
 from conquian_train.belief import FitConfig, GenerateConfig  # noqa: E402
 from conquian_train.exit import ExItConfig  # noqa: E402
 from conquian_train.ppo import TrainConfig  # noqa: E402
@@ -36,13 +36,14 @@ EXIT_KNOBS = {
 
 def test_every_recipe_is_a_module_of_the_package_and_named_after_it():
     found = {r.name: r for r in recipes.every()}  # each module imports here (no optional dependency missing)
-    assert set(found) == {"ppo", "exit", "belief"}
+    assert set(found) == {"ppo", "exit", "belief", "value"}
     assert found["ppo"].configs == (TrainConfig,) and found["exit"].configs == (ExItConfig,)
     assert found["belief"].configs == (GenerateConfig, FitConfig)
+    assert found["value"].configs == (value.GenerateConfig, value.FitConfig)
     assert all(recipes.find(name) is found[name] for name in found)
-    with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, exit, ppo"):
+    with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, exit, ppo, value"):
         recipes.find("files")  # a module of the package that is no recipe
-    assert recipes.names() == ["belief", "exit", "ppo"]  # found in the sources: listing them imports none
+    assert recipes.names() == ["belief", "exit", "ppo", "value"]  # found in the sources: listing them imports none
 
 
 def test_the_command_lists_the_recipes_and_refuses_an_unknown_one(capsys):
