@@ -100,7 +100,7 @@ def test_flags_round_trip_and_unknown_bits_are_refused():
 
 def test_the_kernel_row_reads_the_same_flag_bits():
     pytest.importorskip("numba")
-    from conquian_env import _kernels as K
+    from conquian_env import kernels as K
 
     assert K.RULE_FORCING == FLAG_BITS["forcing"]
 

@@ -9,10 +9,7 @@ another of our modules.  Tests may reach into the module they test and are not c
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("agents", "conquian_env", "conquian_arena", "conquian_train")
@@ -28,10 +25,6 @@ ALLOWED = {
     # pgx keeps its State dataclass decorator in pgx._src; its own games import it from there
     ("conquian_env/jax/game.py", "pgx._src.struct"),
 }
-#: the old names of the modules made public (conquian_env.kernels, agents.greedy_kernels,
-#: agents.scorer_kernels), kept for the files of a branch not yet merged; nothing else may use them
-OLD_NAMES = {"conquian_env._kernels", "agents._greedy_kernels", "agents._scorer_kernels"}
-OLD_NAME_USERS = {"agents/search.py", "agents/_search_kernels.py", "agents/belief_kernels.py"}
 
 
 def _private(name: str) -> bool:
@@ -95,9 +88,7 @@ def _sources() -> list[Path]:
 
 def test_modules_take_no_private_name_of_another():
     seams = private_seams(_sources())
-    old = {(f, thing) for f, thing in seams if thing in OLD_NAMES}
-    assert {f for f, _ in old} <= OLD_NAME_USERS, sorted(old)
-    assert seams - old - ALLOWED == set(), sorted(seams - old - ALLOWED)
+    assert seams - ALLOWED == set(), sorted(seams - ALLOWED)
     assert len(ALLOWED) <= 5
 
 
@@ -122,15 +113,3 @@ def test_the_reader_finds_each_kind_of_private_seam(tmp_path):
         ("agents/a.py", "conquian_env._engine2"),
         ("agents/a.py", "agents.b._inner"),
     }
-
-
-def test_the_old_module_names_are_the_public_modules_themselves():
-    # one module under two names: the same compiled kernels, the same tables (not a second copy)
-    pytest.importorskip("numba")
-    for old in sorted(OLD_NAMES):
-        new = old.replace("._", ".")
-        assert importlib.import_module(old) is importlib.import_module(new), old
-    from agents import _greedy_kernels, greedy_kernels
-    from conquian_env import _kernels, kernels
-
-    assert _kernels is kernels and _greedy_kernels is greedy_kernels
