@@ -84,7 +84,7 @@ class BeliefModel:
     def probabilities(self, view: Any) -> np.ndarray:
         """``p[c]``: the probability that the opponent of ``view``'s player holds card ``c`` (0 for
         every card the player can see; the probabilities add up to the opponent's hidden-hand size)."""
-        from .search import view_row
+        from .rows import view_row
 
         row, pool, n_opp = view_row(view)
         out = np.zeros(40)

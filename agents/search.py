@@ -45,7 +45,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS, TAKE
-from conquian_env.cards import cards_of
 
 from .base import PlayerView, SearchBot
 from .greedy import GreedyAgent
@@ -56,6 +55,7 @@ try:
 
     from . import _search_kernels as K
     from . import scorer_kernels as SK
+    from .rows import view_row
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
     _IMPORT_ERROR = exc
@@ -77,36 +77,6 @@ def _need_numba() -> None:
             "the compiled search (spec 'ismcts') needs numba: pip install 'conquian-env[fast]' "
             "(or play the Python search, spec 'ismcts-py')"
         ) from _IMPORT_ERROR
-
-
-def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:
-    """The player's view as a row of the batched engine, with the opponent's hidden hand
-    and the stock empty; the sorted pool of unseen cards; the opponent's hidden hand size."""
-    _need_numba()
-    me = view.player
-    opp = 1 - me
-    row = np.zeros(E.NUM_COLUMNS, dtype=np.int64)
-    row[E.H0 + me] = view.hand
-    row[E.M0 + me] = view.meld
-    row[E.M0 + opp] = view.opponent_meld
-    for p in (0, 1):
-        row[E.DI0 + p] = view.discards(p)
-        row[E.RF0 + p] = view.refusals(p)
-    row[E.DEAD] = view.dead
-    row[E.CHOSEN] = view.chosen
-    row[E.FACE] = view.face_up
-    row[E.SOURCE] = max(view.face_up_source, 0)
-    row[E.OWNER] = max(view.face_up_owner, 0)
-    row[E.PASSED] = int(view.passed)
-    row[E.PLAYER] = view.to_move
-    row[E.PHASE] = view.phase
-    row[E.WINNER] = -1
-    row[E.FORCED] = int(view.forced)
-    row[E.RULES] = view.rules.flags
-    row[E.MOVES] = view.move_count
-    row[E.SPOS] = E.STOCK_SIZE - view.stock_left
-    pool = np.array(cards_of(view.unseen()), dtype=np.int64)
-    return row, pool, view.opponent_hand_size
 
 
 _WARM = False

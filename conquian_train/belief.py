@@ -181,7 +181,7 @@ def game_kinds(game: int, n_kinds: int) -> tuple[int, int]:
 
 def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
     """Games ``first .. last - 1``: the positions of every decision outside the meld phase."""
-    from agents.search import view_row
+    from agents.rows import view_row
     from conquian_arena.match import deal_for_seed, play_game
 
     bots = _bots(kinds, seed)

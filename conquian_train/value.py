@@ -123,7 +123,7 @@ def _bots(kinds: tuple[str, ...], seed: int) -> list:
 def full_row(state) -> np.ndarray:
     """The first ROW_COLUMNS columns of the batched engine's row of ``state`` (both hands)."""
     from agents.base import PlayerView
-    from agents.search import view_row
+    from agents.rows import view_row
 
     row, _, _ = view_row(PlayerView(state, state.player))
     row[1 - state.player] = state.hands[1 - state.player]  # H0 + opponent: the hidden hand

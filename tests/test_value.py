@@ -126,7 +126,7 @@ def test_the_compiled_features_and_value_equal_their_twins():
 def test_a_playout_cut_at_the_leaf_is_the_greedy_playout_until_then():
     """value_playout with more steps than the game lasts is the greedy playout, result for result;
     with fewer it returns twice the leaf value of the offer greedy's play reached."""
-    from agents.search import view_row
+    from agents.rows import view_row
     from conquian_env.view import PlayerView
 
     w = _weights(5)
