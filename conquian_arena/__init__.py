@@ -12,6 +12,8 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
   :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`; both runners, the local
   one and :mod:`~conquian_arena.ray_runner`, play their games in :mod:`~conquian_arena.worker`;
   :mod:`~conquian_arena.runfiles` writes the run folder's files whole and checks its game lines.
+* :mod:`~conquian_arena.knobs`: a dataclass of knobs as a command line and a checked
+  ``config.json``, the one builder of every command's flags (the tournament's and training's).
 * :mod:`~conquian_arena.narration`: a game in words
   (:func:`~conquian_arena.narration.describe_move`), for every front end and replay.
 * :mod:`~conquian_arena.human`: a person as a player (the meld held until finished), and

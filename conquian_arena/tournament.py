@@ -77,7 +77,7 @@ import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +85,10 @@ from agents.base import Agent
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
 from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
-from conquian_env.rules import add_arguments as rule_arguments
 from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
 from . import runfiles, worker
+from .knobs import add_flags, knob
 from .match import deal_for_seed
 from .record import (
     FAILURE_KINDS,
@@ -111,46 +111,34 @@ LINE_KEYS = SCHEDULE_KEYS + tuple(f.name for f in dataclasses.fields(GameRecord)
 # --------------------------------------------------------------------------- the knobs
 
 
-def _knob(default: Any, help: str, **argparse_kw: Any) -> Any:  # noqa: A002 - the field's help text
-    """A :class:`TournamentConfig` field: its default, its ``--help`` text and, in
-    ``argparse_kw``, how the command line takes it (``flags``, ``positional``, ``type``,
-    ``metavar``)."""
-    metadata = {"help": help, **argparse_kw}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
 @dataclass
 class TournamentConfig:
     """Every knob of a tournament.  The command line is generated from these fields
     (:func:`build_parser`), and ``config.json`` keeps them (``options``) with the run."""
 
-    specs: list[str] = _knob([], "bot specs, e.g. greedy random ismcts:iterations=200", positional=True)
-    gauntlet: str | None = _knob(
+    specs: list[str] = knob([], "bot specs, e.g. greedy random ismcts:iterations=200", positional=True)
+    gauntlet: str | None = knob(
         None, "play only SPEC against each listed bot instead of a round robin", type=str, metavar="SPEC"
     )
-    games: int = _knob(1000, "games per pair (rounded up to even with duplicate deals)")
-    seed: int = _knob(0, "tournament seed: deals and bot seeds derive from it")
-    jobs: int | None = _knob(None, "worker processes (default: one per core)", type=int, flags=("-j", "--jobs"))
-    rules: Rules = _knob(STANDARD, "the rule variant: one flag per field of conquian_env.rules.Rules", rules=True)
-    duplicate: bool = _knob(
-        True, "each deal twice with the seats swapped (--no-duplicate: a fresh deal for every game)"
-    )
-    out: str | Path | None = _knob(None, "results folder (default: results/<bots>_g<games>_s<seed>)", type=str)
-    confidence: float = _knob(0.95, "level of every interval")
-    bootstrap: int = _knob(1000, "bootstrap resamples for rating intervals")
-    bt_prior: float = _knob(1.0, "virtual draws added to each pair in the Bradley-Terry fit (0 = plain MLE)")
-    anchor: str | None = _knob(None, "bot label rated 0 Elo (default: mean 0)", type=str, metavar="BOT")
-    progress: bool | None = _knob(None, "progress bar on standard error (default: when it is a terminal)")
-    plot: bool = _knob(True, "write summary.png (needs matplotlib)")
-    html: bool = _knob(True, "write report.html and replays/: the report and every game's replay, for a browser")
-    verify: bool = _knob(
+    games: int = knob(1000, "games per pair (rounded up to even with duplicate deals)")
+    seed: int = knob(0, "tournament seed: deals and bot seeds derive from it")
+    jobs: int | None = knob(None, "worker processes (default: one per core)", type=int, flags=("-j", "--jobs"))
+    rules: Rules = knob(STANDARD, "the rule variant: one flag per field of conquian_env.rules.Rules", rules=True)
+    duplicate: bool = knob(True, "each deal twice with the seats swapped (--no-duplicate: a fresh deal for every game)")
+    out: str | Path | None = knob(None, "results folder (default: results/<bots>_g<games>_s<seed>)", type=str)
+    confidence: float = knob(0.95, "level of every interval")
+    bootstrap: int = knob(1000, "bootstrap resamples for rating intervals")
+    bt_prior: float = knob(1.0, "virtual draws added to each pair in the Bradley-Terry fit (0 = plain MLE)")
+    anchor: str | None = knob(None, "bot label rated 0 Elo (default: mean 0)", type=str, metavar="BOT")
+    progress: bool | None = knob(None, "progress bar on standard error (default: when it is a terminal)")
+    plot: bool = knob(True, "write summary.png (needs matplotlib)")
+    html: bool = knob(True, "write report.html and replays/: the report and every game's replay, for a browser")
+    verify: bool = knob(
         False,
         "on a resume, re-play every kept game with its scheduled bots and seeds, and set aside (and play again) "
         "any that comes out otherwise: for bots whose play is a function of their seed; it costs the games' time",
     )
-    ray: str | None = _knob(
+    ray: str | None = knob(
         None,
         "play the games as Ray tasks: --ray local starts a local Ray instance with --jobs CPUs, "
         "--ray ADDRESS joins a cluster (e.g. auto, ray://HOST:10001); same games, results and resume",
@@ -186,35 +174,15 @@ class TournamentConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line, one option per :class:`TournamentConfig` field."""
+    """The command line, one option per :class:`TournamentConfig` field (:func:`conquian_arena.knobs.add_flags`,
+    every default in the namespace)."""
     parser = argparse.ArgumentParser(
         description="Round robin (or gauntlet) tournament between Conquian bots, with duplicate deals, "
         "confidence intervals, stakes and Bradley-Terry ratings.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="bot specs:\n" + describe_bots(),
     )
-    defaults = TournamentConfig()
-    for f in dataclasses.fields(TournamentConfig):
-        meta, default = f.metadata, getattr(defaults, f.name)
-        text = meta["help"]
-        if meta.get("positional"):
-            parser.add_argument(f.name, nargs="+", help=text)
-            continue
-        if meta.get("rules"):  # one --FIELD / --no-FIELD flag per rule field, gathered into one Rules
-            rule_arguments(parser, boolean_optional=True, dest=f.name)
-            continue
-        flags = meta.get("flags", ("--" + f.name.replace("_", "-"),))
-        kw: dict[str, Any] = {"dest": f.name, "default": default}
-        if isinstance(default, bool) or f.type in ("bool", "bool | None"):
-            parser.add_argument(*flags, action=argparse.BooleanOptionalAction, help=text, **kw)
-            continue
-        if default is not None and "default" not in text:
-            text += f" (default: {default})"
-        for extra in ("nargs", "const"):
-            if extra in meta:
-                kw[extra] = meta[extra]
-        parser.add_argument(*flags, type=meta.get("type", type(default)), metavar=meta.get("metavar"), help=text, **kw)
-    return parser
+    return add_flags(parser, TournamentConfig, defaults_in_namespace=True)
 
 
 # --------------------------------------------------------------------------- schedule and seeds

@@ -196,19 +196,25 @@ class _RuleFlag(argparse.Action):
 
 
 def add_arguments(
-    parser: argparse.ArgumentParser | Any, boolean_optional: bool = False, dest: str | None = None
+    parser: argparse.ArgumentParser | Any, boolean_optional: bool = False, dest: str | None = None, default: Any = None
 ) -> None:
     """One flag per rule field (``--forcing``), its help the field's.  ``boolean_optional``
     adds the ``--no-`` form too (the tournament's knobs have it).  With ``dest`` the flags
-    gather into one :class:`Rules` there (default :data:`STANDARD`); without it each field
-    has its own (:func:`from_arguments` gathers them)."""
+    gather into one :class:`Rules` there (``default`` when none is given, :data:`STANDARD`
+    unless said; ``argparse.SUPPRESS``: absent); without it each field has its own
+    (:func:`from_arguments` gathers them)."""
     for f in dataclasses.fields(Rules):
         flags = ["--" + f.name.replace("_", "-")]
         if boolean_optional:
             flags.append("--no-" + f.name.replace("_", "-"))
         if dest is not None:
             parser.add_argument(
-                *flags, dest=dest, action=_RuleFlag, field_name=f.name, default=STANDARD, help=f.metadata["help"]
+                *flags,
+                dest=dest,
+                action=_RuleFlag,
+                field_name=f.name,
+                default=STANDARD if default is None else default,
+                help=f.metadata["help"],
             )
         elif boolean_optional:
             parser.add_argument(flags[0], dest=f.name, action=argparse.BooleanOptionalAction, help=f.metadata["help"])

@@ -8,7 +8,8 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
   (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model),
   :mod:`conquian_train.value` (the search's leaf value).
 - :mod:`conquian_train.settings`: the knobs every recipe shares (run folder, seed, evaluation, processes).
-- :mod:`conquian_train.knobs`: a dataclass of knobs as a command line and a checked ``config.json``.
+- :mod:`conquian_train.knobs`: a dataclass of knobs as a command line and a checked ``config.json``
+  (:mod:`conquian_arena.knobs`, the builder of every command, under its older name).
 - :mod:`conquian_train.run`: the run folder (log, CSV files, checkpoints and run state, learning-curve plot).
 - :mod:`conquian_train.files`: every write of a run folder (atomic files, checkpoints swapped in whole, the lock).
 - :mod:`conquian_train.envs`: the learner's games against the opponent pool (the batched engine).

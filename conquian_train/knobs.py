@@ -1,257 +1,28 @@
-"""A dataclass of knobs as a command line and a run's ``config.json``, each value checked.
+"""The knob builder of the training recipes: :mod:`conquian_arena.knobs`, the one builder of every
+command's flags, under the name the recipes and older code import."""
 
-Each field is a :func:`knob`: its help text is its ``--flag``'s help, and it may declare the
-values it allows (``low``/``high``/``above`` for numbers, ``choices`` for text) and whether it
-holds bot specs (``spec=True``).  :func:`check` holds every field to its type (from the
-dataclass annotations) and declared range, so a new run's flags, a resumed run's
-``config.json`` and a config built in Python are checked alike; :func:`resumed` reads a run's
-``config.json`` strictly and refuses its ``python:`` bot specs, which would import and run a
-module, unless the user passes ``--trust-code`` (docs/training.md).
-"""
+from conquian_arena.knobs import (
+    INT_LIMIT,
+    add_flags,
+    add_resume_flags,
+    check,
+    from_dict,
+    knob,
+    read_config,
+    resumed,
+    spec_fields,
+    to_dict,
+)
 
-from __future__ import annotations
-
-import argparse
-import dataclasses
-import json
-import math
-import types
-import typing
-from dataclasses import field
-from pathlib import Path
-from typing import Any
-
-import numpy as np
-
-from agents.registry import refuse_code
-
-#: what a whole-number knob holds at most (numpy's and torch's int64)
-INT_LIMIT = 2**63
-
-
-def knob(  # noqa: A002 - the field's help text
-    default: Any,
-    help: str,  # noqa: A002
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    above: float | None = None,
-    choices: tuple[str, ...] | None = None,
-    spec: bool = False,
-    **metadata: Any,
-) -> Any:
-    """A dataclass field with its help text (lists, tuples and dicts get a factory).
-
-    ``low``/``high``: the least and greatest number allowed; ``above``: a number the value
-    must exceed; ``choices``: the texts allowed; ``spec``: the field holds bot specs
-    (``SPEC`` or ``SPEC@WEIGHT``), which a resumed run checks for code (:func:`resumed`).
-    For a tuple the bounds and choices hold for each element."""
-    declared = {"low": low, "high": high, "above": above, "choices": choices, "spec": spec}
-    meta = {"help": help, **{k: v for k, v in declared.items() if v is not None and v is not False}, **metadata}
-    if isinstance(default, (list, tuple, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-def add_flags(parser: argparse.ArgumentParser, cls: type) -> argparse.ArgumentParser:
-    """One ``--flag`` per field of the dataclass ``cls`` (an unset flag is absent from the namespace)."""
-    defaults, hints = cls(), typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        flag, default = "--" + f.name.replace("_", "-"), getattr(defaults, f.name)
-        kw: dict[str, Any] = {"help": f.metadata["help"] + f" (default: {default!r})", "default": argparse.SUPPRESS}
-        if isinstance(default, bool) or f.type == "bool | None":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
-        elif isinstance(default, tuple):  # the element type annotated (an empty default names none)
-            parser.add_argument(flag, nargs="+", type=typing.get_args(hints[f.name])[0], metavar="X", **kw)
-        else:
-            parser.add_argument(flag, type=type(default), **kw)
-    return parser
-
-
-def add_resume_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``--resume RUN_DIR`` and ``--trust-code`` (what :func:`resumed` takes)."""
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (its config.json is used)")
-    parser.add_argument(
-        "--trust-code",
-        action="store_true",
-        help="with --resume: let the python: bot specs of RUN_DIR/config.json import and run their modules "
-        "(refused without it: a run folder is data; pass it only for a config you trust)",
-    )
-    return parser
-
-
-def to_dict(config: Any) -> dict[str, Any]:
-    """The fields of a knob dataclass as JSON-ready data (tuples as lists)."""
-    return {
-        f.name: list(v) if isinstance(v := getattr(config, f.name), tuple) else v for f in dataclasses.fields(config)
-    }
-
-
-def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    """The knob dataclass ``cls`` from :func:`to_dict`'s data, :func:`check`\\ ed; an unknown key is an
-    error naming the known ones, a value of the wrong type or range one naming the key, the value
-    and what is allowed."""
-    if not isinstance(data, dict):
-        raise ValueError(f"a config is a JSON object of knobs, got {type(data).__name__}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")
-    config = cls(**data)
-    check(config)
-    return config
-
-
-def check(config: Any) -> None:
-    """Hold every field of the knob dataclass ``config`` to its annotated type and declared range;
-    tuples arrive as tuples and numpy scalars as Python numbers (the config is updated in place).
-    Raises ``ValueError``: ``lr must be a number > 0, got 'fast'``."""
-    hints = typing.get_type_hints(type(config))
-    for f in dataclasses.fields(config):
-        setattr(config, f.name, _checked(f.name, getattr(config, f.name), hints[f.name], f.metadata))
-
-
-def spec_fields(config: Any) -> list[tuple[str, str]]:
-    """``(field, spec)`` for every bot spec the config holds (the fields declared ``spec=True``)."""
-    out = []
-    for f in dataclasses.fields(config):
-        if f.metadata.get("spec"):
-            value = getattr(config, f.name)
-            out += [(f.name, v) for v in (value if isinstance(value, (tuple, list)) else (value,))]
-    return out
-
-
-def read_config(path: str | Path) -> dict[str, Any]:
-    """A run's ``config.json``: a JSON object (no repeated key, no NaN or Infinity), or a
-    ``ValueError`` naming the file and what is wrong with it."""
-    path = Path(path)
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        repeated = sorted({k for k in keys if keys.count(k) > 1})
-        if repeated:
-            raise ValueError(f"the key {repeated[0]!r} is repeated")
-        return dict(items)
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
-    except (ValueError, RecursionError) as err:  # bad UTF-8, bad JSON, a repeated key, NaN; absurd nesting
-        raise ValueError(f"{path} is not a run's config (a JSON object of knobs): {err}") from None
-    except OSError as err:
-        raise ValueError(f"{path} cannot be read: {err}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a run's config: a JSON object of knobs, got {type(data).__name__}")
-    return data
-
-
-def resumed(
-    cls: type, run_dir: str | Path, given: dict[str, Any], may_change: tuple[str, ...], trust_code: bool = False
-) -> Any:
-    """The knobs of the run in ``run_dir`` (its ``config.json``) with the command line's ``given``
-    flags on top; only ``may_change`` may be given (the rest of a run's recipe is fixed).
-
-    Every value is checked (:func:`check`), and a ``python:`` bot spec of the file (which would
-    import and run a module) is refused unless ``trust_code`` (``--trust-code``), and even then
-    when its module lies inside ``run_dir``; all before anything is imported or built."""
-    path = Path(run_dir) / "config.json"
-    if not path.exists():
-        raise ValueError(f"--resume {run_dir}: no config.json there (not a run folder)")
-    extra = sorted(set(given) - set(may_change))
-    if extra:
-        flags = ", ".join("--" + k.replace("_", "-") for k in may_change)
-        raise ValueError(f"--resume takes its config from {path}; only {flags} may change, got {extra}")
-    data = read_config(path)
-    try:
-        config = from_dict(cls, {**data, **given, "out": str(run_dir)})
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
-    refuse_code(spec_fields(config), path, trust_code, run_dir)
-    return config
-
-
-# --------------------------------------------------------------------------- one value against its field
-
-
-def _checked(name: str, value: Any, hint: Any, meta: Any) -> Any:
-    """``value`` as the type ``hint`` and ``meta``'s range allow it, or a ``ValueError``."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        if value is None:
-            return None
-        (hint,) = [a for a in args if a is not type(None)]
-        wanted = _wanted(hint, meta)
-        return _one(name, value, hint, meta, f"{wanted}, or null" if hint is not bool else "true, false or null")
-    if origin is tuple:
-        element = args[0]
-        if not isinstance(value, (tuple, list)):
-            raise ValueError(f"{name} must be a list of {_wanted(element, meta, plural=True)}, got {_shown(value)}")
-        what = f"a list of {_wanted(element, meta, plural=True)}"
-        return tuple(_one(name, v, element, meta, what, whole=value) for v in value)
-    return _one(name, value, hint, meta, _wanted(hint, meta))
-
-
-def _one(name: str, value: Any, hint: Any, meta: Any, wanted: str, whole: Any = None) -> Any:
-    def refuse() -> ValueError:
-        return ValueError(f"{name} must be {wanted}, got {_shown(value if whole is None else whole)}")
-
-    if hint is bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise refuse()
-        return bool(value)
-    if hint is str:
-        if not isinstance(value, str) or ("choices" in meta and value not in meta["choices"]):
-            raise refuse()
-        return value
-    if hint in (int, float):
-        number = (int, np.integer) if hint is int else (int, float, np.integer, np.floating)
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, number):
-            raise refuse()
-        if hint is float and not math.isfinite(value):
-            raise refuse()
-        if hint is int and not -INT_LIMIT < value < INT_LIMIT:
-            raise ValueError(f"{name} must be {wanted} below 2**63, got {_shown(value if whole is None else whole)}")
-        low, high, above = meta.get("low"), meta.get("high"), meta.get("above")
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise refuse()
-        if above is not None and not value > above:
-            raise refuse()
-        return hint(value)
-    raise TypeError(f"knob {name}: no check for the type {hint!r}")  # a new knob type: teach _one it
-
-
-def _wanted(hint: Any, meta: Any, plural: bool = False) -> str:
-    """What a field allows, in words: ``a positive integer``, ``a number in [0, 1]``, ``'meld' or 'raw'``."""
-    if hint is bool:
-        return "true or false"
-    if hint is str:
-        if "choices" in meta:
-            options = [repr(c) for c in meta["choices"]]
-            return " or ".join(options) if len(options) < 3 else ", ".join(options[:-1]) + " or " + options[-1]
-        if meta.get("spec"):
-            return "bot specs" if plural else "a bot spec"
-        return "texts" if plural else "a text"
-    noun = ("integers" if plural else "integer") if hint is int else ("numbers" if plural else "number")
-    article = "" if plural else ("an " if hint is int else "a ")
-    low, high, above = meta.get("low"), meta.get("high"), meta.get("above")
-    if hint is int and low in (0, 1):
-        most = "" if high is None else f" up to {_number(high)}"
-        return f"{'' if plural else 'a '}{'positive' if low else 'non-negative'} {noun}{most}"
-    if low is not None and high is not None:
-        return f"{article}{noun} in [{_number(low)}, {_number(high)}]"
-    if above is not None:
-        return f"{article}{noun} > {_number(above)}"
-    if low is not None:
-        return f"{article}{noun} >= {_number(low)}"
-    return f"{article}finite {noun}" if hint is float else f"{article}{noun}"
-
-
-def _number(x: float) -> str:
-    return str(x) if isinstance(x, int) else f"{x:g}"
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+__all__ = [
+    "INT_LIMIT",
+    "add_flags",
+    "add_resume_flags",
+    "check",
+    "from_dict",
+    "knob",
+    "read_config",
+    "resumed",
+    "spec_fields",
+    "to_dict",
+]
