@@ -32,6 +32,8 @@ from conquian_env.game import MELD
 from conquian_env.seeding import bot_game_random, bot_game_rng
 from conquian_env.view import PlayerView
 
+from .catalog import bot
+
 __all__ = ["Agent", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
 
 
@@ -56,6 +58,7 @@ class Agent:
         return f"<{type(self).__name__} {self.name}>"
 
 
+@bot("random", "uniform over legal actions")
 class RandomAgent(Agent):
     """Uniform over the legal actions, seeded by ``seed`` (and re-seeded per game)."""
 

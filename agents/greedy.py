@@ -67,6 +67,7 @@ from conquian_env.greedy_weights import (
 from conquian_env.melds import can_split_into_melds, playable_cards
 
 from .base import Agent, PlayerView
+from .catalog import bot
 
 #: size at which the memo tables of the pure functions below are emptied
 _CACHE_LIMIT = 1 << 17
@@ -357,6 +358,10 @@ def greedy_decision(
     raise ValueError(f"greedy_decision answers offer, discard and force decisions, not phase {phase!r}")
 
 
+@bot(
+    "greedy",
+    "rule-based: takes what improves its hand, goes out when it can, discards the least useful card",
+)
 class GreedyAgent(Agent):
     """Rule-based bot (see the module docstring for the rules).  Deterministic; ``seed`` is unused."""
 

@@ -60,6 +60,7 @@ from conquian_env.game import GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
 from .base import PlayerView, SearchBot
+from .catalog import bot
 from .greedy import (
     NEIGHBOURS,
     PARTNERS,
@@ -220,6 +221,16 @@ def greedy_first_actions(view: PlayerView) -> list[int]:
     return [first] + [a for a in legal if a != first]
 
 
+@bot(
+    "ismcts-py",
+    "the Python information-set Monte Carlo tree search (readable reference; slow)",
+    params={
+        "iterations": "simulations per decision",
+        "time": "seconds per decision (overrides iterations when given)",
+        "c": "UCB exploration constant (scores in [0, 1])",
+        "infer": "prefer deals that explain the opponent's refusals and discards",
+    },
+)
 class ISMCTSAgent(SearchBot):
     """Single-observer ISMCTS (see the module docstring).
 

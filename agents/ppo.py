@@ -49,6 +49,7 @@ from conquian_env.layout import feature_set, feature_set_for_size, feature_set_o
 from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
+from .catalog import bot
 from .model_files import (
     ModelFileError,
     best_legal,
@@ -518,6 +519,12 @@ def load_policy(path: str | Path) -> NumpyPolicy:
     return read_model(path).policy()
 
 
+@bot(
+    "ppo",
+    "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
+    params={"deterministic": "argmax instead of sampling"},
+    positional="[PATH.zip]",
+)
 class PPOAgent(PolicyAgent):
     """A MaskablePPO model file as a bot (spec ``ppo[:PATH.zip]``)."""
 

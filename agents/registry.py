@@ -10,6 +10,11 @@ with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
 known bots and their parameters.
 
+The kinds are the classes declared with :func:`agents.catalog.bot` in the ``agents``
+sources, found by reading the sources (:data:`KNOWN_BOTS`, built on first use) so that no bot
+module is imported until one of its specs is built (torch only for ``ppo``, numba only for
+the compiled searches); see docs/bots.md, "Writing your own bot".
+
 Each bot declares the allowed values of its parameters on its constructor
 (:func:`agents.params.bounded`); :func:`check_spec` checks a spec against them without
 building the bot, and :func:`make_agent` refuses any value outside them before the bot is
@@ -23,176 +28,95 @@ import importlib
 import importlib.machinery
 import inspect
 import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, RandomAgent
+from .base import Agent
+from .catalog import BotDeclarationError, BotInfo, Declaration, discover
 from .params import Integer, ParamError, Removed, bounds_of
 
+#: the order in which the bot list shows the shipped kinds; other discovered kinds follow, then ``python``
+SHIPPED_ORDER = ("random", "greedy", "ismcts", "search", "guided", "ismcts-py", "rollout", "ppo", "scorer", "rllib")
 
-@dataclass(frozen=True)
-class BotInfo:
-    factory: Callable[[], type[Agent]]  # imported lazily: torch only for ppo
-    summary: str
-    params: dict[str, str]  # name -> "default, meaning"
-    positional: str | None = None
-
-
-def _greedy() -> type[Agent]:
-    from .greedy import GreedyAgent
-
-    return GreedyAgent
+#: ``python:package.module:ClassName``: no declared bot, any Agent subclass of the user's
+PYTHON = BotInfo(
+    lambda: Agent,
+    "your own Agent subclass",
+    {"any": "keyword arguments passed to the class"},
+    positional="package.module:ClassName",
+)
 
 
-def _ismcts() -> type[Agent]:
-    from .search import SearchAgent
+class BotTable(MutableMapping[str, BotInfo]):
+    """The known bot kinds, built on first use from the ``@bot`` classes of the ``agents`` sources
+    (:func:`agents.catalog.discover`: read with ``ast``, no bot module imported) plus ``python``
+    and the aliases (``pimc`` for ``ismcts``)."""
 
-    return SearchAgent
+    def __init__(self, folder: Path, package: str):
+        self.folder, self.package = folder, package
+        self.table: dict[str, BotInfo] | None = None
+        self.declarations: dict[str, Declaration] = {}
+
+    def load(self) -> dict[str, BotInfo]:
+        if self.table is None:
+            found = discover(self.folder, self.package)
+            rank = {kind: i for i, kind in enumerate(SHIPPED_ORDER)}
+            found.sort(key=lambda d: rank.get(d.kind, len(rank)))  # stable: new kinds keep their file order
+            declarations: dict[str, Declaration] = {}
+            for declaration in found:
+                for kind in (declaration.kind, *declaration.aliases):
+                    if kind in declarations or kind == "python":
+                        other = declarations.get(kind)
+                        by = f"{other.module}.{other.class_name}" if other else "the python: spec"
+                        raise BotDeclarationError(
+                            f"bot kind {kind!r} of {declaration.module}.{declaration.class_name} is already {by}'s"
+                        )
+                    declarations[kind] = declaration
+            table = {d.kind: d.info() for d in found}
+            table["python"] = PYTHON
+            for declaration in found:
+                for alias in declaration.aliases:
+                    table[alias] = table[declaration.kind]
+            self.declarations, self.table = declarations, table
+        return self.table
+
+    def __getitem__(self, kind: str) -> BotInfo:
+        return self.load()[kind]
+
+    def __setitem__(self, kind: str, info: BotInfo) -> None:
+        self.load()[kind] = info
+
+    def __delitem__(self, kind: str) -> None:
+        del self.load()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.load())
+
+    def __len__(self) -> int:
+        return len(self.load())
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self.load()
+
+    def __repr__(self) -> str:
+        return f"BotTable({self.load()!r})"
 
 
-def _belief_search() -> type[Agent]:
-    from .search import BeliefSearchAgent
-
-    return BeliefSearchAgent
-
-
-def _ismcts_py() -> type[Agent]:
-    from .ismcts import ISMCTSAgent
-
-    return ISMCTSAgent
+#: kind -> :class:`BotInfo`; ``pimc`` (today's flat search by what it is: determinized flat Monte
+#: Carlo) is another name of ``ismcts``, its old name
+KNOWN_BOTS = BotTable(Path(__file__).resolve().parent, __package__ or "agents")
 
 
-def _rollout() -> type[Agent]:
-    from .rollout import RolloutAgent
-
-    return RolloutAgent
-
-
-def _guided() -> type[Agent]:
-    from .search import GuidedSearchAgent
-
-    return GuidedSearchAgent
+def declaration_of(kind: str) -> Declaration | None:
+    """The ``@bot`` declaration behind a kind (None for ``python`` or a kind added by hand)."""
+    KNOWN_BOTS.load()
+    return KNOWN_BOTS.declarations.get(kind)
 
 
-def _scorer() -> type[Agent]:
-    from .scorer import ScorerAgent
-
-    return ScorerAgent
-
-
-def _rllib() -> type[Agent]:
-    from .rllib_bot import RLlibAgent
-
-    return RLlibAgent
-
-
-def _ppo() -> type[Agent]:
-    from .ppo import PPOAgent
-
-    return PPOAgent
-
-
-KNOWN_BOTS: dict[str, BotInfo] = {
-    "random": BotInfo(lambda: RandomAgent, "uniform over legal actions", {}),
-    "greedy": BotInfo(
-        _greedy,
-        "rule-based: takes what improves its hand, goes out when it can, discards the least useful card",
-        {},
-    ),
-    "ismcts": BotInfo(
-        _ismcts,
-        "compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing",
-        {
-            "time": "0.15, seconds per searched decision at most (the race ends most decisions sooner)",
-            "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
-            "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
-            "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
-            "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
-        },
-    ),
-    "search": BotInfo(
-        _belief_search,
-        "the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)",
-        {
-            "time": "0.15, seconds per searched decision at most (the race ends most decisions sooner)",
-            "iterations": "none, playouts per decision instead of time (reproducible with a seed)",
-            "z": "3, standard errors behind the leader at which an action leaves the race (0: never)",
-            "tries": "1, belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
-            "take_options": "false, value a take with each discard that can follow it (not only greedy's)",
-            "belief": "none, a belief model file (none: the shipped agents/data/conquian_belief.npz)",
-            "uniform": "false, uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
-            "inner": "0, deals of a second ply (the searcher's first playout decision searched on its re-deals)",
-            "leaf": "none, greedy steps of a playout before the leaf value is read instead (none: played out)",
-            "value": "none, a leaf value model file (conquian_train.value fit), read at the leaf (needs leaf)",
-        },
-    ),
-    "guided": BotInfo(
-        _guided,
-        "the compiled search guided by a network: its prior (only the most likely actions race) and playout policy",
-        {
-            "keep": "3, legal actions (by the policy's ranking) that are searched (0: all)",
-            "steps": "0, the searching player's next decisions in each playout that the network makes (a scorer)",
-            "both": "false, the network also makes the opponent's decisions in the playouts (steps counts both)",
-            "time": "0.15, seconds per searched decision at most",
-            "iterations": "none, playouts per decision instead of time",
-            "z": "3, standard errors behind the leader at which an action leaves the race",
-            "tries": "10, deals drawn per determinization to find one explaining the opponent's play",
-        },
-        positional="PATH.zip",
-    ),
-    "ismcts-py": BotInfo(
-        _ismcts_py,
-        "the Python information-set Monte Carlo tree search (readable reference; slow)",
-        {
-            "iterations": "500, simulations per decision",
-            "time": "none, seconds per decision (overrides iterations when given)",
-            "c": "0.7, UCB exploration constant (scores in [0, 1])",
-            "infer": "true, prefer deals that explain the opponent's refusals and discards",
-        },
-    ),
-    "rollout": BotInfo(
-        _rollout,
-        "flat Monte Carlo: every legal action scored by paired greedy rollouts on sampled deals",
-        {
-            "samples": "32, determinizations per decision (each action is rolled out on each)",
-            "margin": "0, leave the greedy choice only for a paired gain of this many standard errors",
-            "infer": "true, prefer deals that explain the opponent's refusals and discards",
-            "batch": "false, run the rollouts together on the batched engine (needs numba; same games, faster)",
-        },
-    ),
-    "ppo": BotInfo(
-        _ppo,
-        "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
-        {"deterministic": "true, argmax instead of sampling"},
-        positional="[PATH.zip]",
-    ),
-    "scorer": BotInfo(
-        _scorer,
-        "the action scorer alone (a network from train.py exit scoring each legal action); no path: the shipped one",
-        {},
-        positional="[PATH.npz]",
-    ),
-    "rllib": BotInfo(
-        _rllib,
-        "an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)",
-        {
-            "module_id": "shared, the policy in a multi-policy checkpoint",
-            "deterministic": "true, argmax instead of sampling",
-        },
-        positional="PATH",
-    ),
-    "python": BotInfo(
-        lambda: Agent,
-        "your own Agent subclass",
-        {"any": "keyword arguments passed to the class"},
-        positional="package.module:ClassName",
-    ),
-}
-
-#: today's flat search by what it is (determinized flat Monte Carlo); ``ismcts`` is its old name
-KNOWN_BOTS["pimc"] = KNOWN_BOTS["ismcts"]
+def takes_path(kind: str) -> bool:
+    """Whether a kind's spec starts with a path (``ppo:PATH.zip``); ``python:`` has its own form."""
+    return kind != "python" and KNOWN_BOTS[kind].positional is not None
 
 
 def describe_bots() -> str:
@@ -264,7 +188,7 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
         positional = f"{module}:{cls_name}"
         items = params_text.split(",") if params_text else []
-    elif kind in ("ppo", "rllib", "guided", "scorer"):
+    elif takes_path(kind):
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
             path = path[5:]
@@ -320,12 +244,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         if not (inspect.isclass(cls) and issubclass(cls, Agent)):
             raise SpecError(f"bot spec {spec!r}: {module_name}.{cls_name} is not an agents.base.Agent subclass")
         return _construct(spec, cls, params, seed, allow_any=True)
-    if kind == "rllib" and positional is None:
-        raise SpecError(f"bot spec {spec!r}: an rllib bot needs the checkpoint path, e.g. rllib:runs/rllib")
-    if kind == "guided" and positional is None:
-        raise SpecError(f"bot spec {spec!r}: a guided search needs the network's model, e.g. guided:runs/exit/best.zip")
-    cls = KNOWN_BOTS[kind].factory()
-    if kind in ("ppo", "rllib", "guided", "scorer") and positional is not None:
+    info = KNOWN_BOTS[kind]
+    if positional is None and info.positional and not info.positional.startswith("["):
+        declared = declaration_of(kind)
+        needs = declared.needs if declared and declared.needs else f"a {kind} bot needs {info.positional}"
+        raise SpecError(f"bot spec {spec!r}: {needs}")
+    cls = info.factory()
+    if takes_path(kind) and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
 

@@ -27,11 +27,22 @@ import numpy as np
 from conquian_env.seeding import bot_game_rng
 
 from .base import Agent, PlayerView
+from .catalog import bot
 from .params import Flag, bounded
 
 __all__ = ["RLlibAgent"]
 
 
+@bot(
+    "rllib",
+    "an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)",
+    params={
+        "module_id": "the policy in a multi-policy checkpoint",
+        "deterministic": "argmax instead of sampling",
+    },
+    positional="PATH",
+    needs="an rllib bot needs the checkpoint path, e.g. rllib:runs/rllib",
+)
 class RLlibAgent(Agent):
     """Plays an RLlib RLModule.  ``path``: a checkpoint (see the module docstring), or
     ``module``: an RLModule, an ``Algorithm`` or anything

@@ -35,6 +35,7 @@ import numpy as np
 from conquian_env.game import GAME_OVER
 
 from .base import PlayerView, SearchBot
+from .catalog import bot
 from .greedy import GreedyAgent
 from .ismcts import (
     DRAW_SCORE,
@@ -50,6 +51,16 @@ from .params import Flag, Integer, Real, bounded
 DEFAULT_SAMPLES = 32
 
 
+@bot(
+    "rollout",
+    "flat Monte Carlo: every legal action scored by paired greedy rollouts on sampled deals",
+    params={
+        "samples": "determinizations per decision (each action is rolled out on each)",
+        "margin": "leave the greedy choice only for a paired gain of this many standard errors",
+        "infer": "prefer deals that explain the opponent's refusals and discards",
+        "batch": "run the rollouts together on the batched engine (needs numba; same games, faster)",
+    },
+)
 class RolloutAgent(SearchBot):
     """Flat Monte Carlo over determinizations with paired greedy rollouts (module docstring)."""
 

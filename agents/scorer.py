@@ -57,6 +57,7 @@ from conquian_env.observation import OBS_AT, OBS_SIZE
 from conquian_env.view import PlayerView
 
 from .base import Agent
+from .catalog import bot
 from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
 from .greedy import GreedyAgent
 from .model_files import ModelFileError, best_legal, check_archive, check_weights, open_archive, read_npy
@@ -302,6 +303,11 @@ def load_scorer(path: str | Path) -> ActionScorer:
     return ActionScorer(layers, meta)
 
 
+@bot(
+    "scorer",
+    "the action scorer alone (a network from train.py exit scoring each legal action); no path: the shipped one",
+    positional="[PATH.npz]",
+)
 class ScorerAgent(Agent):
     """The network alone (spec ``scorer[:PATH.npz]``; no path: the shipped scorer): at an offer
     or a discard it plays the legal candidate the scorer rates highest; the meld phase and the

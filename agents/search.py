@@ -47,6 +47,7 @@ import numpy as np
 from conquian_env.actions import NUM_ACTIONS, TAKE
 
 from .base import PlayerView, SearchBot
+from .catalog import bot
 from .greedy import GreedyAgent
 from .params import Flag, Integer, Real, bounded
 
@@ -166,6 +167,18 @@ Z = Real(0, 1000)
 TRIES = Integer(1, 10**6)
 
 
+@bot(
+    "ismcts",
+    "compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing",
+    params={
+        "time": ("0.15", "seconds per searched decision at most (the race ends most decisions sooner)"),
+        "iterations": "playouts per decision instead of time (reproducible with a seed)",
+        "z": "standard errors behind the leader at which an action leaves the race (0: never)",
+        "tries": "deals drawn per determinization to find one explaining the opponent's play",
+        "take_options": "value a take with each discard that can follow it (not only greedy's)",
+    },
+    aliases=("pimc",),  # today's flat search by what it is (determinized flat Monte Carlo); ismcts: its old name
+)
 class SearchAgent(SearchBot):
     """The compiled determinized search (module docstring).
 
@@ -273,6 +286,22 @@ class SearchAgent(SearchBot):
         return None
 
 
+@bot(
+    "search",
+    "the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)",
+    params={
+        "time": ("0.15", "seconds per searched decision at most (the race ends most decisions sooner)"),
+        "iterations": "playouts per decision instead of time (reproducible with a seed)",
+        "z": "standard errors behind the leader at which an action leaves the race (0: never)",
+        "tries": "belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
+        "take_options": "value a take with each discard that can follow it (not only greedy's)",
+        "belief": "a belief model file (none: the shipped agents/data/conquian_belief.npz)",
+        "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
+        "inner": "deals of a second ply (the searcher's first playout decision searched on its re-deals)",
+        "leaf": "greedy steps of a playout before the leaf value is read instead (none: played out)",
+        "value": "a leaf value model file (conquian_train.value fit), read at the leaf (needs leaf)",
+    },
+)
 class BeliefSearchAgent(SearchAgent):
     """The compiled search with its deals drawn from the belief model of the opponent's hidden
     hand (spec ``search``; :mod:`agents.belief`): once per searched decision the model gives
@@ -338,6 +367,21 @@ class BeliefSearchAgent(SearchAgent):
             return np.exp(self.belief.pool_logits(row, pool, n_opp))
 
 
+@bot(
+    "guided",
+    "the compiled search guided by a network: its prior (only the most likely actions race) and playout policy",
+    params={
+        "keep": "legal actions (by the policy's ranking) that are searched (0: all)",
+        "steps": "the searching player's next decisions in each playout that the network makes (a scorer)",
+        "both": "the network also makes the opponent's decisions in the playouts (steps counts both)",
+        "time": ("0.15", "seconds per searched decision at most"),
+        "iterations": "playouts per decision instead of time",
+        "z": "standard errors behind the leader at which an action leaves the race",
+        "tries": "deals drawn per determinization to find one explaining the opponent's play",
+    },
+    positional="PATH.zip",
+    needs="a guided search needs the network's model, e.g. guided:runs/exit/best.zip",
+)
 class GuidedSearchAgent(SearchAgent):
     """The compiled search guided by a network (spec ``guided:PATH``), in two ways:
 

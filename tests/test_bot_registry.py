@@ -3,6 +3,18 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import registry
+from agents.base import Agent
+from agents.catalog import BotDeclarationError, bot, discover
+from agents.registry import KNOWN_BOTS, BotTable, SpecError, describe_bots, make_agent
+
 #: describe_bots() as it was before the bots declared themselves (pinned: the text must not change)
 DESCRIBE_BOTS = (
     "  random                             uniform over legal actions\n"
@@ -89,17 +101,163 @@ POSITIONAL = {
 
 
 def test_describe_bots_is_unchanged():
-    from agents.registry import describe_bots
-
     assert describe_bots() == DESCRIBE_BOTS
 
 
 def test_every_kind_builds_the_same_class_and_keeps_its_fields():
-    from agents.registry import KNOWN_BOTS
-
     assert list(KNOWN_BOTS) == list(POSITIONAL)
     assert {k: v.positional for k, v in KNOWN_BOTS.items()} == POSITIONAL
     for kind, name in CLASSES.items():
         cls = KNOWN_BOTS[kind].factory()
         assert f"{cls.__module__}.{cls.__name__}" == name, kind
     assert KNOWN_BOTS["pimc"] is KNOWN_BOTS["ismcts"]
+
+
+# --------------------------------------------------------------------------- bots declared on their classes
+
+MINE = """
+from agents.base import Agent
+from agents.catalog import bot
+
+DEPTH = 2.0
+
+
+@bot(
+    "mine",
+    "looks DEPTH moves ahead",
+    params={"depth": "how far it looks", "name_": "what it calls itself", "hint": ("auto", "a hint")},
+    positional="PATH",
+    needs="a mine bot needs its book, e.g. mine:book.txt",
+    aliases=("mine2",),
+)
+class MyAgent(Agent):
+    def __init__(self, path=None, depth: float = DEPTH, name_: str = "me", hint=object(), seed=None):
+        self.path, self.depth, self.seed = path, depth, seed
+
+    def act(self, observation, action_mask, view=None):
+        return int(action_mask.nonzero()[0][0])
+"""
+
+
+@pytest.fixture
+def my_bots(tmp_path, monkeypatch):
+    """A package ``mybots`` on sys.path holding one decorated bot, and the registry of its folder."""
+    package = tmp_path / "mybots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mine.py").write_text(MINE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield BotTable(package, "mybots")
+    for name in ("mybots", "mybots.mine"):
+        sys.modules.pop(name, None)
+
+
+def test_a_decorated_bot_is_found_without_importing_its_module(my_bots):
+    assert list(my_bots) == ["mine", "python", "mine2"]
+    assert "mybots.mine" not in sys.modules  # read from the source, not imported
+    info = my_bots["mine"]
+    assert info.summary == "looks DEPTH moves ahead" and info.positional == "PATH"
+    assert info.params == {"depth": "2, how far it looks", "name_": "me, what it calls itself", "hint": "auto, a hint"}
+    assert my_bots["mine2"] is info
+    assert "mybots.mine" not in sys.modules
+    cls = info.factory()  # building one imports it
+    assert "mybots.mine" in sys.modules and cls.__name__ == "MyAgent" and issubclass(cls, Agent)
+    assert cls.bot_declaration == my_bots.declarations["mine"]  # the decorator reads the same texts
+
+
+def test_a_decorated_bot_is_built_from_its_spec(my_bots, monkeypatch):
+    monkeypatch.setattr(registry, "KNOWN_BOTS", my_bots)
+    agent = make_agent("mine:book.txt,depth=3", seed=4)
+    assert (agent.path, agent.depth, agent.seed) == ("book.txt", 3, 4)
+    with pytest.raises(SpecError, match="a mine bot needs its book"):
+        make_agent("mine:depth=3")
+    with pytest.raises(SpecError, match="unknown parameter"):
+        make_agent("mine2:book.txt,width=3")
+
+
+def test_the_shipped_registry_imports_no_bot_module_torch_or_numba():
+    code = (
+        "import sys, agents.registry as r; text = r.describe_bots(); assert 'pimc' in r.KNOWN_BOTS; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'torch', 'numba', 'ray')))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={"PYTHONPATH": str(root)},
+    )
+    assert out.stdout.split() == [
+        "['agents',",
+        "'agents.base',",
+        "'agents.catalog',",
+        "'agents.params',",
+        "'agents.registry']",
+    ]
+
+
+def test_every_shipped_declaration_matches_its_class_as_imported():
+    for declaration in discover(Path(registry.__file__).parent, "agents"):
+        cls = KNOWN_BOTS[declaration.kind].factory()
+        assert cls.bot_declaration == declaration, declaration.kind
+
+
+def test_a_declared_parameter_the_constructor_does_not_take_is_refused(tmp_path):
+    with pytest.raises(
+        BotDeclarationError,
+        match=r"@bot\('typo'\) on .*Typo: declared parameter\(s\) \['dept'\] that "
+        r"__init__ does not take; it takes \['depth', 'seed'\]",
+    ):
+
+        @bot("typo", "a typo", params={"dept": "how far"})
+        class Typo(Agent):
+            def __init__(self, depth: int = 2, seed=None): ...
+
+    (tmp_path / "typo.py").write_text(MINE.replace('"depth": "how far it looks"', '"dept": "how far it looks"'))
+    with pytest.raises(
+        BotDeclarationError, match=r"typo.py:\d+: @bot\('mine'\) on MyAgent: declared parameter\(s\) \['dept'\]"
+    ):
+        discover(tmp_path, "somewhere")
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            ('"hint": ("auto", "a hint")', '"hint": "a hint"'),
+            "parameter 'hint': its default 'object()' is not a literal",
+        ),
+        (('"looks DEPTH moves ahead"', '"looks " + "ahead"'), "summary is \"'looks ' + 'ahead'\", not a literal"),
+        (("def __init__(self, path", "def setup(self, path"), "the class must define __init__ itself"),
+        (('"mine",\n    "looks', '"Mine",\n    "looks'), "the kind must be a lower-case name"),
+        (
+            ('aliases=("mine2",)', 'aliases=("python",)'),
+            "bot kind 'python' of somewhere.bad.MyAgent is already the python",
+        ),
+    ],
+)
+def test_a_declaration_the_registry_cannot_read_is_refused_by_name(tmp_path, change, words):
+    (tmp_path / "bad.py").write_text(MINE.replace(*change))
+    with pytest.raises(BotDeclarationError, match=re.escape(words)):
+        BotTable(tmp_path, "somewhere").load()
+
+
+def test_two_classes_claiming_one_kind_are_refused(tmp_path):
+    (tmp_path / "a.py").write_text(MINE)
+    (tmp_path / "b.py").write_text(MINE.replace('"mine2"', '"other"'))
+    with pytest.raises(
+        BotDeclarationError, match="bot kind 'mine' of somewhere.b.MyAgent is already somewhere.a.MyAgent's"
+    ):
+        BotTable(tmp_path, "somewhere").load()
+
+
+def test_the_bot_list_is_the_table(my_bots, monkeypatch):
+    monkeypatch.setattr(registry, "KNOWN_BOTS", my_bots)
+    assert describe_bots().splitlines()[:4] == [
+        f"  {'mine:PATH':<34} looks DEPTH moves ahead",
+        "      depth=2, how far it looks",
+        "      name_=me, what it calls itself",
+        "      hint=auto, a hint",
+    ]
