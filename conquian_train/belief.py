@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +46,7 @@ from conquian_env.game import GAME_OVER, MELD
 from conquian_env.seeding import derive_seed
 
 from . import knobs
+from .files import write_atomic, write_text
 from .knobs import knob
 from .recipes import Recipe
 
@@ -217,34 +216,34 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """``np.savez_compressed`` into a temporary file, then renamed: complete or absent."""
+    """``np.savez_compressed`` through :func:`conquian_train.files.write_atomic`: complete or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez_compressed(tmp, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 
 
 def shard_path(out: str | Path, k: int) -> Path:
     return Path(out) / "shards" / f"s{k:05d}.npz"
 
 
-def _shard_arrays(config: GenerateConfig, k: int, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _shard_arrays(config: Any, k: int, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     meta = {"kinds": list(config.kinds), "seed": config.seed, "shard": k, "chunk": config.chunk}
     return {**arrays, "meta": np.array(json.dumps(meta))}
 
 
-def _remote_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
-    return play_shard(kinds, seed, first, last)
+def _remote_shard(play: Any, kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
+    return play(kinds, seed, first, last)
 
 
 def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
     """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
+    return generate_shards(config, play_shard, log)
+
+
+def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
+    """The missing shards of ``config.out``, each ``play(kinds, seed, first, last)`` (a module-level
+    function: Ray ships it by name) for its games, written atomically, locally or as Ray tasks
+    (``config.ray``); ``config`` is a recipe's knobs with ``out``, ``kinds``, ``seed``, ``games``,
+    ``chunk`` and ``ray`` (the belief's and the value's).  The shard paths."""
     config.validate()
     out = Path(config.out)
     saved = out / "config.json"
@@ -269,7 +268,7 @@ def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
         ray, started = connect(config.ray, None)
         try:
             remote = ray.remote(num_cpus=1, max_retries=2)(_remote_shard)
-            refs = {remote.remote(config.kinds, config.seed, *bounds[k]): k for k in todo}
+            refs = {remote.remote(play, config.kinds, config.seed, *bounds[k]): k for k in todo}
             pending = list(refs)
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
@@ -282,17 +281,9 @@ def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
                 ray.shutdown()
     else:
         for k in todo:
-            write_npz(paths[k], _shard_arrays(config, k, play_shard(config.kinds, config.seed, *bounds[k])))
+            write_npz(paths[k], _shard_arrays(config, k, play(config.kinds, config.seed, *bounds[k])))
             log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
     return paths
-
-
-def write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------- reading the data

@@ -39,7 +39,7 @@ from conquian_env.game import OFFER
 from conquian_env.seeding import derive_seed
 
 from . import knobs
-from .belief import BOT_STREAM, game_kinds, make_kind, shard_path, write_npz, write_text
+from .belief import BOT_STREAM, game_kinds, generate_shards, make_kind, shard_path  # noqa: F401 (shard_path: the shards of a run)
 from .knobs import knob
 from .recipes import Recipe
 
@@ -157,57 +157,9 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
     return arrays
 
 
-def _shard_arrays(config: GenerateConfig, k: int, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    meta = {"kinds": list(config.kinds), "seed": config.seed, "shard": k, "chunk": config.chunk}
-    return {**arrays, "meta": np.array(json.dumps(meta))}
-
-
-def _remote_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
-    return play_shard(kinds, seed, first, last)
-
-
 def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
     """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
-    config.validate()
-    out = Path(config.out)
-    saved = out / "config.json"
-    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ("ray", "out")}
-    if saved.exists():
-        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ("ray", "out")}
-        if theirs != mine:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            raise ValueError(f"{out} holds a run with other knobs ({', '.join(diff)}): use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
-    n_shards = -(-config.games // config.chunk)
-    paths = [shard_path(out, k) for k in range(n_shards)]
-    todo = [k for k in range(n_shards) if not paths[k].exists()]
-    log(f"{out}: {n_shards - len(todo)} of {n_shards} shards already made")
-    bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
-    t0 = time.perf_counter()
-    if config.ray and todo:
-        from conquian_arena.ray_runner import connect
-
-        ray, started = connect(config.ray, None)
-        try:
-            remote = ray.remote(num_cpus=1, max_retries=2)(_remote_shard)
-            refs = {remote.remote(config.kinds, config.seed, *bounds[k]): k for k in todo}
-            pending = list(refs)
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for ref in done:
-                    k = refs[ref]
-                    write_npz(paths[k], _shard_arrays(config, k, ray.get(ref)))
-                    log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
-        finally:
-            if started:
-                ray.shutdown()
-    else:
-        for k in todo:
-            write_npz(paths[k], _shard_arrays(config, k, play_shard(config.kinds, config.seed, *bounds[k])))
-            log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
-    return paths
+    return generate_shards(config, play_shard, log)
 
 
 # --------------------------------------------------------------------------- reading the data
