@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
+from .model_files import write_npz
 
 #: the shipped belief model (fitted by ``python -m conquian_train.belief fit``)
 DEFAULT_BELIEF = Path(__file__).resolve().parent / "data" / "conquian_belief.npz"
@@ -100,17 +99,8 @@ def save_belief(path: str | Path, weights: tuple[np.ndarray, ...], meta: dict[st
     path = Path(path)
     w0, b0, w1, b1 = (np.asarray(w, dtype=np.float64) for w in weights)
     meta = {**meta, "format": FORMAT, "features": [[n, s] for n, s in FEATURE_LAYOUT], "layout": layout_hash()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, w0=w0, b0=b0, w1=w1, b1=b1, meta=np.array(json.dumps(meta)))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    arrays = {"w0": w0, "b0": b0, "w1": w1, "b1": b1, "meta": np.array(json.dumps(meta))}
+    return write_npz(path, arrays, compressed=False)
 
 
 def load_belief(path: str | Path | None = None) -> BeliefModel:

@@ -24,6 +24,8 @@ and a :class:`NonFiniteScoresWarning` says so once per bot (turn it into an erro
 from __future__ import annotations
 
 import io
+import os
+import tempfile
 import warnings
 import zipfile
 from collections.abc import Callable, Iterable
@@ -65,6 +67,23 @@ class ModelFileError(ValueError):
 
 class NonFiniteScoresWarning(RuntimeWarning):
     """A network gave a legal action a NaN or infinite score; the bot played :func:`best_legal`'s move."""
+
+
+def write_npz(path: str | Path, arrays: dict[str, np.ndarray], compressed: bool = True) -> Path:
+    """Write a model file atomically: ``np.savez`` (``compressed``: ``np.savez_compressed``) into a
+    temporary file beside ``path``, readable by all (0644), then renamed: complete or absent."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        (np.savez_compressed if compressed else np.savez)(tmp, **arrays)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
 
 
 def open_archive(path: Path, where: str, what: str = "zip archive") -> zipfile.ZipFile:

@@ -60,7 +60,7 @@ from .base import Agent
 from .catalog import bot
 from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
 from .greedy import GreedyAgent
-from .model_files import ModelFileError, best_legal, check_archive, check_weights, open_archive, read_npy
+from .model_files import ModelFileError, best_legal, check_archive, check_weights, open_archive, read_npy, write_npz
 
 __all__ = [
     "CANDIDATE_SIZE",
@@ -202,9 +202,7 @@ class ActionScorer:
                 "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]], **FEATURE_SETS["meld"].stamp()}  # fmt: skip
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.layers)}
         arrays.update({f"b{i}": b for i, (_, b) in enumerate(self.layers)})
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, meta=np.array(json.dumps(info, sort_keys=True)), **arrays)
-        tmp.replace(path)
+        write_npz(path, {"meta": np.array(json.dumps(info, sort_keys=True)), **arrays}, compressed=False)
         self.meta = info
         return path
 

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_npy
+from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_npy, write_npz
 from .value_kernels import FEATURE_LAYOUT, NUM_FEATURES
 
 FORMAT = "conquian-value/1"
@@ -68,17 +66,8 @@ def save_value(path: str | Path, weights: tuple[np.ndarray, ...], meta: dict[str
     path = Path(path)
     w0, b0, w1, b1 = (np.ascontiguousarray(w, dtype=np.float64) for w in weights)
     meta = {**meta, "format": FORMAT, "features": [[n, s] for n, s in FEATURE_LAYOUT], "layout": layout_hash()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez_compressed(tmp, w0=w0, b0=b0, w1=w1, b1=b1, meta=np.array(json.dumps(meta)))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    arrays = {"w0": w0, "b0": b0, "w1": w1, "b1": b1, "meta": np.array(json.dumps(meta))}
+    return write_npz(path, arrays, compressed=True)
 
 
 def _cap(name: str) -> int | None:
