@@ -506,37 +506,15 @@ def nested_playout(S, i, me, deals, keys, plans, filled, T, info):
 
 
 # ---------------------------------------------------------------- the search
-#: a root option "take, lay greedy's plan, then discard card d" is TAKE_THEN + d
-TAKE_THEN = 100
-
-
 @njit(cache=True)
-def root_actions(view, actions, take_options):
-    """The root options of the player to move in ``view`` into ``actions``, the greedy
-    choice first, the rest ascending; returns how many.
-
-    Each legal action is an option; with ``take_options`` a take that does not go out is
-    split into one option per discard that can follow it (TAKE_THEN + card: the meld laid
-    by greedy's plan, then that card discarded), so the take is valued with its best
-    discard rather than greedy's (nothing is revealed between the two decisions).
-    """
+def root_actions(view, actions):
+    """The legal actions of the player to move in ``view`` into ``actions``, the greedy
+    choice first, the rest ascending; returns how many."""
     row = view.reshape(1, NUM_COLUMNS).copy()
     compute_legal(row, 0)
     first = greedy_action(row, 0)
     phase = row[0, PHASE]
     cards, misc = row[0, LCARDS], row[0, LMISC]
-    after_take = 0  # the hand left for the discard after greedy's lay (0: no options)
-    if take_options and phase == OFFER and misc & 1:
-        p = row[0, PLAYER]
-        lay, discard, _ = plan_take(
-            row[0, H0 + p], row[0, M0 + p], row[0, FACE], 0, live_cards(row, 0, p), row[0, M0 + 1 - p],
-            _popcount(row[0, H0 + 1 - p]),
-        )  # fmt: skip
-        if discard >= 0:
-            after_take = row[0, H0 + p] & ~lay
-            misc &= ~1
-            if first == TAKE:
-                first = TAKE_THEN + discard
     actions[0] = first
     n = 1
     while cards:
@@ -554,37 +532,16 @@ def root_actions(view, actions, take_options):
         if a != first:
             actions[n] = a
             n += 1
-    while after_take:
-        low = after_take & -after_take
-        after_take ^= low
-        a = TAKE_THEN + lowest_bit_index(low)
-        if a != first:
-            actions[n] = a
-            n += 1
     return n
 
 
 @njit(cache=True)
-def play_option(S, i, option, keys, plans, filled):
-    """Play the root option ``option`` (an action id, or TAKE_THEN + card) in game ``i``."""
-    if option < TAKE_THEN:
-        apply(S, i, option)
-        return
-    apply(S, i, TAKE)
-    lay, _, _, _ = _offer_plan(S, i, S[i, PLAYER], keys, plans, filled)
-    S[i, CHOSEN] = lay
-    S[i, MOVES] += _popcount(lay)
-    apply(S, i, FINISH)
-    apply(S, i, DISCARD_BASE + option - TAKE_THEN)
-
-
-@njit(cache=True)
-def new_search(view, seed, take_options):
+def new_search(view, seed):
     """The arrays of a search from ``view``: ``(info, actions, active, results, sums)``."""
     info = np.zeros(INFO_SIZE, dtype=np.int64)
     info[I_RNG] = seed if seed != 0 else 0x2545F4914F6CDD1D
     actions = np.full(NUM_ACTIONS, -1, dtype=np.int64)
-    info[I_ACTIONS] = root_actions(view, actions, take_options)
+    info[I_ACTIONS] = root_actions(view, actions)
     info[I_GREEDY] = actions[0]
     active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     active[: info[I_ACTIONS]] = True
@@ -650,7 +607,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
             for c in range(NUM_COLUMNS):
                 S[0, c] = det[c]
             compute_legal(S, 0)
-            play_option(S, 0, actions[k], keys, plans, filled)
+            apply(S, 0, actions[k])
             if value is not None:  # numba drops this branch when compiling for value=None
                 half = value_playout(S, 0, me, vsteps, keys, plans, filled, *value)
             else:
@@ -689,11 +646,11 @@ def best_action(info, actions, active, sums):
         for k in range(info[I_ACTIONS] - 1, -1, -1):
             if active[k]:
                 best = k
-    return TAKE if actions[best] >= TAKE_THEN else actions[best]
+    return actions[best]
 
 
 @njit(cache=True, parallel=True)
-def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_options, playouts, values, counts):
+def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, values, counts):
     """A search of ``playouts`` playouts from each of ``views`` (row b's pool is
     ``pools[b, :pool_sizes[b]]``; with ``z`` > 0 it ends sooner where the race is won), on all
     cores; ``values[b, a]`` the mean score of action
@@ -703,7 +660,7 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_option
     chosen = np.empty(B, dtype=np.int64)
     for b in prange(B):
         view = views[b]
-        info, actions, active, results, sums = new_search(view, seeds[b], take_options)
+        info, actions, active, results, sums = new_search(view, seeds[b])
         S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
         keys, plans, filled = _new_cache(CACHE_SIZE)
         pool = pools[b, : pool_sizes[b]].copy()
@@ -728,12 +685,11 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, take_option
                 0,
                 None,
             )
-        for k in range(n):  # a take's options add up to the take: its best mean, all their playouts
-            a = TAKE if actions[k] >= TAKE_THEN else actions[k]
+        for k in range(n):
+            a = actions[k]
             if sums[1, k] > 0:
-                mean = 0.5 * sums[0, k] / sums[1, k]
-                values[b, a] = mean if np.isnan(values[b, a]) else max(values[b, a], mean)
-            counts[b, a] += sums[1, k]
+                values[b, a] = 0.5 * sums[0, k] / sums[1, k]
+            counts[b, a] = sums[1, k]
         chosen[b] = best_action(info, actions, active, sums)
     return chosen
 

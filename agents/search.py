@@ -32,7 +32,7 @@ do not change when the hidden cards are permuted (the pool of unseen cards is so
 :func:`analyze` gives other code (training) the value and playout count of every legal
 action for a batch of positions in one call, on all cores.
 
-Spec: ``ismcts[:time=0.15,iterations=...,z=3,tries=10,take_options=false,seed=...]``;
+Spec: ``ismcts[:time=0.15,iterations=...,z=3,tries=10,seed=...]``;
 the Python tree search of :mod:`agents.ismcts` is ``ismcts-py``.
 """
 
@@ -44,12 +44,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conquian_env.actions import NUM_ACTIONS, TAKE
+from conquian_env.actions import NUM_ACTIONS
 
 from .base import PlayerView, SearchBot
 from .catalog import bot
 from .greedy import GreedyAgent
-from .params import Flag, Integer, Real, bounded
+from .params import Flag, Integer, Real, Removed, bounded
 
 try:
     from conquian_env import kernels as E
@@ -101,7 +101,7 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         row, pool, n_opp = view_row(PlayerView(state, state.player))
         odds = np.ones(len(pool))
         for o in (None, odds):
-            info, actions, active, results, sums = K.new_search(row, 1, False)
+            info, actions, active, results, sums = K.new_search(row, 1)
             K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
                          np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
                          0, None, False, o, 2, value, 0)  # fmt: skip
@@ -112,7 +112,7 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
         state = new_game(seed=0)
         row, pool, n_opp = view_row(PlayerView(state, state.player))
         odds = np.exp(belief.pool_logits(row, pool, n_opp))
-        info, actions, active, results, sums = K.new_search(row, 1, False)
+        info, actions, active, results, sums = K.new_search(row, 1)
         K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
                      np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
                      0, None, False, odds, 0, None, 0)  # fmt: skip
@@ -122,7 +122,7 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
 
         state = new_game(seed=0)
         row, pool, n_opp = view_row(PlayerView(state, state.player))
-        info, actions, active, results, sums = K.new_search(row, 1, False)
+        info, actions, active, results, sums = K.new_search(row, 1)
         for both in (False, True):
             K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
                          np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
@@ -134,7 +134,7 @@ def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) 
 
     state = new_game(seed=0)
     row, pool, n_opp = view_row(PlayerView(state, state.player))
-    info, actions, active, results, sums = K.new_search(row, 1, True)
+    info, actions, active, results, sums = K.new_search(row, 1)
     K.run_search(
         row,
         pool,
@@ -165,6 +165,14 @@ TIME = Real(1e-6, 3600, none=True)  # seconds per decision
 ITERATIONS = Integer(1, 10**9, none=True)  # playouts per decision
 Z = Real(0, 1000)
 TRIES = Integer(1, 10**6)
+#: ``take_options`` (a take valued with each discard that could follow it, not only greedy's)
+#: is gone: it measured no gain (docs/benchmarks.md)
+TAKE_OPTIONS_REMOVED = Removed(
+    False,
+    "a take is valued with greedy's discard, as it was by default; valuing it with each discard that could "
+    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games, "
+    "docs/benchmarks.md)",
+)
 
 
 @bot(
@@ -175,7 +183,6 @@ TRIES = Integer(1, 10**6)
         "iterations": "playouts per decision instead of time (reproducible with a seed)",
         "z": "standard errors behind the leader at which an action leaves the race (0: never)",
         "tries": "deals drawn per determinization to find one explaining the opponent's play",
-        "take_options": "value a take with each discard that can follow it (not only greedy's)",
     },
     aliases=("pimc",),  # today's flat search by what it is (determinized flat Monte Carlo); ismcts: its old name
 )
@@ -187,27 +194,22 @@ class SearchAgent(SearchBot):
     decision instead (reproducible); ``z``: standard errors at which an action leaves the
     race (0: never, every action gets every deal);
     ``tries``: deals drawn per determinization to find a plausible one (1: uniform deals);
-    ``take_options``: value a take with each discard that can follow it (the meld laid by
-    greedy's plan), not only with greedy's discard: off by default, since the best of
-    several noisy means flatters the take (it measured no stronger: 0.575 against 0.571 at
-    2000 playouts over the same 1000 games);
-    ``seed``: makes it reproducible (with ``iterations``).
+    ``seed``: makes it reproducible (with ``iterations``).  ``take_options`` is removed
+    (:data:`TAKE_OPTIONS_REMOVED` says why): ``take_options=false`` is accepted, nothing else.
     """
 
     name = "ismcts"
 
-    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag())
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED)
     def __init__(
         self,
         time: float | None = None,
         iterations: int | None = None,
         z: float = DEFAULT_Z,
         tries: int = DEFAULT_TRIES,
-        take_options: bool = False,
         seed: int | None = None,
     ):
         _need_numba()
-        self.take_options = take_options
         self.iterations = iterations
         self.time = None if iterations is not None else float(DEFAULT_TIME if time is None else time)
         self.z = float(z)
@@ -224,22 +226,20 @@ class SearchAgent(SearchBot):
         #: deals of the second ply (the searcher's first decision in each playout searched; 0: none)
         self._inner = 0
         _warm_up()
-        #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last
-        #: search (``last_options``: the same by root option, a take split by its discard)
+        #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
         self.last_iterations = 0
         self.last_deals = 0
         self.last_stats: dict[int, tuple[int, float]] = {}
-        self.last_options: dict[int, tuple[int, float]] = {}
 
     def clear_last(self) -> None:
         self.last_iterations = self.last_deals = 0
-        self.last_stats, self.last_options = {}, {}
+        self.last_stats = {}
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
         started = _time.perf_counter()
         row, pool, n_opp = view_row(view)
-        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1, self.take_options)
+        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
         n = int(info[K.I_ACTIONS])
         self.restrict(view, actions[:n], active[:n])
         odds = self.deal_odds(row, pool, n_opp)
@@ -270,15 +270,14 @@ class SearchAgent(SearchBot):
                     break
         self.last_iterations = int(info[K.I_PLAYOUTS])
         self.last_deals = int(info[K.I_DEALS])
-        self.last_options = {
+        self.last_stats = {
             int(actions[k]): (int(sums[1, k]), float(0.5 * sums[0, k] / sums[1, k]) if sums[1, k] else 0.0)
             for k in range(n)
         }
-        self.last_stats = _by_action(self.last_options)
         return int(K.best_action(info, actions, active, sums))
 
-    def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
-        """Take options out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
+    def restrict(self, view: PlayerView, actions: np.ndarray, active: np.ndarray) -> None:
+        """Take root actions out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
 
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         """The odds of each pool card to be in the opponent's hand, for deals drawn from a belief;
@@ -294,7 +293,6 @@ class SearchAgent(SearchBot):
         "iterations": "playouts per decision instead of time (reproducible with a seed)",
         "z": "standard errors behind the leader at which an action leaves the race (0: never)",
         "tries": "belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
-        "take_options": "value a take with each discard that can follow it (not only greedy's)",
         "belief": "a belief model file (none: the shipped agents/data/conquian_belief.npz)",
         "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
         "inner": "deals of a second ply (the searcher's first playout decision searched on its re-deals)",
@@ -322,7 +320,7 @@ class BeliefSearchAgent(SearchAgent):
     name = "search"
 
     @bounded(
-        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=Flag(),
+        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED,
         leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64),
     )  # fmt: skip
     def __init__(
@@ -331,7 +329,6 @@ class BeliefSearchAgent(SearchAgent):
         iterations: int | None = None,
         z: float = DEFAULT_Z,
         tries: int = 1,
-        take_options: bool = False,
         belief: str | None = None,
         uniform: bool = False,
         leaf: int | None = None,
@@ -341,7 +338,7 @@ class BeliefSearchAgent(SearchAgent):
     ):
         from .belief import load_belief
 
-        super().__init__(time=time, iterations=iterations, z=z, tries=tries, take_options=take_options, seed=seed)
+        super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
         self.uniform = uniform
         self._inner = int(inner)
         self.belief = None if uniform else load_belief(belief)
@@ -443,8 +440,8 @@ class GuidedSearchAgent(SearchAgent):
         if self.encoder is not None:
             self.encoder.reset()
 
-    def restrict(self, view: PlayerView, options: np.ndarray, active: np.ndarray) -> None:
-        if self.keep == 0 or len(options) <= self.keep:
+    def restrict(self, view: PlayerView, actions: np.ndarray, active: np.ndarray) -> None:
+        if self.keep == 0 or len(actions) <= self.keep:
             return
         obs = view.observation() if self.encoder is None else self.encoder.encode(view)
         if self.scorer is not None:
@@ -453,24 +450,11 @@ class GuidedSearchAgent(SearchAgent):
             logits = self.scorer.action_scores(obs, mask)
         else:
             logits = self.policy.logits(obs)
-        base = np.where(options >= K.TAKE_THEN, TAKE, options)  # a take's options share the take's logit
-        order = sorted(set(base.tolist()), key=lambda a: (-logits[a], a))
+        order = sorted(actions.tolist(), key=lambda a: (-logits[a], a))
         keep = set(order[: self.keep])
-        for k, a in enumerate(base):
+        for k, a in enumerate(actions):
             if a not in keep:
                 active[k] = 0
-
-
-def _by_action(options: dict[int, tuple[int, float]]) -> dict[int, tuple[int, float]]:
-    """Root statistics by action: a take's options (TAKE_THEN + discard) add up to the take,
-    its playouts summed and its best mean."""
-    stats: dict[int, tuple[int, float]] = {}
-    for option, (playouts, mean) in options.items():
-        action = TAKE if option >= K.TAKE_THEN else option
-        if action in stats:
-            playouts, mean = playouts + stats[action][0], max(mean, stats[action][1])
-        stats[action] = (playouts, mean)
-    return stats
 
 
 def analyze(
@@ -478,7 +462,6 @@ def analyze(
     iterations: int = 2000,
     z: float = 0.0,
     tries: int = DEFAULT_TRIES,
-    take_options: bool = False,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Search every position of ``views`` (each a decision of its player) with
@@ -509,7 +492,5 @@ def analyze(
     seeds = np.random.default_rng(seed).integers(1, 2**62, size=n_views, dtype=np.int64)
     values = np.full((n_views, NUM_ACTIONS), np.nan)
     counts = np.zeros((n_views, NUM_ACTIONS), dtype=np.int64)
-    chosen = K.analyze_batch(
-        rows, pools, sizes, n_opps, seeds, int(tries), float(z), bool(take_options), int(iterations), values, counts
-    )
+    chosen = K.analyze_batch(rows, pools, sizes, n_opps, seeds, int(tries), float(z), int(iterations), values, counts)
     return values, counts, chosen

@@ -147,7 +147,7 @@ class HistorySearch(BeliefSearchAgent):
 
             u = np.full(len(pool), n_opp / len(pool))
             self.record.append((view.move_count, ll(u), ll(p_belief), ll(p_hist), int(bad.min()), len(decisions)))
-        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1, False)
+        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
         n = int(info[K.I_ACTIONS])
         cum = np.cumsum(w)
         while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:

@@ -15,7 +15,8 @@ from agents.base import Agent
 from agents.catalog import BotDeclarationError, bot, discover
 from agents.registry import KNOWN_BOTS, BotTable, SpecError, describe_bots, make_agent
 
-#: describe_bots() as it was before the bots declared themselves (pinned: the text must not change)
+#: describe_bots() as it was before the bots declared themselves (pinned: the text must not change),
+#: less the search bots' take_options line (the knob was removed: docs/benchmarks.md)
 DESCRIBE_BOTS = (
     "  random                             uniform over legal actions\n"
     "  greedy                             rule-based: takes what improves its hand, goes out when it can, discards the least useful card\n"
@@ -24,13 +25,11 @@ DESCRIBE_BOTS = (
     "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
     "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
     "      tries=10, deals drawn per determinization to find one explaining the opponent's play\n"
-    "      take_options=false, value a take with each discard that can follow it (not only greedy's)\n"
     "  search                             the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)\n"
     "      time=0.15, seconds per searched decision at most (the race ends most decisions sooner)\n"
     "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
     "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
     "      tries=1, belief deals drawn per determinization, the most plausible kept (1: the belief alone)\n"
-    "      take_options=false, value a take with each discard that can follow it (not only greedy's)\n"
     "      belief=none, a belief model file (none: the shipped agents/data/conquian_belief.npz)\n"
     "      uniform=false, uniform deals instead of the belief's (with tries > 1: the plausibility filter)\n"
     "      inner=0, deals of a second ply (the searcher's first playout decision searched on its re-deals)\n"
@@ -66,8 +65,7 @@ DESCRIBE_BOTS = (
     "      time=0.15, seconds per searched decision at most (the race ends most decisions sooner)\n"
     "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
     "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
-    "      tries=10, deals drawn per determinization to find one explaining the opponent's play\n"
-    "      take_options=false, value a take with each discard that can follow it (not only greedy's)"
+    "      tries=10, deals drawn per determinization to find one explaining the opponent's play"
 )
 
 #: the class each kind builds (ppo and rllib need torch / ray: checked by name only)

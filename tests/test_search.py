@@ -322,7 +322,7 @@ def test_the_time_budget_is_kept(monkeypatch):
 def test_analyze_values_every_legal_action():
     states = _positions(10, seed=60)
     views = [PlayerView(s, s.player) for s in states]
-    values, counts, chosen = analyze(views, iterations=400, take_options=False, seed=9)
+    values, counts, chosen = analyze(views, iterations=400, seed=9)
     assert values.shape == counts.shape == (len(views), NUM_ACTIONS)
     for b, view in enumerate(views):
         legal = set(view.legal_actions())
@@ -332,51 +332,9 @@ def test_analyze_values_every_legal_action():
         assert np.isnan(values[b, [a for a in range(NUM_ACTIONS) if a not in legal]]).all()
         assert ((values[b, list(legal)] >= 0) & (values[b, list(legal)] <= 1)).all()
         assert chosen[b] in legal
-    again = analyze(views, iterations=400, take_options=False, seed=9)
+    again = analyze(views, iterations=400, seed=9)
     np.testing.assert_array_equal(again[0], values)
     np.testing.assert_array_equal(again[2], chosen)
-
-
-def test_a_take_is_valued_with_its_best_discard():
-    """With take options, the option "take, then greedy's discard" plays the very games the
-    plain take plays on the same deals, and the take's value is the best option's."""
-    checked = 0
-    for state in _positions(40, seed=80):
-        if state.phase != OFFER or TAKE not in state.legal_actions():
-            continue
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        runs = []
-        for take_options in (False, True):
-            info, actions, active, results, sums = K.new_search(row, 77, take_options)
-            stage = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
-            K.run_search(
-                row,
-                pool,
-                n_opp,
-                10,
-                0.0,
-                30,
-                info,
-                actions,
-                active,
-                results,
-                sums,
-                stage,
-                *K.new_cache(),
-                0,
-                None,
-            )
-            n = int(info[K.I_ACTIONS])
-            runs.append({int(actions[k]): sums[0, k] / sums[1, k] for k in range(n)})
-        plain, split = runs
-        if TAKE in split:  # the take goes out: no discard follows it
-            assert split == plain
-            continue
-        options = {a: v for a, v in split.items() if a >= K.TAKE_THEN}
-        assert options and E.REFUSE in split and split[E.REFUSE] == plain[E.REFUSE]
-        assert plain[TAKE] in options.values()  # greedy's own discard is one of the options
-        checked += 1
-    assert checked >= 3
 
 
 def test_analyze_rejects_a_view_without_a_decision():
@@ -406,6 +364,34 @@ def test_specs_build_the_compiled_and_the_python_search():
     ]:
         with pytest.raises(SpecError, match=field):
             make_agent(bad)
+
+
+def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
+    """take_options (a take valued with each discard that could follow it) measured no gain and was
+    removed (docs/benchmarks.md): an old spec that spelled out its default builds the same bot, move
+    for move; any other value is refused naming the parameter, never played as another bot."""
+    from agents.search import BeliefSearchAgent
+
+    states = _searched(6, seed=91)
+    for old, new in (("ismcts:iterations=60,take_options=false", "ismcts:iterations=60"),
+                     ("pimc:iterations=60,take_options=False", "pimc:iterations=60"),
+                     ("search:iterations=60,take_options=false", "search:iterations=60")):  # fmt: skip
+        a, b = make_agent(old, seed=4), make_agent(new, seed=4)
+        assert type(a) is type(b) and not hasattr(a, "take_options")
+        for i, state in enumerate(states):
+            a.reset(state.player, seed=i)
+            b.reset(state.player, seed=i)
+            assert (act(a, state), a.last_stats) == (act(b, state), b.last_stats)
+    for spec, value in (("ismcts:take_options=true", True), ("search:take_options=true", True),
+                        ("pimc:take_options=1", 1)):  # fmt: skip
+        with pytest.raises(SpecError, match="take_options was removed: a take is valued with greedy's discard.*"
+                           "docs/benchmarks.md.*drop take_options") as err:  # fmt: skip
+            make_agent(spec)
+        assert f"got {value!r}" in str(err.value), "the value given is named"
+    for cls in (SearchAgent, BeliefSearchAgent):
+        assert cls(iterations=5, take_options=False).iterations == 5
+        with pytest.raises(ValueError, match="^take_options was removed: .*got True"):
+            cls(take_options=True)
 
 
 def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
@@ -708,11 +694,11 @@ from tests.conftest import act
 from tests.test_search import _searched
 for spec in sys.argv[1:]:
     bot = make_agent(spec, seed=1)
-    before = len(K.run_search.signatures)
+    before = len(K.run_search.signatures) + len(K.new_search.signatures)
     for state in _searched(3, seed=91):
         bot.reset(state.player, seed=1)
         act(bot, state)
-    print(spec, before, len(K.run_search.signatures))
+    print(spec, before, len(K.run_search.signatures) + len(K.new_search.signatures))
 """
     scorer = "agents/data/conquian_scorer.npz"
     specs = ["pimc:iterations=20", "search:iterations=20", f"guided:{scorer},keep=0,steps=2,iterations=20"]

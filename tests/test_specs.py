@@ -97,12 +97,14 @@ def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
     bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
     assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
-    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5), take_options=np.bool_(True))
-    assert (type(bot.iterations), type(bot.tries), type(bot.take_options)) == (int, int, bool)
+    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5), take_options=np.bool_(False))
+    assert (type(bot.iterations), type(bot.tries), type(bot.z)) == (int, int, float)
     for kwargs, name in (({"time": np.float64("inf")}, "time"), ({"tries": np.uint64(2**63)}, "tries"),
-                         ({"z": np.float32("nan")}, "z"), ({"take_options": np.int64(1)}, "take_options")):  # fmt: skip
+                         ({"z": np.float32("nan")}, "z")):  # fmt: skip
         with pytest.raises(ParamError, match=f"^{name} must be"):
             SearchAgent(**kwargs)
+    with pytest.raises(ParamError, match="^take_options was removed"):  # removed: a number is not its old false
+        SearchAgent(take_options=np.int64(0))
     with pytest.raises(ParamError, match=r"iterations must be an integer in \[1, 1000000000\], got 10000000000"):
         analyze([], iterations=10**10)
 
