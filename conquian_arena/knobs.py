@@ -2,7 +2,7 @@
 builder of every command's flags (the training recipes' and ``conquian-evaluate``'s).
 
 Each field is a :func:`knob`: its help text is its ``--flag``'s help, and it may declare the
-values it allows (``low``/``high``/``above`` for numbers, ``choices`` for text), whether it
+values it allows (``low``/``high``/``above``/``below`` for numbers, ``choices`` for text), whether it
 holds bot specs (``spec=True``), and how the command line takes it (``positional``, ``flags``,
 ``metavar``, ``type``, ``nargs``/``const``, ``rules=True`` for a :class:`~conquian_env.rules.Rules`
 field).  :func:`add_flags` builds the flags; :func:`check` holds every field to its type (from
@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import types
 import typing
 from dataclasses import field
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import refuse_code
+from conquian_env.rules import Rules
 from conquian_env.rules import add_arguments as rule_arguments
 
 #: what a whole-number knob holds at most (numpy's and torch's int64)
@@ -40,6 +42,7 @@ def knob(  # noqa: A002 - the field's help text
     low: float | None = None,
     high: float | None = None,
     above: float | None = None,
+    below: float | None = None,
     choices: tuple[str, ...] | None = None,
     spec: bool = False,
     positional: bool = False,
@@ -53,10 +56,11 @@ def knob(  # noqa: A002 - the field's help text
 ) -> Any:
     """A dataclass field with its help text (lists, tuples and dicts get a factory).
 
-    What it allows: ``low``/``high``: the least and greatest number allowed; ``above``: a
-    number the value must exceed; ``choices``: the texts allowed; ``spec``: the field holds bot
-    specs (``SPEC`` or ``SPEC@WEIGHT``), which a resumed run checks for code (:func:`resumed`).
-    For a tuple the bounds and choices hold for each element.
+    What it allows: ``low``/``high``: the least and greatest number allowed; ``above``/``below``:
+    numbers the value must exceed / stay under; ``choices``: the texts allowed; ``spec``: the field
+    holds bot specs (``SPEC`` or ``SPEC@WEIGHT``), which a resumed run checks for code
+    (:func:`resumed`); ``rules``: a :class:`~conquian_env.rules.Rules`.  For a tuple or a list the
+    bounds and choices hold for each element.
 
     How :func:`add_flags` takes it: ``positional`` (an argument, not a flag; a list takes one or
     more), ``flags`` (its spellings, e.g. ``("-j", "--jobs")``; default ``--FIELD-NAME``),
@@ -65,8 +69,9 @@ def knob(  # noqa: A002 - the field's help text
     :class:`~conquian_env.rules.Rules` field: one ``--FIELD``/``--no-FIELD`` flag per rule field,
     gathered into one ``Rules``)."""
     declared = {
-        "low": low, "high": high, "above": above, "choices": choices, "spec": spec, "positional": positional,
-        "flags": flags, "metavar": metavar, "type": type, "nargs": nargs, "const": const, "rules": rules,
+        "low": low, "high": high, "above": above, "below": below, "choices": choices, "spec": spec,
+        "positional": positional, "flags": flags, "metavar": metavar, "type": type, "nargs": nargs, "const": const,
+        "rules": rules,
     }  # fmt: skip
     meta = {"help": help, **{k: v for k, v in declared.items() if v is not None and v is not False}, **metadata}
     if isinstance(default, (list, tuple, dict)):
@@ -157,7 +162,10 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
 
 def check(config: Any) -> None:
     """Hold every field of the knob dataclass ``config`` to its annotated type and declared range;
-    tuples arrive as tuples and numpy scalars as Python numbers (the config is updated in place).
+    tuples arrive as tuples, lists as lists and numpy scalars as Python numbers (the config is
+    updated in place).  The types it knows: ``bool``, ``int``, ``float``, ``str``, ``Path`` (a
+    path or a text), a ``tuple[X, ...]`` or ``list[X]`` of them, a union of them with or without
+    ``None``, and ``Rules`` (a ``rules=True`` field).
     Raises ``ValueError``: ``lr must be a number > 0, got 'fast'``."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
@@ -231,18 +239,25 @@ def resumed(
 def _checked(name: str, value: Any, hint: Any, meta: Any) -> Any:
     """``value`` as the type ``hint`` and ``meta``'s range allow it, or a ``ValueError``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        if value is None:
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
             return None
-        (hint,) = [a for a in args if a is not type(None)]
-        wanted = _wanted(hint, meta)
-        return _one(name, value, hint, meta, f"{wanted}, or null" if hint is not bool else "true, false or null")
-    if origin is tuple:
+        hints = [a for a in args if a is not type(None)]
+        wanted = " or ".join(_wanted(h, meta) for h in hints)
+        if type(None) in args:
+            wanted = f"{wanted}, or null" if hints != [bool] else "true, false or null"
+        for one in hints[:-1]:  # the first type that takes it (str | Path: a text stays a text)
+            try:
+                return _one(name, value, one, meta, wanted)
+            except ValueError:
+                pass
+        return _one(name, value, hints[-1], meta, wanted)
+    if origin in (tuple, list):
         element = args[0]
         if not isinstance(value, (tuple, list)):
             raise ValueError(f"{name} must be a list of {_wanted(element, meta, plural=True)}, got {_shown(value)}")
         what = f"a list of {_wanted(element, meta, plural=True)}"
-        return tuple(_one(name, v, element, meta, what, whole=value) for v in value)
+        return origin(_one(name, v, element, meta, what, whole=value) for v in value)
     return _one(name, value, hint, meta, _wanted(hint, meta))
 
 
@@ -258,6 +273,14 @@ def _one(name: str, value: Any, hint: Any, meta: Any, wanted: str, whole: Any = 
         if not isinstance(value, str) or ("choices" in meta and value not in meta["choices"]):
             raise refuse()
         return value
+    if hint is Path:
+        if not isinstance(value, (str, os.PathLike)):
+            raise refuse()
+        return value
+    if hint is Rules or meta.get("rules"):
+        if not isinstance(value, Rules):
+            raise refuse()
+        return value
     if hint in (int, float):
         number = (int, np.integer) if hint is int else (int, float, np.integer, np.floating)
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, number):
@@ -266,10 +289,10 @@ def _one(name: str, value: Any, hint: Any, meta: Any, wanted: str, whole: Any = 
             raise refuse()
         if hint is int and not -INT_LIMIT < value < INT_LIMIT:
             raise ValueError(f"{name} must be {wanted} below 2**63, got {_shown(value if whole is None else whole)}")
-        low, high, above = meta.get("low"), meta.get("high"), meta.get("above")
+        low, high, above, below = meta.get("low"), meta.get("high"), meta.get("above"), meta.get("below")
         if (low is not None and value < low) or (high is not None and value > high):
             raise refuse()
-        if above is not None and not value > above:
+        if (above is not None and not value > above) or (below is not None and not value < below):
             raise refuse()
         return hint(value)
     raise TypeError(f"knob {name}: no check for the type {hint!r}")  # a new knob type: teach _one it
@@ -279,6 +302,10 @@ def _wanted(hint: Any, meta: Any, plural: bool = False) -> str:
     """What a field allows, in words: ``a positive integer``, ``a number in [0, 1]``, ``'meld' or 'raw'``."""
     if hint is bool:
         return "true or false"
+    if hint is Path:
+        return "paths" if plural else "a path"
+    if hint is Rules or meta.get("rules"):
+        return "conquian_env.rules.Rules" if plural else "a conquian_env.rules.Rules"
     if hint is str:
         if "choices" in meta:
             options = [repr(c) for c in meta["choices"]]
@@ -288,16 +315,18 @@ def _wanted(hint: Any, meta: Any, plural: bool = False) -> str:
         return "texts" if plural else "a text"
     noun = ("integers" if plural else "integer") if hint is int else ("numbers" if plural else "number")
     article = "" if plural else ("an " if hint is int else "a ")
-    low, high, above = meta.get("low"), meta.get("high"), meta.get("above")
-    if hint is int and low in (0, 1):
+    low, high, above, below = meta.get("low"), meta.get("high"), meta.get("above"), meta.get("below")
+    if hint is int and low in (0, 1) and below is None:
         most = "" if high is None else f" up to {_number(high)}"
         return f"{'' if plural else 'a '}{'positive' if low else 'non-negative'} {noun}{most}"
-    if low is not None and high is not None:
-        return f"{article}{noun} in [{_number(low)}, {_number(high)}]"
-    if above is not None:
-        return f"{article}{noun} > {_number(above)}"
-    if low is not None:
-        return f"{article}{noun} >= {_number(low)}"
+    least = f"[{_number(low)}" if low is not None else None if above is None else f"({_number(above)}"
+    most = f"{_number(high)}]" if high is not None else None if below is None else f"{_number(below)})"
+    if least is not None and most is not None:
+        return f"{article}{noun} in {least}, {most}"
+    if least is not None:
+        return f"{article}{noun} {'>=' if low is not None else '>'} {least[1:]}"
+    if most is not None:
+        return f"{article}{noun} {'<=' if high is not None else '<'} {most[:-1]}"
     return f"{article}finite {noun}" if hint is float else f"{article}{noun}"
 
 

@@ -87,7 +87,7 @@ from conquian_env.actions import action_to_str
 from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
 from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
-from . import runfiles, worker
+from . import knobs, runfiles, worker
 from .knobs import add_flags, knob
 from .match import deal_for_seed
 from .record import (
@@ -116,19 +116,19 @@ class TournamentConfig:
     """Every knob of a tournament.  The command line is generated from these fields
     (:func:`build_parser`), and ``config.json`` keeps them (``options``) with the run."""
 
-    specs: list[str] = knob([], "bot specs, e.g. greedy random ismcts:iterations=200", positional=True)
+    specs: list[str] = knob([], "bot specs, e.g. greedy random ismcts:iterations=200", positional=True, spec=True)
     gauntlet: str | None = knob(
-        None, "play only SPEC against each listed bot instead of a round robin", type=str, metavar="SPEC"
+        None, "play only SPEC against each listed bot instead of a round robin", type=str, metavar="SPEC", spec=True
     )
-    games: int = knob(1000, "games per pair (rounded up to even with duplicate deals)")
-    seed: int = knob(0, "tournament seed: deals and bot seeds derive from it")
-    jobs: int | None = knob(None, "worker processes (default: one per core)", type=int, flags=("-j", "--jobs"))
+    games: int = knob(1000, "games per pair (rounded up to even with duplicate deals)", low=1)
+    seed: int = knob(0, "tournament seed: deals and bot seeds derive from it", low=0)
+    jobs: int | None = knob(None, "worker processes (default: one per core)", type=int, flags=("-j", "--jobs"), low=1)
     rules: Rules = knob(STANDARD, "the rule variant: one flag per field of conquian_env.rules.Rules", rules=True)
     duplicate: bool = knob(True, "each deal twice with the seats swapped (--no-duplicate: a fresh deal for every game)")
     out: str | Path | None = knob(None, "results folder (default: results/<bots>_g<games>_s<seed>)", type=str)
-    confidence: float = knob(0.95, "level of every interval")
-    bootstrap: int = knob(1000, "bootstrap resamples for rating intervals")
-    bt_prior: float = knob(1.0, "virtual draws added to each pair in the Bradley-Terry fit (0 = plain MLE)")
+    confidence: float = knob(0.95, "level of every interval", above=0, below=1)
+    bootstrap: int = knob(1000, "bootstrap resamples for rating intervals", low=1)
+    bt_prior: float = knob(1.0, "virtual draws added to each pair in the Bradley-Terry fit (0 = plain MLE)", low=0)
     anchor: str | None = knob(None, "bot label rated 0 Elo (default: mean 0)", type=str, metavar="BOT")
     progress: bool | None = knob(None, "progress bar on standard error (default: when it is a terminal)")
     plot: bool = knob(True, "write summary.png (needs matplotlib)")
@@ -147,23 +147,10 @@ class TournamentConfig:
     )
 
     def validate(self) -> None:
-        """Raise ``ValueError`` saying what is wrong with a knob."""
-        if isinstance(self.specs, str) or not all(isinstance(s, str) for s in self.specs):
-            raise ValueError(f"specs must be a list of bot spec strings, got {self.specs!r}")
-        if self.games < 1:
-            raise ValueError(f"games per pair must be at least 1, got {self.games}")
-        if self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
-        if self.jobs is not None and self.jobs < 1:
-            raise ValueError(f"jobs must be at least 1, got {self.jobs}")
-        if not 0 < self.confidence < 1:
-            raise ValueError(f"confidence must be between 0 and 1, got {self.confidence}")
-        if self.bootstrap < 1:
-            raise ValueError(f"bootstrap resamples must be at least 1, got {self.bootstrap}")
-        if self.bt_prior < 0:
-            raise ValueError(f"bt_prior must be non-negative, got {self.bt_prior}")
-        if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules must be a conquian_env.rules.Rules, got {self.rules!r}")
+        """Raise ``ValueError`` saying what is wrong with a knob: each field against its type and
+        declared range (:func:`conquian_arena.knobs.check`: ``games must be a positive integer, got
+        0``), then what the fields ask of each other."""
+        knobs.check(self)
         if self.gauntlet is None and len(self.specs) < 2:
             raise ValueError(f"a round robin needs at least two bots, got {self.specs}; or use --gauntlet SPEC")
 

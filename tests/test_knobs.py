@@ -1,12 +1,15 @@
 """The one dataclass-to-CLI builder (:mod:`conquian_arena.knobs`): the tournament's command line
 parses as it always did, and the builder's parts (positional fields, flag aliases, metavar, type,
-nargs/const, the rules expansion, defaults in the namespace or absent) work on a small dataclass."""
+nargs/const, the rules expansion, defaults in the namespace or absent) work on a small dataclass;
+the checker (``knobs.check``) holds the tournament's knobs to their declared ranges."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conquian_arena import knobs
@@ -112,3 +115,69 @@ def test_builder_help_says_each_default_in_its_mode():
     shown = " ".join(toy_parser(True).format_help().split())
     assert "-c N, --count N how many (default: 3)" in shown and "a level (default" not in shown
     assert "a label (default: none)" in shown and "(default: none) (default" not in shown
+
+
+# --------------------------------------------------------------------------- the checker (knobs.check)
+
+
+def test_check_holds_lists_paths_unions_rules_and_open_ranges():
+    @dataclasses.dataclass
+    class Held:
+        names: list[str] = knobs.knob([], "names", spec=True)
+        where: str | Path | None = knobs.knob(None, "a folder", type=str)
+        rules: Rules = knobs.knob(STANDARD, "the rules", rules=True)
+        level: float = knobs.knob(0.5, "a level", above=0, below=1)
+        share: float = knobs.knob(0.5, "a share", low=0, below=1)
+
+    held = Held(names=("a", "b"), where=Path("x"), level=np.float32(0.25))
+    knobs.check(held)
+    assert held == Held(names=["a", "b"], where=Path("x"), level=0.25) and type(held.level) is float
+    assert type(held.names) is list  # a list field stays a list (a tuple field becomes a tuple)
+    for field, value, message in (
+        ("names", "a b", "names must be a list of bot specs, got 'a b'"),
+        ("names", ["a", 3], "names must be a list of bot specs, got ['a', 3]"),
+        ("where", 5, "where must be a text or a path, or null, got 5"),
+        ("rules", {"forcing": True}, "rules must be a conquian_env.rules.Rules, got {'forcing': True}"),
+        ("level", 1, "level must be a number in (0, 1), got 1"),
+        ("level", 0.0, "level must be a number in (0, 1), got 0.0"),
+        ("share", 1.0, "share must be a number in [0, 1), got 1.0"),
+    ):
+        with pytest.raises(ValueError) as err:
+            knobs.check(Held(**{field: value}))
+        assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("specs", "greedy random", "specs must be a list of bot specs, got 'greedy random'"),
+        ("games", 0, "games must be a positive integer, got 0"),
+        ("games", 2.0, "games must be a positive integer, got 2.0"),
+        ("seed", -1, "seed must be a non-negative integer, got -1"),
+        ("jobs", 0, "jobs must be a positive integer, or null, got 0"),
+        ("confidence", 1, "confidence must be a number in (0, 1), got 1"),
+        ("bootstrap", 0, "bootstrap must be a positive integer, got 0"),
+        ("bt_prior", -0.5, "bt_prior must be a number >= 0, got -0.5"),
+        ("rules", None, "rules must be a conquian_env.rules.Rules, got None"),
+        ("out", 5, "out must be a text or a path, or null, got 5"),
+        ("gauntlet", 3, "gauntlet must be a bot spec, or null, got 3"),
+        ("plot", 1, "plot must be true or false, got 1"),
+        ("progress", "yes", "progress must be true, false or null, got 'yes'"),
+    ],
+)
+def test_tournament_config_is_held_to_its_declared_ranges(field, value, message):
+    """TournamentConfig.validate() checks its fields with the shared checker (each range declared on
+    its field) and only what the fields ask of each other by hand."""
+    with pytest.raises(ValueError) as err:
+        TournamentConfig(**{"specs": ["greedy", "random"], field: value}).validate()
+    assert str(err.value) == message
+
+
+def test_tournament_config_validate_keeps_the_cross_field_check_and_makes_numpy_values_python():
+    with pytest.raises(ValueError, match=r"a round robin needs at least two bots, got \['greedy'\]; or use --gauntlet"):
+        TournamentConfig(specs=["greedy"]).validate()
+    TournamentConfig(specs=["greedy"], gauntlet="random").validate()  # a gauntlet: one listed bot is enough
+    config = TournamentConfig(specs=("a", "b"), games=np.int64(4), jobs=np.int32(2), confidence=np.float64(0.9))
+    config.validate()
+    assert config == TournamentConfig(specs=["a", "b"], games=4, jobs=2, confidence=0.9)
+    assert (type(config.games), type(config.jobs), type(config.specs)) == (int, int, list)
