@@ -75,7 +75,7 @@ from .knobs import knob
 from .policy_files import restore_checkpoint
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
-from .scorer_fit import ScorerSettings, fit_scorer
+from .scorer_fit import ScorerSettings, fit_scorer, initial_scorer
 from .settings import RunSettings
 
 
@@ -128,6 +128,10 @@ class ExItConfig(RunSettings):
     )
     greedy_bonus: float = knob(0.0, "added to the value of greedy's choice in the targets (leave greedy only for more)")
     value_coef: float = knob(0.5, "weight of the value head's loss", low=0)
+    eval_start: bool = knob(
+        True,
+        "evaluate the network the run starts from (untrained: its random weights) before round 0: the curve's step 0",
+    )
     forcing: bool = knob(False, "play the forcing variant (RULES.md section 7)")
 
     def validate(self) -> None:
@@ -263,7 +267,7 @@ EXIT_STATE: dict[str, str] = {
     **PPO_STATE, "round": "count", "labels": "count", "pending_eval": "count or null", "round_times": "object",
 }  # fmt: skip
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
-MAY_CHANGE = ("rounds", "torch_threads", "workers")
+MAY_CHANGE = ("rounds", "torch_threads", "workers", "eval_start")
 #: a label shard's name: ``r{round:02d}_{index:04d}.npz``
 SHARD_NAME = re.compile(r"r(\d{2})_(\d{4})\.npz")
 
@@ -428,8 +432,20 @@ class ExItRun:
         """The network and the state: one checkpoint (:meth:`conquian_train.run.RunFolder.save_checkpoint_files`)."""
         self.run.save_checkpoint_files({f"latest{self.suffix}": self.model.save}, self.run.state["labels"])
 
+    def evaluate_start(self) -> None:
+        """The curve's step 0: the network the run starts from, before it has seen a label (the
+        scorer's random weights are those round 0's fit starts from, so the run is unchanged)."""
+        c, run = self.config, self.run
+        if c.network == "scorer" and self.model.scorer is None:
+            self.model.scorer = initial_scorer(c.hidden(), c.seed)
+        run.log("evaluating the network the run starts from (step 0)")
+        self.evaluate(self.model, 0, stage="start")
+        self.checkpoint()
+
     def run_rounds(self) -> dict[str, Any]:
         c, run = self.config, self.run
+        if c.eval_start and run.state["round"] == 0 and run.state.get("last_eval_step") is None:
+            self.evaluate_start()
         for r in range(min(run.state["round"], c.rounds)):  # a shard lost or set aside since its round: again
             if len(self.shards(r)) < -(-c.games // c.chunk):
                 self.play_round(r)

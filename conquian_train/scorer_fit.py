@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.scorer import GREEDY_SLOT, ActionScorer, candidate_features
+from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer, candidate_features
 
 from .imitation import ImitationData
 
-__all__ = ["ScorerSettings", "fit_scorer", "regret", "scorer_positions"]
+__all__ = ["ScorerSettings", "fit_scorer", "initial_scorer", "regret", "scorer_positions"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,30 @@ def regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
     return float((best - q[np.arange(len(q)), pick]).mean()) if len(q) else float("nan")
 
 
+def _network(sizes: tuple[int, ...], seed: int):
+    """The torch network of layer ``sizes`` (ReLU between), its weights drawn under ``seed``."""
+    import torch
+
+    torch.manual_seed(seed)
+    layers: list[torch.nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def _export(net) -> ActionScorer:
+    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                         for m in net if hasattr(m, "weight")])  # fmt: skip
+
+
+def initial_scorer(hidden: tuple[int, ...], seed: int) -> ActionScorer:
+    """The untrained scorer: the random weights :func:`fit_scorer` draws under ``seed`` when it
+    starts from none (so fitting from this scorer or from nothing gives the same network)."""
+    return _export(_network((CANDIDATE_SIZE, *hidden, 1), seed))
+
+
 def fit_scorer(
     data: ImitationData,
     settings: ScorerSettings,
@@ -92,14 +116,8 @@ def fit_scorer(
     if held.all():
         held[:] = False
     train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
-    torch.manual_seed(seed)
     sizes = (pos["x"].shape[-1], *s.hidden, 1)
-    layers: list[torch.nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
+    net = _network(sizes, seed)
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     if start is not None:
         if [w.shape for w, _ in start.layers] != [(a, b) for a, b in zip(sizes, sizes[1:], strict=False)]:
@@ -112,8 +130,7 @@ def fit_scorer(
     x, valid, q = torch.from_numpy(pos["x"]), torch.from_numpy(pos["valid"]), torch.from_numpy(pos["q"])
 
     def export() -> ActionScorer:
-        return ActionScorer([(lin.weight.detach().numpy().T.copy(), lin.bias.detach().numpy().copy())
-                             for lin in linears])  # fmt: skip
+        return _export(net)
 
     def scores(idx: np.ndarray) -> np.ndarray:
         with torch.no_grad():

@@ -73,10 +73,11 @@ def test_a_short_run_labels_learns_and_saves(network, request):
         assert (exit_run / name).is_file(), name
     rows = list(csv.DictReader(open(exit_run / "eval.csv")))
     assert [(r["stage"], r["opponent"]) for r in rows] == [
+        ("start", "random"), ("start", "greedy"),  # step 0: the network the run starts from, untrained
         ("round0", "random"), ("round0", "greedy"), ("round1", "random"), ("round1", "greedy")
     ]  # fmt: skip
     labels = [len(ImitationData.load(p, "meld")[0]) for p in shards]
-    assert [int(r["step"]) for r in rows[::2]] == [sum(labels[:2]), sum(labels)]
+    assert [int(r["step"]) for r in rows[::2]] == [0, sum(labels[:2]), sum(labels)]
     times = list(csv.DictReader(open(exit_run / "rounds.csv")))
     assert [int(r["round"]) for r in times] == [0, 1]
     assert all(int(r["searched"]) > 0 and float(r["label_s"]) >= 0 and float(r["fit_s"]) >= 0 for r in times)
@@ -272,3 +273,32 @@ def test_the_held_out_regret_script_measures_scorers_by_a_runs_labels(exit_run, 
     assert greedy == pytest.approx(report[0]["greedy_held_out_regret"], abs=1e-5)
     assert 0 <= mine
     assert script.main([str(exit_run), str(exit_run / "round0.npz"), "--rounds", "7"]) == 2  # no such round
+
+
+def test_the_curve_starts_at_the_network_round_0_fits_from():
+    """Step 0 evaluates initial_scorer(hidden, seed): fitting from it or from nothing (fit_scorer's
+    own random draw under the same seed) gives the same network, so the first point changes no run."""
+    from conquian_train.scorer_fit import ScorerSettings, fit_scorer, initial_scorer
+
+    recorder = exit_mod.ViewRecorder(make_agent("greedy"), "meld")
+    hands, stock = deal_for_seed(21)
+    play_game([recorder, make_agent("greedy")], hands=hands, stock=stock, seed=3)
+    from agents.search import analyze
+
+    rows = [r for r in recorder.rows if r[3] < 0]
+    values, _, chosen = analyze([r[2] for r in rows], iterations=30, seed=1)
+    data = ImitationData.from_decisions(
+        [
+            (o, m, int(a), 0.0, q, 5 * i + 1)
+            for i, ((o, m, _, _), a, q) in enumerate(zip(rows, chosen, values, strict=True))
+        ],
+        "meld",
+    )
+    settings = ScorerSettings(hidden=(16, 8), epochs=2, holdout=0)
+    start = initial_scorer((16, 8), seed=7)
+    again = initial_scorer((16, 8), seed=7)
+    assert all(np.array_equal(w, v) for (w, _), (v, _) in zip(start.layers, again.layers, strict=True))
+    assert not np.array_equal(start.layers[0][0], initial_scorer((16, 8), seed=8).layers[0][0])
+    a, _ = fit_scorer(data, settings, seed=7, start=start)
+    b, _ = fit_scorer(data, settings, seed=7)
+    assert all(np.array_equal(w, v) and np.array_equal(c, d) for (w, c), (v, d) in zip(a.layers, b.layers, strict=True))

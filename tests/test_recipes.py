@@ -30,7 +30,7 @@ PPO_KNOBS = {
 EXIT_KNOBS = {
     "out", "seed", "rounds", "games", "chunk", "playouts", "z", "opponents", "features", "network", "net_arch", "init",
     "epochs", "lr", "temperature", "loss", "greedy_bonus", "value_coef", "eval_games", "eval_opponents", "eval_seed",
-    "best_by", "forcing", "torch_threads", "workers",
+    "best_by", "forcing", "torch_threads", "workers", "eval_start",
 }  # fmt: skip
 
 
@@ -110,6 +110,14 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     (folder / "config.json").write_text(json.dumps(written))
     config, resumed = recipes.config_from_args(ExItConfig, {"resume": str(folder), "rounds": 9}, ("rounds",))
     assert resumed and config.rounds == 9 and config.out == str(folder) and config.eval_games == 2000
+    # a run from before the step-0 evaluation (no eval_start in its config.json) resumes, its recipe hash unchanged
+    from conquian_train import exit as exit_recipe
+
+    del written["eval_start"]
+    (folder / "config.json").write_text(json.dumps(written))
+    config, resumed = recipes.config_from_args(ExItConfig, {"resume": str(folder)}, ())
+    assert resumed and config.eval_start is True
+    assert "eval_start" not in exit_recipe.recipe(config)
 
 
 @pytest.mark.parametrize(

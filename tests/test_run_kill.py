@@ -209,7 +209,7 @@ def test_a_shard_of_another_run_is_refused_with_its_settings(reference, tmp_path
     """Before: a shard of another seed and playout count was taken silently."""
     ref, _ = reference["exit"]
     other = tmp_path / "other"
-    args = exit_args(other)
+    args = [*exit_args(other), "--no-eval-start"]  # kill_at(4) counts the writes: the first shard's, not step 0's
     args[args.index("--seed") + 1], args[args.index("--playouts") + 1], args[args.index("--rounds") + 1] = (
         "4",
         "30",
@@ -222,7 +222,7 @@ def test_a_shard_of_another_run_is_refused_with_its_settings(reference, tmp_path
     out = tmp_path / "mine"
     files.kill_at(4)  # this run killed after its first shard too
     with pytest.raises(files.Killed):
-        train.main(exit_args(out))
+        train.main([*exit_args(out), "--no-eval-start"])
     files.kill_at(None)
     shutil.copy(other / "labels" / "r00_0000.npz", out / "labels" / "r00_0001.npz")
     assert train.main(["exit", "--resume", str(out)]) == 2
