@@ -199,11 +199,11 @@ class ViewRecorder(Agent):
         return self.student.act(observation, action_mask, view)
 
 
-def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[ImitationData, dict]:
-    """Games ``chunk * config.chunk ..`` of round ``round_``, their decisions labelled; and timings."""
-    from agents.search import analyze
-
-    c, t0 = config, time.perf_counter()
+def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[list[tuple], dict[str, int]]:
+    """Games ``chunk * config.chunk ..`` of round ``round_`` played (the games of one shard): their
+    decisions with a choice as rows ``(features, mask, view, greedy's meld label or -1, result, game id)``
+    and the student's wins, draws and losses.  The same games as every time (seeds from the config)."""
+    c = config
     recorder = ViewRecorder(student, c.features)
     opponents = {spec: make_agent(spec, c.seed + 1) for spec in c.opponents}
     rows, results = [], {"wins": 0, "draws": 0, "losses": 0}
@@ -221,6 +221,15 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
         rows += [
             (obs, mask, view, label, result, round_ * 1_000_000_000 + g) for obs, mask, view, label in recorder.rows
         ]
+    return rows, results
+
+
+def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[ImitationData, dict]:
+    """Games ``chunk * config.chunk ..`` of round ``round_``, their decisions labelled; and timings."""
+    from agents.search import analyze
+
+    c, t0 = config, time.perf_counter()
+    rows, results = play_games(student, c, round_, chunk)
     t_play = time.perf_counter() - t0
     searched = [i for i, r in enumerate(rows) if r[3] < 0]
     values = np.full((len(rows), len(rows[0][1]) if rows else 0), np.nan, np.float32)

@@ -302,3 +302,33 @@ def test_the_curve_starts_at_the_network_round_0_fits_from():
     a, _ = fit_scorer(data, settings, seed=7, start=start)
     b, _ = fit_scorer(data, settings, seed=7)
     assert all(np.array_equal(w, v) and np.array_equal(c, d) for (w, c), (v, d) in zip(a.layers, b.layers, strict=True))
+
+
+def test_the_held_out_positions_are_searched_again_in_the_run_s_own_games(exit_run, tmp_path, capsys):
+    """examples/held_out_regret.py --precise replays the held-out games through play_games (the very
+    games of the shards, checked row by row) and prints every regret by phase; a shard that is not
+    the replayed games is refused."""
+    import importlib.util
+    import shutil
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "held_out_regret.py"
+    spec = importlib.util.spec_from_file_location("held_out_regret", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = str(exit_run / "round0.npz")
+    assert example.main([str(exit_run), model, "--rounds", "0", "1", "--precise", "40"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(lines) == {"greedy", "teacher", model}
+    assert lines["greedy"][-1] == "1.00" and all(0 <= float(v) <= 1 for v in lines[model][1:4])  # regrets; then a ratio
+    labelled, precise = example.precise_labels(exit_run, [0], None, 40, seed=5)
+    assert np.array_equal(labelled.obs, precise.obs) and (labelled.game % 5 == 0).all()
+    assert np.array_equal(~np.isnan(precise.q.astype(np.float32)), precise.masks)  # every legal action searched
+    copy = tmp_path / "run"
+    shutil.copytree(exit_run, copy)
+    data, meta = ImitationData.load(copy / "labels" / "r00_0001.npz", "meld")
+    ImitationData.save(ImitationData(data.obs[::-1].copy(), data.masks, data.actions, data.returns, data.q, data.game),
+                       copy / "labels" / "r00_0001.npz", meta)  # fmt: skip
+    with pytest.raises(SystemExit, match="r00_0001.npz are not its games"):
+        example.precise_labels(copy, [0], None, 40, seed=5)
