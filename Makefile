@@ -4,8 +4,8 @@
 # make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
-# make train   expert iteration's short preset (train.py exit, 4 rounds of 1000 games) into runs/default,
-#              17 minutes measured on one core (it uses both); make train-ppo: the MaskablePPO recipe (train.py ppo)
+# make train   expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/default,
+#              429 s measured on two cores (docs/experiments/make_train); make train-ppo: the MaskablePPO recipe (train.py ppo)
 #              into runs/ppo; train.py RECIPE is conquian-train RECIPE (docs/training.md)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
