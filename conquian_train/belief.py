@@ -73,9 +73,9 @@ class GenerateConfig:
     """The knobs of ``generate`` (see the module docstring)."""
 
     out: str = knob("runs/belief/train", "run folder (config.json, shards/)")
-    seed: int = knob(0, "seed of the deals and bots")
-    games: int = knob(8000, "games to play")
-    chunk: int = knob(100, "games per shard (the unit a killed run redoes)")
+    seed: int = knob(0, "seed of the deals and bots", low=0)
+    games: int = knob(8000, "games to play", low=1)
+    chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
         ("greedy", "ismcts:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
         "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
@@ -83,12 +83,7 @@ class GenerateConfig:
     ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
 
     def validate(self) -> None:
-        for name in ("games", "chunk"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        knobs.check(self)  # every knob's type and declared range
         if not self.kinds:
             raise ValueError("kinds is empty")
         for spec in self.kinds:
@@ -102,21 +97,16 @@ class FitConfig:
     data: tuple[str, ...] = knob(("runs/belief/train",), "run folders of generate to learn from")
     model: str = knob("runs/belief/belief.npz", "the model file to write")
     kinds: tuple[str, ...] = knob((), "learn only from positions against these kinds (none given: all)")
-    hidden: int = knob(32, "hidden units")
-    epochs: int = knob(12, "passes over the positions")
-    lr: float = knob(2e-3, "learning rate (Adam)")
-    batch: int = knob(4096, "cards per step")
-    positions: int = knob(150_000, "positions used at most (a random subset; the memory is about 1 KB each)")
-    val_every: int = knob(10, "one game in this many is held out to pick the epoch")
-    seed: int = knob(0, "seed of the subset, the split and the initial weights")
+    hidden: int = knob(32, "hidden units", low=1)
+    epochs: int = knob(12, "passes over the positions", low=1)
+    lr: float = knob(2e-3, "learning rate (Adam)", above=0)
+    batch: int = knob(4096, "cards per step", low=1)
+    positions: int = knob(150_000, "positions used at most (a random subset; the memory is about 1 KB each)", low=1)
+    val_every: int = knob(10, "one game in this many is held out to pick the epoch", low=1)
+    seed: int = knob(0, "seed of the subset, the split and the initial weights", low=0)
 
     def validate(self) -> None:
-        for name in ("hidden", "epochs", "batch", "positions", "val_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"lr must be a number > 0, got {self.lr!r}")
+        knobs.check(self)  # every knob's type and declared range
 
 
 # --------------------------------------------------------------------------- the bots

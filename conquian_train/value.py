@@ -60,9 +60,9 @@ class GenerateConfig:
     """The knobs of ``generate`` (see the module docstring)."""
 
     out: str = knob("runs/value/train", "run folder (config.json, shards/)")
-    seed: int = knob(0, "seed of the deals and bots")
-    games: int = knob(3000, "games to play")
-    chunk: int = knob(100, "games per shard (the unit a killed run redoes)")
+    seed: int = knob(0, "seed of the deals and bots", low=0)
+    games: int = knob(3000, "games to play", low=1)
+    chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
         ("pimc:iterations=300", "greedy", "noisy:0.1:pimc:iterations=300"),
         "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
@@ -70,12 +70,7 @@ class GenerateConfig:
     ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
 
     def validate(self) -> None:
-        for name in ("games", "chunk"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        knobs.check(self)  # every knob's type and declared range
         if not self.kinds:
             raise ValueError("kinds is empty")
         for spec in self.kinds:
@@ -88,23 +83,16 @@ class FitConfig:
 
     data: tuple[str, ...] = knob(("runs/value/train",), "run folders of generate to learn from")
     model: str = knob("runs/value/value.npz", "the model file to write")
-    hidden: int = knob(64, "hidden units")
-    epochs: int = knob(10, "passes over the positions")
-    lr: float = knob(2e-3, "learning rate (Adam)")
-    batch: int = knob(1024, "positions per step")
-    val_every: int = knob(10, "one game in this many is held out to pick the epoch")
-    l2: float = knob(1e-3, "weight decay of the first layer (the positions of a game are alike: it overfits)")
-    seed: int = knob(0, "seed of the order and the initial weights")
+    hidden: int = knob(64, "hidden units", low=1)
+    epochs: int = knob(10, "passes over the positions", low=1)
+    lr: float = knob(2e-3, "learning rate (Adam)", above=0)
+    batch: int = knob(1024, "positions per step", low=1)
+    val_every: int = knob(10, "one game in this many is held out to pick the epoch", low=1)
+    l2: float = knob(1e-3, "weight decay of the first layer (the positions of a game are alike: it overfits)", low=0)
+    seed: int = knob(0, "seed of the order and the initial weights", low=0)
 
     def validate(self) -> None:
-        if not (isinstance(self.l2, (int, float)) and self.l2 >= 0):
-            raise ValueError(f"l2 must be a number >= 0, got {self.l2!r}")
-        for name in ("hidden", "epochs", "batch", "val_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"lr must be a number > 0, got {self.lr!r}")
+        knobs.check(self)  # every knob's type and declared range
 
 
 # --------------------------------------------------------------------------- generate

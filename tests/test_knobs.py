@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,25 @@ def test_tournament_config_validate_keeps_the_cross_field_check_and_makes_numpy_
     config.validate()
     assert config == TournamentConfig(specs=["a", "b"], games=4, jobs=2, confidence=0.9)
     assert (type(config.games), type(config.jobs), type(config.specs)) == (int, int, list)
+
+
+@pytest.mark.parametrize(
+    "module, config, knobs_given, message",
+    [
+        ("belief", "GenerateConfig", {"games": 0}, "games must be a positive integer, got 0"),
+        ("belief", "GenerateConfig", {"seed": -1}, "seed must be a non-negative integer, got -1"),
+        ("belief", "FitConfig", {"lr": 0.0}, "lr must be a number > 0, got 0.0"),
+        ("belief", "FitConfig", {"hidden": True}, "hidden must be a positive integer, got True"),
+        ("belief", "FitConfig", {"seed": -3}, "seed must be a non-negative integer, got -3"),
+        ("value", "GenerateConfig", {"chunk": 2.5}, "chunk must be a positive integer, got 2.5"),
+        ("value", "FitConfig", {"l2": -1.0}, "l2 must be a number >= 0, got -1.0"),
+        ("value", "FitConfig", {"seed": -1}, "seed must be a non-negative integer, got -1"),
+    ],
+)
+def test_the_belief_and_value_recipes_are_held_by_the_shared_checker(module, config, knobs_given, message):
+    """Before: hand-written checks that let a negative fit seed through (numpy refused it later)."""
+    import importlib
+
+    cls = getattr(importlib.import_module(f"conquian_train.{module}"), config)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**knobs_given).validate()
