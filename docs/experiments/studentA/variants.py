@@ -92,6 +92,20 @@ def belief_inputs(folders: str, data: ImitationData) -> np.ndarray:
     return extra
 
 
+def global_inputs(data: ImitationData) -> np.ndarray:
+    """The 18 card channels of :func:`agents.scorer.candidate_features` for all 40 cards (720 values),
+    the same for every candidate of a position (same rows as :func:`scorer_positions`)."""
+    from agents.scorer import CARD_BLOCKS, FEATURE_AT
+
+    q = data.q.astype(np.float32)
+    searched = np.flatnonzero(~np.isnan(q).all(axis=1))
+    _, valid, _ = candidate_features(data.obs[searched].astype(np.float32), data.masks[searched])
+    rows = searched[valid.sum(axis=1) > 1]
+    f = data.obs[rows].astype(np.float32)
+    planes = np.concatenate([f[:, : CARD_BLOCKS * 40], f[:, FEATURE_AT["live"] : FEATURE_AT["lay_plan"] + 40]], axis=1)
+    return np.broadcast_to(planes[:, None, :], (len(rows), valid.shape[1], planes.shape[1])).astype(np.float32)
+
+
 def fit(pos: dict, hidden=(128, 128), loss="ce", epochs=10, lr=1e-3, t=0.05, weight="none", seed=0, batch=256):
     import torch
 
@@ -160,12 +174,14 @@ def main(argv: list[str]) -> int:
     pos = scorer_positions(data)
     if os.environ.get("BELIEF"):
         pos["x"] = np.concatenate([pos["x"], belief_inputs(argv[1], data)], axis=2)
+    if os.environ.get("GLOBAL"):  # every candidate also sees the whole table: all 18 channels of all 40 cards
+        pos["x"] = np.concatenate([pos["x"], global_inputs(data)], axis=2)
     print(f"{len(pos['q'])} positions, {pos['x'].shape[-1]} inputs a candidate", flush=True)
     Path("runs/studentA").mkdir(parents=True, exist_ok=True)
     for name, knobs in json.loads(argv[2]).items():
         knobs = {k: tuple(v) if k == "hidden" else v for k, v in knobs.items()}
         layers, best, greedy = fit(pos, **knobs)
-        if not os.environ.get("BELIEF"):
+        if not (os.environ.get("BELIEF") or os.environ.get("GLOBAL")):
             ActionScorer(layers).save(f"runs/studentA/{name}.npz")
         print(f"RESULT {name} held-out regret {best:.5f} greedy {greedy:.5f} ratio {best / greedy:.3f}", flush=True)
     return 0
