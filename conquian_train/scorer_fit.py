@@ -22,7 +22,7 @@ from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer, candidate_f
 
 from .imitation import ImitationData
 
-__all__ = ["ScorerSettings", "fit_scorer", "initial_scorer", "regret", "scorer_positions"]
+__all__ = ["ScorerSettings", "fit_scorer", "initial_scorer", "regret", "scorer_network", "scorer_positions"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
     return float((best - q[np.arange(len(q)), pick]).mean()) if len(q) else float("nan")
 
 
-def _network(sizes: tuple[int, ...], seed: int):
+def scorer_network(sizes: tuple[int, ...], seed: int):
     """The torch network of layer ``sizes`` (ReLU between), its weights drawn under ``seed``."""
     import torch
 
@@ -92,7 +92,7 @@ def _export(net) -> ActionScorer:
 def initial_scorer(hidden: tuple[int, ...], seed: int) -> ActionScorer:
     """The untrained scorer: the random weights :func:`fit_scorer` draws under ``seed`` when it
     starts from none (so fitting from this scorer or from nothing gives the same network)."""
-    return _export(_network((CANDIDATE_SIZE, *hidden, 1), seed))
+    return _export(scorer_network((CANDIDATE_SIZE, *hidden, 1), seed))
 
 
 def fit_scorer(
@@ -117,7 +117,7 @@ def fit_scorer(
         held[:] = False
     train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
     sizes = (pos["x"].shape[-1], *s.hidden, 1)
-    net = _network(sizes, seed)
+    net = scorer_network(sizes, seed)
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     if start is not None:
         if [w.shape for w, _ in start.layers] != [(a, b) for a, b in zip(sizes, sizes[1:], strict=False)]:

@@ -24,13 +24,14 @@ only what the run's players saw.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from agents.scorer import KIND_SLOT, load_scorer
-from conquian_train.imitation import ImitationData
+from conquian_train.imitation import COLUMNS, ImitationData
 from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions
 
 
@@ -64,11 +65,9 @@ def precise_labels(
             if not keep:
                 continue
             values, _, _ = analyze([rows[i][2] for i in keep], iterations=playouts, z=0.0, seed=seed + 1000 * r + k)
-            idx = np.asarray(keep)
-            labelled.append(ImitationData(data.obs[idx], data.masks[idx], data.actions[idx], data.returns[idx],
-                                          data.q[idx], data.game[idx]))  # fmt: skip
-            precise.append(ImitationData(data.obs[idx], data.masks[idx], data.actions[idx], data.returns[idx],
-                                         values.astype(np.float16), data.game[idx]))  # fmt: skip
+            part = ImitationData(*(getattr(data, column)[keep] for column in COLUMNS))
+            labelled.append(part)
+            precise.append(dataclasses.replace(part, q=values.astype(np.float16)))
             print(f"  round {r} shard {k}: {len(keep)} held-out positions searched again", file=sys.stderr)
     if not precise:
         raise SystemExit("error: no held-out searched position in those shards")

@@ -30,7 +30,7 @@ from agents.scorer import ActionScorer, candidate_features
 from conquian_env.actions import DISCARD_BASE, TAKE
 from conquian_env.observation import OBS_AT
 from conquian_train.imitation import ImitationData
-from conquian_train.scorer_fit import regret, scorer_positions
+from conquian_train.scorer_fit import regret, scorer_network, scorer_positions
 
 
 def load(folders: str) -> ImitationData:
@@ -109,14 +109,9 @@ def global_inputs(data: ImitationData) -> np.ndarray:
 def fit(pos: dict, hidden=(128, 128), loss="ce", epochs=10, lr=1e-3, t=0.05, weight="none", seed=0, batch=256):
     import torch
 
-    torch.manual_seed(seed)
     held = pos["game"] % 5 == 0
     train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
-    sizes = (pos["x"].shape[-1], *hidden, 1)
-    layers: list = []
-    for i in range(len(sizes) - 1):
-        layers += [torch.nn.Linear(sizes[i], sizes[i + 1])] + ([torch.nn.ReLU()] if i < len(sizes) - 2 else [])
-    net = torch.nn.Sequential(*layers)
+    net = scorer_network((pos["x"].shape[-1], *hidden, 1), seed)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * (len(train_idx) // batch + 1))
     x, valid, q = (torch.from_numpy(pos[k]) for k in ("x", "valid", "q"))
