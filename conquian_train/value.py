@@ -38,7 +38,7 @@ import numpy as np
 from conquian_env.game import OFFER
 from conquian_env.seeding import derive_seed
 
-from . import knobs
+from . import belief, knobs
 from .belief import BOT_STREAM, game_kinds, generate_shards, make_kind, shard_path  # noqa: F401 (shard_path: the shards of a run)
 from .knobs import knob
 from .recipes import Recipe
@@ -56,25 +56,16 @@ SHARD_ARRAYS = {
 
 
 @dataclass
-class GenerateConfig:
-    """The knobs of ``generate`` (see the module docstring)."""
+class GenerateConfig(belief.GenerateConfig):
+    """The knobs of ``generate`` (see the module docstring): the belief recipe's, checked the same
+    way, with this recipe's folder, game count and bots."""
 
     out: str = knob("runs/value/train", "run folder (config.json, shards/)")
-    seed: int = knob(0, "seed of the deals and bots", low=0)
     games: int = knob(3000, "games to play", low=1)
-    chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
         ("pimc:iterations=300", "greedy", "noisy:0.1:pimc:iterations=300"),
         "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
     )
-    ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
-
-    def validate(self) -> None:
-        knobs.check(self)  # every knob's type and declared range
-        if not self.kinds:
-            raise ValueError("kinds is empty")
-        for spec in self.kinds:
-            make_kind(spec, 0)
 
 
 @dataclass
