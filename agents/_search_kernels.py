@@ -68,16 +68,18 @@ from .belief_kernels import deal_from_belief
 from .greedy_kernels import (
     FULL,
     NEIGHBOURS,
+    NUM_FEATURES,
     PARTNER_COUNT,
     PARTNERS,
     choose_discard,
+    encode_features,
     feed_penalty,
     greedy_action,
     live_cards,
     plan_take,
     position_value,
 )
-from .scorer_kernels import scorer_action
+from .scorer_kernels import candidates, scorer_action
 from .value_kernels import leaf_value
 
 #: deals between two checks of the race
@@ -710,3 +712,74 @@ __all__ = [
     "run_search",
     "value_playout",
 ]
+
+
+# ---------------------------------------------------------------- labels of recorded decisions
+@njit(cache=True)
+def label_one(row, me, K, redeal_hand, seed, X, acts, Q, F, keys, plans, filled):
+    """The value for player ``me`` of each candidate (:func:`agents.scorer_kernels.candidates`, into
+    ``X, acts``) of engine row ``row``, into ``Q``: the mean score (1 a win, 0.5 a draw) of ``K``
+    greedy playouts after it, each from the row with the unseen cards drawn again from one set
+    (the same ``K`` draws for every candidate): the stock left only, the opponent's true hand kept
+    (a label that knows the hand: never a bot's), or with ``redeal_hand`` the opponent's hidden
+    cards too (a uniform determinization, as the flat search's).  Returns the candidates' count."""
+    np.random.seed(seed)
+    S = np.zeros((1, NUM_COLUMNS), np.int64)
+    det = np.zeros(NUM_COLUMNS, np.int64)
+    for c in range(NUM_COLUMNS):
+        S[0, c] = row[c]
+    encode_features(S, 0, me, F)
+    n = candidates(F, S[0, PHASE], S[0, LCARDS], S[0, LMISC], X, acts)
+    for k in range(n):
+        Q[k] = 0.0
+    opp = 1 - me
+    spos = S[0, SPOS]
+    hidden = row[H0 + opp] & ~row[CHOSEN] if redeal_hand else 0
+    n_opp = _popcount(hidden)
+    m = n_opp + STOCK_SIZE - spos
+    pool = np.empty(m, np.int64)
+    unseen = hidden  # what ``me`` cannot see, as one set: the draws never depend on how it lies in the row
+    for q in range(spos, STOCK_SIZE):
+        unseen |= 1 << row[STOCK0 + q]
+    for _ in range(K):
+        j = 0
+        rest = unseen
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            pool[j] = lowest_bit_index(low)
+            j += 1
+        for q in range(m - 1, 0, -1):
+            r = np.random.randint(q + 1)
+            pool[q], pool[r] = pool[r], pool[q]
+        for c in range(NUM_COLUMNS):
+            det[c] = row[c]
+        if redeal_hand:
+            hand = 0
+            for q in range(n_opp):
+                hand |= 1 << pool[q]
+            det[H0 + opp] = (row[H0 + opp] & ~hidden) | hand
+        for q in range(m - n_opp):
+            det[STOCK0 + spos + q] = pool[n_opp + q]
+        for k in range(n):
+            for c in range(NUM_COLUMNS):
+                S[0, c] = det[c]
+            compute_legal(S, 0)
+            apply(S, 0, acts[k])
+            w = playout(S, 0, keys, plans, filled)
+            Q[k] += 1.0 if w == me else (0.5 if w < 0 else 0.0)
+    for k in range(n):
+        Q[k] /= K
+    return n
+
+
+@njit(cache=True, parallel=True)
+def label_rows(rows, K, redeal_hand, seed, blocks, Xs, As, Qs, Ns):
+    """:func:`label_one` for every row (each its own stream, ``seed + row``: the blocks change nothing)."""
+    m = rows.shape[0]
+    for b in prange(blocks):
+        F = np.zeros(NUM_FEATURES, np.float32)
+        keys, plans, filled = _new_cache(CACHE_SIZE)
+        for i in range(b, m, blocks):
+            Ns[i] = label_one(rows[i], rows[i, PLAYER], K, redeal_hand, seed + i, Xs[i], As[i], Qs[i], F, keys, plans,
+                               filled)  # fmt: skip

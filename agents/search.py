@@ -494,3 +494,49 @@ def analyze(
     counts = np.zeros((n_views, NUM_ACTIONS), dtype=np.int64)
     chosen = K.analyze_batch(rows, pools, sizes, n_opps, seeds, int(tries), float(z), int(iterations), values, counts)
     return values, counts, chosen
+
+
+def label_rows(
+    rows: np.ndarray, playouts: int, *, knows_hand: bool = False, seed: int = 0, blocks: int = 2
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The value of every candidate move (:func:`agents.scorer.candidate_features`' order) of
+    each engine row (a decision with a choice of its player: an offer it may take or refuse, a
+    discard among two cards or more), on ``blocks`` numba threads.
+
+    Each value is the mean score (win 1, draw 1/2, loss 0) of ``playouts`` greedy playouts after
+    the move, from the row with the cards the player cannot see drawn again (the same draws for
+    every candidate, so differences are paired): the opponent's hidden cards and the stock left
+    (a uniform determinization, the flat search's), or with ``knows_hand`` only the stock left,
+    the opponent's true hand kept (a label that peeks: for measurements and training targets,
+    never a bot's move).  The draws come from the unseen cards as a set, each row from its own
+    stream (``seed`` and its index): how the hidden cards lie in the row, and ``blocks``, change nothing.
+
+    Returns ``(x, actions, values, counts)``: the candidates' inputs ``(m, MAX_CANDIDATES,
+    CANDIDATE_SIZE)``, their action ids (-1 past a row's count), values, and each row's count.
+    """
+    _need_numba()
+    from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
+
+    playouts = Integer(1, ITERATIONS.high).check("playouts", playouts)
+    blocks = Integer(1, 1024).check("blocks", blocks)
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[1] != E.NUM_COLUMNS or not np.issubdtype(rows.dtype, np.integer):
+        raise ValueError(
+            f"rows must be engine rows, integers of shape (m, {E.NUM_COLUMNS}); got {rows.dtype} {rows.shape}"
+        )
+    rows = np.ascontiguousarray(rows, np.int64)
+    phase, lcards, misc = rows[:, E.PHASE], rows[:, E.LCARDS], rows[:, E.LMISC]
+    choice = ((phase == E.DISCARD) & (lcards & (lcards - 1) != 0)) | ((phase == E.OFFER) & (misc & 3 == 3))
+    if not choice.all():
+        bad = int(np.flatnonzero(~choice)[0])
+        raise ValueError(
+            f"rows[{bad}] is not a decision with a choice "
+            "(an offer to take or refuse, a discard among two cards or more)"
+        )
+    m = len(rows)
+    x = np.zeros((m, MAX_CANDIDATES, CANDIDATE_SIZE), np.float32)
+    actions = np.full((m, MAX_CANDIDATES), -1, np.int64)
+    values = np.zeros((m, MAX_CANDIDATES), np.float32)
+    counts = np.zeros(m, np.int64)
+    K.label_rows(rows, playouts, not knows_hand, int(seed), blocks, x, actions, values, counts)
+    return x, actions, values, counts

@@ -22,7 +22,15 @@ from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer, candidate_f
 
 from .imitation import ImitationData
 
-__all__ = ["ScorerSettings", "fit_scorer", "initial_scorer", "regret", "scorer_network", "scorer_positions"]
+__all__ = [
+    "ScorerSettings",
+    "fit_scorer",
+    "initial_scorer",
+    "regret",
+    "scorer_from_network",
+    "scorer_network",
+    "scorer_positions",
+]
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,8 @@ def scorer_network(sizes: tuple[int, ...], seed: int):
     return torch.nn.Sequential(*layers)
 
 
-def _export(net) -> ActionScorer:
+def scorer_from_network(net) -> ActionScorer:
+    """The :class:`agents.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
     return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
                          for m in net if hasattr(m, "weight")])  # fmt: skip
 
@@ -92,7 +101,7 @@ def _export(net) -> ActionScorer:
 def initial_scorer(hidden: tuple[int, ...], seed: int) -> ActionScorer:
     """The untrained scorer: the random weights :func:`fit_scorer` draws under ``seed`` when it
     starts from none (so fitting from this scorer or from nothing gives the same network)."""
-    return _export(scorer_network((CANDIDATE_SIZE, *hidden, 1), seed))
+    return scorer_from_network(scorer_network((CANDIDATE_SIZE, *hidden, 1), seed))
 
 
 def fit_scorer(
@@ -130,7 +139,7 @@ def fit_scorer(
     x, valid, q = torch.from_numpy(pos["x"]), torch.from_numpy(pos["valid"]), torch.from_numpy(pos["q"])
 
     def export() -> ActionScorer:
-        return _export(net)
+        return scorer_from_network(net)
 
     def scores(idx: np.ndarray) -> np.ndarray:
         with torch.no_grad():
