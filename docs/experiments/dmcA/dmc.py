@@ -54,9 +54,9 @@ t0, seen = time.time(), 0
 for rnd in range(cfg["rounds"]):
     cur = pack(scorer_from_network(net))
     n = cfg["games"]
+    d = deals(n, int(rng.integers(1 << 40)))
     kinds = np.where(rng.random(n) < cfg["self_frac"], SCORER, GREEDY)
     seats, firsts = rng.integers(0, 2, n), rng.integers(0, 2, n)
-    d = deals(n, int(rng.integers(1 << 40)))
     x, g, _, res = play_games(d, firsts, seats, kinds, 0, cur, cur, eps=cfg["eps"], seed=int(rng.integers(1 << 30)))
     points = np.where(res == seats, 1.0, np.where(res < 0, 0.5, 0.0)).astype(np.float32)
     X, Y = torch.from_numpy(x), torch.from_numpy(points[g])

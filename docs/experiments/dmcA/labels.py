@@ -8,7 +8,8 @@ fitted on each (issue 28: "label with the strongest search available").
         '{"games": 36000, "K": 32, "out": "runs/post36", "seed": 6, "modes": ["uniform"]}'
     PYTHONPATH=. python docs/experiments/dmcA/labels.py fit \
         '{"out": "runs/post", "extra": ["runs/post36"], "mode": "uniform", "epochs": 8}'
-    (the same with "hidden": [384, 384], "epochs": 12, "name": "384_" for the wider one)
+    (the same with "hidden": [384, 384], "epochs": 12, "name": "384_" for the wider one; with
+    "max_game": N the first N games of a set only: the curve against labelled decisions)
 
 ``label``: greedy plays greedy on the compiled engine, the decisions with a choice of one seat
 (drawn per game) recorded, then every candidate of every recorded decision is
@@ -61,9 +62,13 @@ else:
     d = {k: np.concatenate([s[k] for s in sets]) for k in ("X", "A", "Q")}
     g = np.concatenate([s["game"] + 1_000_000 * j for j, s in enumerate(sets)])
     twin = f"{cfg['out']}/{'uniform' if mode == 'true' else 'true'}.npz"
-    other = d["Q"] if cfg.get("extra") else np.load(twin)["Q"]
+    other = d["Q"] if cfg.get("extra") or not os.path.exists(twin) else np.load(twin)["Q"]
+    if "max_game" in cfg:  # the first games only (a point of the curve against labelled decisions)
+        first = (g % 1_000_000) < cfg["max_game"]
+        d, g, other = {k: v[first] for k, v in d.items()}, g[first], other[first]
     X, valid, Q = torch.from_numpy(d["X"].astype(np.float32)), d["A"] >= 0, d["Q"]
     keep, held = valid.sum(1) > 1, g % 5 == 0
+    print("decisions", len(g), "games", len(np.unique(g)))
     tr, te = np.flatnonzero(keep & ~held), np.flatnonzero(keep & held)
     V, Qt = torch.from_numpy(valid), torch.from_numpy(Q)
     net = scorer_network((CANDIDATE_SIZE, *cfg["hidden"], 1), 0)
