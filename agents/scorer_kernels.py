@@ -191,13 +191,19 @@ def scorer_action(S, i, weights, dims, F, X, acts, out, h, g):
     encode_features(S, i, S[i, PLAYER], F)
     n = candidates(F, phase, lcards, misc, X, acts)
     scores(weights, dims, X, n, out, h, g)
-    # the best candidate, ties to the lowest action id, NaN below everything (agents.model_files.best_legal's rule)
+    return acts[best_candidate(out, acts, n)]
+
+
+@njit(cache=True, inline="always")
+def best_candidate(out, acts, n):
+    """The index of the best-scored of the ``n`` candidates: ties to the lowest action id, NaN
+    below everything (agents.model_files.best_legal's rule)."""
     best, top = 0, out[0] if out[0] == out[0] else -np.inf
     for k in range(1, n):
         v = out[k] if out[k] == out[k] else -np.inf
         if v > top or (v == top and acts[k] < acts[best]):
             best, top = k, v
-    return acts[best]
+    return best
 
 
 def scratch(dims: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -44,7 +44,7 @@ from conquian_env.kernels import (
 
 from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
 from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
-from .scorer_kernels import candidates, scorer_action, scores
+from .scorer_kernels import best_candidate, candidates, scorer_action, scores
 
 __all__ = ["GREEDY", "GREEDY_LEARNER", "MAX_DECISIONS", "RANDOM", "SCORER", "duplicate_score", "play_games"]
 
@@ -110,11 +110,7 @@ def _block(first_game, step, deals, firsts, seats, kinds, rules, weights, dims, 
                     best = np.random.randint(n)
                 else:
                     scores(weights, dims, X, n, out, h, g)
-                    best, top = 0, out[0] if out[0] == out[0] else -np.inf
-                    for k in range(1, n):
-                        v = out[k] if out[k] == out[k] else -np.inf
-                        if v > top or (v == top and acts[k] < acts[best]):
-                            best, top = k, v
+                    best = best_candidate(out, acts, n)
                 if record:
                     if made >= MAX_DECISIONS:
                         raise ValueError("more decisions in one game than MAX_DECISIONS")
