@@ -7,7 +7,8 @@ more, fitted on the same 48,000 games of uniform labels as the plain one (`label
 * ``table``: every candidate also sees the whole table (all 18 channels of all 40 cards, 720
   inputs) through a position encoder (720 -> 256 -> 128), once per position.
 
-    PYTHONPATH=. python docs/experiments/dmcA/context.py '{"model": "base"}'   # and ctx, table
+    PYTHONPATH=. python docs/experiments/dmcA/context.py '{"model": "ctx"}'   # and table, base
+    (add "save": "runs/ctx.pt" to keep the weights for ``ctx_play.py``)
 
 Reads the label sets of ``labels.py`` (``runs/post``, ``runs/post36``) and replays their games
 (the same seeds: the very rows) for the table.  Prints held-out regret by the labels, as a share
@@ -25,17 +26,18 @@ import torch
 from numba import njit
 
 from agents.greedy_kernels import NUM_FEATURES, encode_features
-from agents.scorer import CANDIDATE_SIZE, CARD_BLOCKS, CHANNELS, FEATURE_AT, GREEDY_SLOT
+from agents.scorer import CARD_BLOCKS, CHANNELS, FEATURE_AT, GREEDY_SLOT
 from agents.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
 from conquian_env.kernels import PLAYER
 from conquian_train.scorer_fit import regret
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from common import deals  # noqa: E402
+from common import CandidateNet, deals  # noqa: E402
 
 torch.set_num_threads(2)
 sys.stdout.reconfigure(line_buffering=True)
 cfg = dict(model="base", sets=[["runs/post36", 36000, 6], ["runs/post", 12000, 5]], epochs=8, T=0.05, width=256)
+cfg["save"] = ""
 cfg.update(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {})
 _LIVE = FEATURE_AT["live"]
 
@@ -82,33 +84,8 @@ V, Qt = torch.from_numpy(valid), torch.from_numpy(Q)
 W = cfg["width"]
 
 
-class Net(torch.nn.Module):
-    def __init__(self, kind):
-        super().__init__()
-        self.kind = kind
-        extra = {"base": 0, "ctx": 0, "table": 128}[kind]
-        self.embed = torch.nn.Sequential(torch.nn.Linear(CANDIDATE_SIZE + extra, W), torch.nn.ReLU())
-        self.head = torch.nn.Sequential(torch.nn.Linear(W * (3 if kind == "ctx" else 1), W), torch.nn.ReLU(),
-                                        torch.nn.Linear(W, 1))  # fmt: skip
-        if kind == "table":
-            self.table = torch.nn.Sequential(torch.nn.Linear(CHANNELS * 40, 256), torch.nn.ReLU(),
-                                             torch.nn.Linear(256, 128), torch.nn.ReLU())  # fmt: skip
-
-    def forward(self, x, v, t=None):  # x (B, C, CANDIDATE_SIZE), v (B, C) bool, t (B, 720)
-        if self.kind == "table":
-            e = self.table(t)[:, None, :].expand(-1, x.shape[1], -1)
-            x = torch.cat([x, e], -1)
-        h = self.embed(x)
-        if self.kind == "ctx":
-            m = v[..., None].float()
-            mean = (h * m).sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp(min=1)
-            mx = h.masked_fill(~v[..., None], -1e9).max(1, keepdim=True).values
-            h = torch.cat([h, mean.expand_as(h), mx.expand_as(h)], -1)
-        return self.head(h).squeeze(-1)
-
-
 torch.manual_seed(0)
-net = Net(cfg["model"])
+net = CandidateNet(cfg["model"], W)
 opt = torch.optim.Adam(net.parameters(), lr=1e-3)
 sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg["epochs"] * (len(tr) // 256 + 1))
 rng = np.random.default_rng(0)
@@ -141,3 +118,5 @@ for epoch in range(cfg["epochs"]):
     train = regret(scores(part), valid[part], Q[part])
     print(epoch, "held-out", round(held, 5), "share", round(held / g_te, 3), "train", round(train, 5),
           f"{time.time() - t0:.0f}s")  # fmt: skip
+if cfg["save"]:  # the weights only (read back with torch.load(..., weights_only=True): no pickled code)
+    torch.save(net.state_dict(), cfg["save"])
