@@ -79,7 +79,7 @@ from .greedy_kernels import (
     plan_take,
     position_value,
 )
-from .scorer_kernels import candidates, scorer_action
+from .scorer_kernels import candidates, has_choice, scorer_action
 from .value_kernels import leaf_value
 
 #: deals between two checks of the race
@@ -344,13 +344,10 @@ def guided_playout(S, i, me, steps, keys, plans, filled, weights, dims, F, X, ac
     ``steps`` decisions that have a choice at an offer or a discard; every other move is
     greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents.scorer_kernels.scratch`)."""
     while S[i, PHASE] != GAME_OVER:
-        phase = S[i, PHASE]
-        if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and (phase == OFFER or phase == DISCARD):
-            lcards, misc = S[i, LCARDS], S[i, LMISC]
-            if (phase == OFFER and misc & 3 == 3) or (phase == DISCARD and lcards & (lcards - 1)):
-                apply(S, i, scorer_action(S, i, weights, dims, F, X, acts, out, h, g))
-                steps -= 1
-                continue
+        if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and has_choice(S, i):
+            apply(S, i, scorer_action(S, i, weights, dims, F, X, acts, out, h, g))
+            steps -= 1
+            continue
         _greedy_step(S, i, keys, plans, filled, me if steps > 0 else -1)
     return S[i, WINNER]
 
@@ -496,13 +493,10 @@ def nested_playout(S, i, me, deals, keys, plans, filled, T, info):
     is :func:`inner_choice`'s (a second ply of search, on ``me``'s own re-deals), the rest greedy's."""
     searched = False
     while S[i, PHASE] != GAME_OVER:
-        phase = S[i, PHASE]
-        if not searched and S[i, PLAYER] == me and (phase == OFFER or phase == DISCARD):
-            lcards, misc = S[i, LCARDS], S[i, LMISC]
-            if (phase == OFFER and misc & 3 == 3) or (phase == DISCARD and lcards & (lcards - 1)):
-                searched = True
-                apply(S, i, inner_choice(S, i, me, deals, keys, plans, filled, T, info))
-                continue
+        if not searched and S[i, PLAYER] == me and has_choice(S, i):
+            searched = True
+            apply(S, i, inner_choice(S, i, me, deals, keys, plans, filled, T, info))
+            continue
         _greedy_step(S, i, keys, plans, filled, -1)
     return S[i, WINNER]
 

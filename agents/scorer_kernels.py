@@ -173,23 +173,28 @@ def scores(weights, dims, X, n, out, h, g):
         out[k] = h[0]
 
 
+@njit(cache=True, inline="always")
+def has_choice(S, i):
+    """Whether row ``i``'s player has a decision the scorer makes: an offer it may take or refuse,
+    or a discard among two cards or more (every other move is greedy's)."""
+    phase = S[i, PHASE]
+    if phase == DISCARD:
+        lcards = S[i, LCARDS]
+        return lcards & (lcards - 1) != 0
+    if phase == OFFER:
+        return S[i, LMISC] & 3 == 3
+    return False
+
+
 @njit(cache=True)
 def scorer_action(S, i, weights, dims, F, X, acts, out, h, g):
     """The scorer bot's move in row ``i`` (:class:`agents.scorer.ScorerAgent`): at an offer or a
     discard with a choice the best-scored candidate (ties: the lowest action id), elsewhere
     greedy's move; ``F, X, acts, out, h, g`` are scratch arrays (:func:`scratch`)."""
-    phase = S[i, PHASE]
-    lcards, misc = S[i, LCARDS], S[i, LMISC]
-    if phase == DISCARD:
-        if lcards & (lcards - 1) == 0:
-            return greedy_action(S, i)
-    elif phase == OFFER:
-        if misc & 3 != 3:
-            return greedy_action(S, i)
-    else:
+    if not has_choice(S, i):
         return greedy_action(S, i)
     encode_features(S, i, S[i, PLAYER], F)
-    n = candidates(F, phase, lcards, misc, X, acts)
+    n = candidates(F, S[i, PHASE], S[i, LCARDS], S[i, LMISC], X, acts)
     scores(weights, dims, X, n, out, h, g)
     return acts[best_candidate(out, acts, n)]
 

@@ -27,12 +27,10 @@ import numpy as np
 from numba import njit, prange
 
 from conquian_env.kernels import (
-    DISCARD,
     GAME_OVER,
     LCARDS,
     LMISC,
     NUM_COLUMNS,
-    OFFER,
     PHASE,
     PLAYER,
     WINNER,
@@ -44,7 +42,7 @@ from conquian_env.kernels import (
 
 from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
 from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
-from .scorer_kernels import best_candidate, candidates, scorer_action, scores
+from .scorer_kernels import best_candidate, candidates, has_choice, scorer_action, scores
 
 __all__ = ["GREEDY", "GREEDY_LEARNER", "MAX_DECISIONS", "RANDOM", "SCORER", "duplicate_score", "play_games"]
 
@@ -52,17 +50,6 @@ __all__ = ["GREEDY", "GREEDY_LEARNER", "MAX_DECISIONS", "RANDOM", "SCORER", "dup
 GREEDY, SCORER, RANDOM = 0, 1, 2
 #: the most decisions with a choice one player makes in one game (the outputs' room per game)
 MAX_DECISIONS = 40
-
-
-@njit(cache=True, inline="always")
-def _has_choice(S, i):
-    phase = S[i, PHASE]
-    if phase == DISCARD:
-        lcards = S[i, LCARDS]
-        return lcards & (lcards - 1) != 0
-    if phase == OFFER:
-        return S[i, LMISC] & 3 == 3
-    return False
 
 
 @njit(cache=True)
@@ -93,10 +80,7 @@ def _block(first_game, step, deals, firsts, seats, kinds, rules, weights, dims, 
         while S[0, PHASE] != GAME_OVER:
             p = S[0, PLAYER]
             if p == seats[game]:
-                if greedy_learner and not record:
-                    apply(S, 0, greedy_action(S, 0))
-                    continue
-                if not _has_choice(S, 0):
+                if (greedy_learner and not record) or not has_choice(S, 0):
                     apply(S, 0, greedy_action(S, 0))
                     continue
                 encode_features(S, 0, p, F)
