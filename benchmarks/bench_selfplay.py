@@ -26,7 +26,7 @@ from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
 from agents.scorer_kernels import pack  # noqa: E402
 from agents.selfplay_kernels import GREEDY, play_games  # noqa: E402
 from conquian_arena.match import play_game  # noqa: E402
-from conquian_env.cards import card_str  # noqa: E402
+from conquian_env.vector import deal_cards  # noqa: E402
 
 
 def main() -> None:
@@ -45,10 +45,9 @@ def main() -> None:
     t = time.perf_counter()
     arena = []
     for k in range(a.arena_games):
-        d = deals[k]
-        hands = [[card_str(int(c)) for c in sorted(d[p:20:2])] for p in (0, 1)]
+        hands, stock = deal_cards(deals[k])
         players = [bots[0], bots[1]] if seats[k] == 0 else [bots[2], bots[0]]
-        rec = play_game(players, hands=hands, stock=[card_str(int(c)) for c in d[20:]], first=int(firsts[k]))
+        rec = play_game(players, hands=hands, stock=stock, first=int(firsts[k]))
         arena.append(-1 if rec.winner is None else rec.winner)
     arena_rate = a.arena_games / (time.perf_counter() - t)
     t = time.perf_counter()

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import kernels as K
 from .actions import NUM_ACTIONS
-from .cards import NUM_CARDS
+from .cards import CARD_NAMES, NUM_CARDS
 from .game import (
     BOOL,
     FIELD_WIDTH,
@@ -418,3 +418,14 @@ def deal_permutation(hands: Any, stock: Any) -> np.ndarray:
     h1 = [c for c in range(NUM_CARDS) if masks[1] >> c & 1]
     order = [c for pair in zip(h0, h1, strict=True) for c in pair] + list(stock_cards)
     return np.array(order, dtype=np.int64)
+
+
+def deal_cards(permutation: Any) -> tuple[list[list[str]], list[str]]:
+    """The stacked deal (two hands of ten cards, the stock top first, as card text) of a kernel
+    deal: a permutation of the 40 cards whose first 20 are dealt one at a time starting with
+    player 0 (:func:`deal_permutation`'s inverse, up to the order within a hand)."""
+    order = [int(c) for c in np.asarray(permutation).ravel()]
+    if sorted(order) != list(range(NUM_CARDS)):
+        raise ValueError(f"a deal must be a permutation of the {NUM_CARDS} cards, got {order!r}")
+    hands = [[CARD_NAMES[c] for c in sorted(order[p:20:2])] for p in (0, 1)]
+    return hands, [CARD_NAMES[c] for c in order[20:]]

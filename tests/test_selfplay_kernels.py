@@ -14,23 +14,24 @@ from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
 from agents.scorer_kernels import candidates, pack, scorer_action  # noqa: E402
 from agents.scorer_kernels import scratch as net_scratch  # noqa: E402
 from agents.search import label_rows  # noqa: E402
-from conquian_arena.match import play_game  # noqa: E402
+from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
-from conquian_env.cards import card_str  # noqa: E402
-from conquian_env.game import shuffled_deal  # noqa: E402
+from conquian_env.vector import deal_cards  # noqa: E402
 
 
 def _deals(seeds):
     """Kernel deals of ``new_game(seed)``: its own permutation (cards 0..19 dealt alternately)."""
-    return np.stack([np.random.default_rng(s).permutation(40) for s in seeds])
+    deals = np.stack([np.random.default_rng(s).permutation(40) for s in seeds])
+    for s, d in zip(seeds, deals, strict=True):  # the same deal as the arena's for the seed
+        assert deal_cards(d) == tuple(deal_for_seed(s))
+    return deals
 
 
 def _arena(seed, first, scorer_seat):
-    hands, stock = shuffled_deal(seed)
-    hands = [[card_str(c) for c in range(40) if h >> c & 1] for h in hands]
+    hands, stock = deal_for_seed(seed)
     bots = [GreedyAgent(), GreedyAgent()]
     bots[scorer_seat] = ScorerAgent(str(DEFAULT_SCORER))
-    record = play_game(bots, hands=hands, stock=[card_str(c) for c in stock], first=first)
+    record = play_game(bots, hands=hands, stock=stock, first=first)
     return -1 if record.winner is None else record.winner, record.moves
 
 
@@ -77,10 +78,8 @@ def test_the_greedy_learner_plays_greedy():
         deals, np.zeros(20, int), np.zeros(20, int), np.full(20, SP.GREEDY), 0, SP.GREEDY_LEARNER
     )
     for k in range(20):
-        g = GreedyAgent()
-        hands, stock = shuffled_deal(k)
-        hands = [[card_str(c) for c in range(40) if h >> c & 1] for h in hands]
-        rec = play_game([g, GreedyAgent()], hands=hands, stock=[card_str(c) for c in stock], first=0)
+        hands, stock = deal_for_seed(k)
+        rec = play_game([GreedyAgent(), GreedyAgent()], hands=hands, stock=stock, first=0)
         assert res[k] == (-1 if rec.winner is None else rec.winner)
 
 

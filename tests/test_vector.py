@@ -400,3 +400,16 @@ def test_messages_name_the_value_given():
             vg.reset(seed=bad)
         with pytest.raises(ValueError, match="seed must be an integer >= 0"):
             VectorGame(2, seed=bad)
+
+
+def test_deal_cards_is_deal_permutations_inverse():
+    from conquian_env.vector import deal_cards, deal_permutation
+
+    for seed in range(20):
+        perm = np.random.default_rng(seed).permutation(40)
+        hands, stock = deal_cards(perm)
+        assert len(hands[0]) == len(hands[1]) == 10 and len(stock) == 20
+        np.testing.assert_array_equal(deal_permutation(hands, stock)[20:], perm[20:])
+        assert deal_cards(deal_permutation(hands, stock)) == (hands, stock)
+    with pytest.raises(ValueError, match="permutation of the 40 cards"):
+        deal_cards(np.zeros(40, int))

@@ -18,7 +18,7 @@ from agents.scorer import ScorerAgent, candidate_features, load_scorer
 from agents.scorer_kernels import pack
 from agents.selfplay_kernels import duplicate_score
 from conquian_arena.match import play_game
-from conquian_env.cards import card_str
+from conquian_env.vector import deal_cards
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from common import CHECK_SEED, CandidateNet, deals  # noqa: E402
@@ -45,8 +45,7 @@ def play(args):
     bot, greedy = ScorerAgent.from_scorer(TorchScorer(path), "ctx"), GreedyAgent()
     points = []
     for k, d in rows:
-        hands = [[card_str(int(c)) for c in sorted(d[p:20:2])] for p in (0, 1)]
-        stock = [card_str(int(c)) for c in d[20:]]
+        hands, stock = deal_cards(d)
         pair = []
         for seat in (0, 1):
             players = [bot, greedy] if seat == 0 else [greedy, bot]
