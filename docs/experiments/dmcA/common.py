@@ -1,4 +1,4 @@
-"""Shared by the dmcA scripts: deals and the compiled strength check."""
+"""Shared by the dmcA scripts: deals, the compiled strength check, the students and their fit."""
 
 from __future__ import annotations
 
@@ -51,3 +51,33 @@ class CandidateNet(torch.nn.Module):
             mx = h.masked_fill(~v[..., None], -1e9).max(1, keepdim=True).values
             h = torch.cat([h, mean.expand_as(h), mx.expand_as(h)], -1)
         return self.head(h).squeeze(-1)
+
+
+def soft_fit(net, forward, valid, q, train, epochs: int, temperature: float, after_epoch) -> None:
+    """Fit ``net`` by cross-entropy on softmax(q / temperature) over each position's valid
+    candidates: Adam at 1e-3 with a cosine schedule, batches of 256 positions of ``train`` in an
+    order drawn from seed 0; ``forward(idx)`` gives the scores ``(len(idx), MAX_CANDIDATES)`` of the
+    positions ``idx`` (a tensor of indexes); ``after_epoch(epoch)`` runs after each pass."""
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * (len(train) // 256 + 1))
+    rng = np.random.default_rng(0)
+    V, Q = torch.from_numpy(valid), torch.from_numpy(q)  # noqa: N806
+    for epoch in range(epochs):
+        order = rng.permutation(train)
+        for i in range(0, len(order), 256):
+            b = torch.from_numpy(order[i : i + 256])
+            v = V[b]
+            logits = forward(b).masked_fill(~v, -1e9)
+            target = torch.softmax((Q[b] / temperature).masked_fill(~v, -1e9), 1)
+            loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        after_epoch(epoch)
+
+
+def predict(forward, idx: np.ndarray) -> np.ndarray:
+    """``forward``'s scores of the positions ``idx``, 4096 at a time, without gradients."""
+    with torch.no_grad():
+        return np.concatenate([forward(torch.from_numpy(idx[i : i + 4096])).numpy() for i in range(0, len(idx), 4096)])

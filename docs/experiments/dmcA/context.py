@@ -32,7 +32,7 @@ from conquian_env.kernels import PLAYER
 from conquian_train.scorer_fit import regret
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from common import CandidateNet, deals  # noqa: E402
+from common import CandidateNet, deals, predict, soft_fit  # noqa: E402
 
 torch.set_num_threads(2)
 sys.stdout.reconfigure(line_buffering=True)
@@ -80,43 +80,33 @@ G = torch.from_numpy(np.concatenate(Gs).astype(np.float32)) if Gs else None
 valid = A >= 0
 keep, held = valid.sum(1) > 1, g % 5 == 0
 tr, te = np.flatnonzero(keep & ~held), np.flatnonzero(keep & held)
-V, Qt = torch.from_numpy(valid), torch.from_numpy(Q)
+V = torch.from_numpy(valid)
 W = cfg["width"]
 
 
 torch.manual_seed(0)
 net = CandidateNet(cfg["model"], W)
-opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg["epochs"] * (len(tr) // 256 + 1))
-rng = np.random.default_rng(0)
 
 
-def scores(idx):
-    with torch.no_grad():
-        return np.concatenate([net(X[idx[i : i + 4096]], V[idx[i : i + 4096]],
-                                   None if G is None else G[idx[i : i + 4096]]).numpy()
-                               for i in range(0, len(idx), 4096)])  # fmt: skip
+def forward(idx):
+    return net(X[idx], V[idx], None if G is None else G[idx])
 
 
 greedy = np.where(valid, X[:, :, GREEDY_SLOT].numpy(), -9)
 g_te = regret(greedy[te], valid[te], Q[te])
 print(cfg, "positions", len(tr), len(te), "greedy's held-out regret", round(g_te, 5))
-for epoch in range(cfg["epochs"]):
-    t0 = time.time()
-    order = rng.permutation(tr)
-    for i in range(0, len(order), 256):
-        b = torch.from_numpy(order[i : i + 256])
-        v = V[b]
-        logits = net(X[b], v, None if G is None else G[b]).masked_fill(~v, -1e9)
-        target = torch.softmax((Qt[b] / cfg["T"]).masked_fill(~v, -1e9), 1)
-        loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-    held, part = regret(scores(te), valid[te], Q[te]), tr[:20000]
-    train = regret(scores(part), valid[part], Q[part])
+t0 = time.time()
+
+
+def report(epoch):
+    global t0
+    held, part = regret(predict(forward, te), valid[te], Q[te]), tr[:20000]
+    train = regret(predict(forward, part), valid[part], Q[part])
     print(epoch, "held-out", round(held, 5), "share", round(held / g_te, 3), "train", round(train, 5),
           f"{time.time() - t0:.0f}s")  # fmt: skip
+    t0 = time.time()
+
+
+soft_fit(net, forward, valid, Q, tr, cfg["epochs"], cfg["T"], report)
 if cfg["save"]:  # the weights only (read back with torch.load(..., weights_only=True): no pickled code)
     torch.save(net.state_dict(), cfg["save"])

@@ -37,7 +37,7 @@ from agents.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
 from conquian_train.scorer_fit import regret, scorer_from_network, scorer_network
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from common import check, deals  # noqa: E402
+from common import check, deals, predict, soft_fit  # noqa: E402
 
 torch.set_num_threads(2)
 sys.stdout.reconfigure(line_buffering=True)
@@ -70,35 +70,21 @@ else:
     keep, held = valid.sum(1) > 1, g % 5 == 0
     print("decisions", len(g), "games", len(np.unique(g)))
     tr, te = np.flatnonzero(keep & ~held), np.flatnonzero(keep & held)
-    V, Qt = torch.from_numpy(valid), torch.from_numpy(Q)
     net = scorer_network((CANDIDATE_SIZE, *cfg["hidden"], 1), 0)
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg["epochs"] * (len(tr) // 256 + 1))
-    rng = np.random.default_rng(0)
 
-    def scores(idx):
-        with torch.no_grad():
-            return np.concatenate([net(X[idx[i : i + 4096]]).squeeze(-1).numpy() for i in range(0, len(idx), 4096)])
+    def forward(idx):
+        return net(X[idx]).squeeze(-1)
+
+    def report(epoch):
+        s_te, part = predict(forward, te), tr[:20000]
+        own, by_other = regret(s_te, valid[te], Q[te]), regret(s_te, valid[te], other[te])
+        train = regret(predict(forward, part), valid[part], Q[part])
+        print(epoch, "held-out regret own", round(own, 5), "other", round(by_other, 5), "train", round(train, 5))
 
     greedy = np.where(valid, d["X"][:, :, GREEDY_SLOT].astype(np.float32), -9)
     print("greedy's held-out regret (own labels, other labels)", round(regret(greedy[te], valid[te], Q[te]), 5),
           round(regret(greedy[te], valid[te], other[te]), 5))  # fmt: skip
-    for epoch in range(cfg["epochs"]):
-        order = rng.permutation(tr)
-        for i in range(0, len(order), 256):
-            b = torch.from_numpy(order[i : i + 256])
-            v = V[b]
-            logits = net(X[b]).squeeze(-1).masked_fill(~v, -1e9)
-            target = torch.softmax((Qt[b] / cfg["T"]).masked_fill(~v, -1e9), 1)
-            loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        s_te, part = scores(te), tr[:20000]
-        own, by_other = regret(s_te, valid[te], Q[te]), regret(s_te, valid[te], other[te])
-        train = regret(scores(part), valid[part], Q[part])
-        print(epoch, "held-out regret own", round(own, 5), "other", round(by_other, 5), "train", round(train, 5))
+    soft_fit(net, forward, valid, Q, tr, cfg["epochs"], cfg["T"], report)
     student = scorer_from_network(net)
     student.save(f"{cfg['out']}/{mode}_{cfg['name']}scorer.npz")
     print(mode, "vs greedy", check(student), flush=True)
