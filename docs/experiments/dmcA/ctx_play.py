@@ -2,7 +2,9 @@
 the first ``N`` deals of the compiled check (both seats, the first player alternating), beside the
 plain scorer ``PLAIN`` by the compiled check on the same deals (the same games the arena plays).
 
-    PYTHONPATH=. python docs/experiments/dmcA/ctx_play.py runs/ctx.pt runs/post/uniform_48k_scorer.npz 2500
+    PYTHONPATH=. python docs/experiments/dmcA/ctx_play.py runs/ctx.pt runs/post/uniform_48k_scorer.npz 2500 [SEED]
+
+(``SEED``: other deals than the check's, e.g. the fresh seed 77031 of the page's recheck.)
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def play(args):
 
 if __name__ == "__main__":
     path, plain, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    d = deals(n, CHECK_SEED)
+    d = deals(n, int(sys.argv[4]) if len(sys.argv) > 4 else CHECK_SEED)
     chunks = [(path, [(k, d[k]) for k in range(j, n, 2)]) for j in (0, 1)]
     with Pool(2) as pool:
         paired = np.concatenate(pool.map(play, chunks))
