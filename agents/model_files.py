@@ -221,7 +221,8 @@ def check_weights(
     input_bound: float,
 ) -> None:
     """Bound a network's weights: ``layers`` are ``(weight's name, bias's name, weight (out, in), bias
-    (out,), activation)`` (``"ReLU"``, ``"Tanh"`` or ``"Identity"``), applied in order to inputs
+    (out,), activation)`` (``"ReLU"``, ``"Tanh"``, ``"Identity"``, or ``"ReLU+pool"``: ReLU, then the
+    outputs joined by their mean and maximum over the candidates of a deep-sets network), applied in order to inputs
     within ``±input_bound``.
 
     Each weight and bias must be finite and at most :data:`MAX_ABS_WEIGHT` in absolute value, and
@@ -247,6 +248,8 @@ def check_weights(
             )
         if act == "Tanh":
             bound = np.minimum(bound, 1.0)
+        elif act == "ReLU+pool":  # the outputs joined by their mean and maximum over a set: [h, mean, max]
+            bound = np.tile(bound, 3)
 
 
 _warned: set[str] = set()

@@ -73,6 +73,7 @@ __all__ = [
     "POSITION_SLOT",
     "DEFAULT_SCORER",
     "FORMAT",
+    "FORMAT_POOLED",
     "GREEDY_SLOT",
     "ActionScorer",
     "ScorerAgent",
@@ -82,8 +83,11 @@ __all__ = [
 
 #: the shipped scorer (``train.py exit``'s network, see docs/training.md)
 DEFAULT_SCORER = Path(__file__).resolve().parent / "data" / "conquian_scorer.npz"
-#: the ``format`` of a scorer file's meta
+#: the ``format`` of a scorer file's meta (a network that scores each candidate alone)
 FORMAT = "conquian-action-scorer/1"
+#: the ``format`` of a deep-sets scorer's file: one layer's outputs are pooled over the position's
+#: candidates (meta ``pool_after``), so that each candidate's score also sees the others
+FORMAT_POOLED = "conquian-action-scorer/2"
 #: the most candidates a position has (10 discards + 1 from a take's hand; 2 at an offer)
 MAX_CANDIDATES = 12
 
@@ -168,19 +172,43 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
 
 class ActionScorer:
     """The network: ``layers`` of (weights ``(in, out)``, bias ``(out,)``), ReLU between them,
-    one output (the candidate's score)."""
+    one output (the candidate's score).
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any] | None = None):
+    ``pool_after=k`` makes it a deep-sets network: layer ``k``'s outputs (after the ReLU) ``h`` of
+    each candidate are joined by their mean and their maximum over the position's candidates, so
+    layer ``k + 1`` reads ``[h, mean, max]`` (three times layer ``k``'s width) and a candidate's
+    score also sees what the others offer; ``None``: each candidate is scored alone."""
+
+    def __init__(
+        self,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        meta: dict[str, Any] | None = None,
+        pool_after: int | None = None,
+    ):
         self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
         self.meta = dict(meta or {})
-        _check_layers(self.layers, "ActionScorer")
+        self.pool_after = _check_pool(pool_after, len(self.layers), "ActionScorer")
+        _check_layers(self.layers, "ActionScorer", self.pool_after)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Scores of candidates ``x`` (``(..., CANDIDATE_SIZE)``): shape ``x.shape[:-1]``."""
+    def __call__(self, x: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+        """Scores of candidates ``x`` (``(..., CANDIDATE_SIZE)``): shape ``x.shape[:-1]``.  A pooled
+        network pools over the axis before the last (one position's candidates: ``x`` at least 2-D),
+        only over the candidates ``valid`` marks (``x.shape[:-1]``; ``None``: all of them)."""
+        x = np.asarray(x, np.float32)
+        if self.pool_after is not None:
+            if x.ndim < 2:
+                raise ValueError(f"a pooled scorer scores a position's candidates together: x needs (..., n, "
+                                 f"{CANDIDATE_SIZE}), got shape {x.shape}")  # fmt: skip
+            if valid is not None:
+                valid = np.asarray(valid, bool)
+                if valid.shape != x.shape[:-1]:
+                    raise ValueError(f"valid has shape {valid.shape}, expected {x.shape[:-1]}")
         for i, (w, b) in enumerate(self.layers):
             x = x @ w + b
             if i < len(self.layers) - 1:
                 x = np.maximum(x, 0.0)
+            if i == self.pool_after:
+                x = _pool(x, valid)
         return x[..., 0]
 
     def candidate_scores(self, features: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -200,6 +228,9 @@ class ActionScorer:
         path = Path(path)
         info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": CANDIDATE_SIZE,
                 "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]], **FEATURE_SETS["meld"].stamp()}  # fmt: skip
+        info.pop("pool_after", None)
+        if self.pool_after is not None:
+            info.update(format=FORMAT_POOLED, pool_after=self.pool_after)
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.layers)}
         arrays.update({f"b{i}": b for i, (_, b) in enumerate(self.layers)})
         write_npz(path, {"meta": np.array(json.dumps(info, sort_keys=True)), **arrays}, compressed=False)
@@ -207,13 +238,40 @@ class ActionScorer:
         return path
 
 
-def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str) -> None:
+def _pool(h: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """``[h, mean, max]`` of each candidate: the mean and maximum of ``h`` (``(..., n, width)``, at
+    least 0) over the axis of the candidates, over the ``valid`` ones only (none valid: zeros)."""
+    if valid is None:
+        mean, top = h.mean(axis=-2, keepdims=True), h.max(axis=-2, keepdims=True)
+    else:
+        m = valid[..., None]
+        count = np.maximum(m.sum(axis=-2, keepdims=True), 1)
+        mean = np.where(m, h, 0.0).sum(axis=-2, keepdims=True) / count
+        top = np.where(m, h, 0.0).max(axis=-2, keepdims=True)  # h >= 0 after the ReLU: 0 is below every valid h
+    shape = h.shape
+    return np.concatenate([h, np.broadcast_to(mean, shape), np.broadcast_to(top, shape)], axis=-1).astype(np.float32)
+
+
+def _check_pool(pool_after: Any, count: int, where: str) -> int | None:
+    if pool_after is None:
+        return None
+    if isinstance(pool_after, bool) or not isinstance(pool_after, (int, np.integer)) or not 0 <= pool_after < count - 1:
+        raise ModelFileError(f"{where}: pool_after {pool_after!r} is not a hidden layer's index (an integer in "
+                             f"[0, {count - 2}] for {count} layers, or none)")  # fmt: skip
+    return int(pool_after)
+
+
+def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str, pool_after: int | None = None) -> None:
     if not layers:
         raise ModelFileError(f"{where}: no layers")
     width = CANDIDATE_SIZE
     for i, (w, b) in enumerate(layers):
+        if i and i - 1 == pool_after:
+            width *= 3  # [h, mean, max]
         if w.ndim != 2 or w.shape[0] != width:
-            raise ModelFileError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)")
+            raise ModelFileError(f"{where}: w{i} has shape {w.shape}, expected ({width}, n)"
+                                 + (f" (layer {pool_after}'s outputs pooled: [h, mean, max])" if i - 1 == pool_after
+                                    else ""))  # fmt: skip
         if b.shape != (w.shape[1],):
             raise ModelFileError(f"{where}: b{i} has shape {b.shape}, expected ({w.shape[1]},)")
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
@@ -268,9 +326,12 @@ def load_scorer(path: str | Path) -> ActionScorer:
             meta = json.loads(str(text))
         except (json.JSONDecodeError, RecursionError) as err:
             raise ModelFileError(f"{where}: its meta is not JSON ({err})") from err
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, FORMAT_POOLED):
             got = meta.get("format") if isinstance(meta, dict) else meta
-            raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r}")
+            raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r} or {FORMAT_POOLED!r}")
+        if (meta["format"] == FORMAT_POOLED) != ("pool_after" in meta):
+            raise ModelFileError(f"{where}: a {meta['format']!r} file " + ("needs" if meta["format"] == FORMAT_POOLED
+                                 else "has no") + " a 'pool_after' entry in its meta")  # fmt: skip
         if "feature_set" in meta or "layout_hash" in meta:  # a file without them predates the stamp: "meld"
             stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash")}
             meld = FEATURE_SETS["meld"]
@@ -296,9 +357,11 @@ def load_scorer(path: str | Path) -> ActionScorer:
             )
             for i in range(count)
         ]
-    _check_layers(layers, where)
-    check_weights(where, [(f"w{i}", f"b{i}", w.T, b, "ReLU") for i, (w, b) in enumerate(layers)], INPUT_BOUND)
-    return ActionScorer(layers, meta)
+    pool_after = _check_pool(meta.get("pool_after"), count, where)
+    _check_layers(layers, where, pool_after)
+    check_weights(where, [(f"w{i}", f"b{i}", w.T, b, "ReLU+pool" if i == pool_after else "ReLU")
+                          for i, (w, b) in enumerate(layers)], INPUT_BOUND)  # fmt: skip
+    return ActionScorer(layers, meta, pool_after)
 
 
 @bot(

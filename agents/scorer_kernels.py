@@ -4,11 +4,12 @@ the network's forward pass for one position of an engine row, so that the compil
 
 The network's layers travel as one flat float32 array (:func:`pack`): each layer's weights
 ``(in, out)`` row by row, then its bias, layer after layer; ``dims`` holds the widths
-``[CANDIDATE_SIZE, hidden..., 1]``.  The first layer is split in two: the position's 60
-inputs are the same for every candidate, so their part of the first layer is computed once
-per position, and a candidate's own inputs (mostly zeros) add only their nonzero rows.  The
-scores equal :meth:`agents.scorer.ActionScorer.action_scores` up to float rounding (the
-sums run in another order); ``tests/test_scorer.py`` compares the two.
+``[CANDIDATE_SIZE, hidden..., 1]`` and then where a deep-sets network pools (0: nowhere).
+The first layer is split in two: the position's 60 inputs are the same for every candidate,
+so their part of the first layer is computed once per position, and a candidate's own inputs
+(mostly zeros) add only their nonzero rows.  The scores equal
+:meth:`agents.scorer.ActionScorer.action_scores` up to float rounding (the sums run in another
+order); ``tests/test_scorer.py`` and ``tests/test_search.py`` compare the two.
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ _N_POS = CANDIDATE_SIZE - POSITION_SLOT
 
 
 def pack(scorer) -> tuple[np.ndarray, np.ndarray]:
-    """``(weights, dims)`` of an :class:`agents.scorer.ActionScorer` for the kernels."""
+    """``(weights, dims)`` of an :class:`agents.scorer.ActionScorer` for the kernels: ``dims`` is
+    ``[CANDIDATE_SIZE, hidden..., 1, pool]``, the layers' output widths and then where the network
+    pools (``pool_after + 1``: the ``dims`` index of the pooled layer's width; 0: it does not)."""
     parts, dims = [], [CANDIDATE_SIZE]
     for w, b in scorer.layers:
         parts += [np.ascontiguousarray(w, np.float32).ravel(), np.asarray(b, np.float32)]
         dims.append(int(w.shape[1]))
+    pool = getattr(scorer, "pool_after", None)
+    dims.append(0 if pool is None else pool + 1)
     return np.concatenate(parts).astype(np.float32), np.array(dims, np.int64)
 
 
@@ -126,38 +131,59 @@ def candidates(F, phase, lcards, misc, X, acts):
 
 
 @njit(cache=True)
-def scores(weights, dims, X, n, out, h, g):
-    """The network's score of each of the ``n`` candidates in ``X`` into ``out``; ``h, g``:
-    scratch rows at least as wide as the widest layer."""
+def scores(weights, dims, X, n, out, H, g):
+    """The network's score of each of the ``n`` candidates in ``X`` into ``out``; ``H, g``: scratch
+    (:func:`scratch`): a row per candidate and a row, three times the widest layer wide.  Layer by
+    layer over all the candidates, so that a pooled layer (``dims[-1]``) can join each candidate's
+    outputs by their mean and maximum over the ``n`` candidates."""
+    last = dims.shape[0] - 1  # dims[last]: the pool marker; dims[1 .. last - 1]: the layers' widths
+    pool = dims[last]
     width = dims[1]
     # the position's part of the first layer, once: bias + position inputs (the same for all)
-    base = np.empty(width, np.float32)
     b0 = dims[0] * width
     for o in range(width):
-        base[o] = weights[b0 + o]
+        g[o] = weights[b0 + o]
     for j in range(POSITION_SLOT, dims[0]):
         v = X[0, j]
         if v != 0.0:
             row = j * width
             for o in range(width):
-                base[o] += v * weights[row + o]
+                g[o] += v * weights[row + o]
     for k in range(n):
+        h = H[k]
         for o in range(width):
-            h[o] = base[o]
+            h[o] = g[o]
         for j in range(POSITION_SLOT):
             v = X[k, j]
             if v != 0.0:
                 row = j * width
                 for o in range(width):
                     h[o] += v * weights[row + o]
-        at = b0 + width  # the next layer's weights
-        w_in = width
-        for layer in range(2, dims.shape[0]):
-            w_out = dims[layer]
-            for o in range(w_in):  # ReLU on the layer before
+    at = b0 + width  # the next layer's weights
+    w_in = width
+    for layer in range(2, last):
+        for k in range(n):  # ReLU on the layer before
+            h = H[k]
+            for o in range(w_in):
                 if h[o] < 0.0:
                     h[o] = 0.0
-            bias = at + w_in * w_out
+        if layer - 1 == pool:  # [h, mean, max] over the candidates
+            for o in range(w_in):
+                s, top = np.float32(0.0), np.float32(0.0)  # h >= 0 after the ReLU
+                for k in range(n):
+                    v = H[k, o]
+                    s += v
+                    if v > top:
+                        top = v
+                mean = s / n
+                for k in range(n):
+                    H[k, w_in + o] = mean
+                    H[k, 2 * w_in + o] = top
+            w_in *= 3
+        w_out = dims[layer]
+        bias = at + w_in * w_out
+        for k in range(n):
+            h = H[k]
             for o in range(w_out):
                 g[o] = weights[bias + o]
             for j in range(w_in):
@@ -168,9 +194,10 @@ def scores(weights, dims, X, n, out, h, g):
                         g[o] += v * weights[row + o]
             for o in range(w_out):
                 h[o] = g[o]
-            at = bias + w_out
-            w_in = w_out
-        out[k] = h[0]
+        at = bias + w_out
+        w_in = w_out
+    for k in range(n):
+        out[k] = H[k, 0]
 
 
 @njit(cache=True, inline="always")
@@ -187,7 +214,7 @@ def has_choice(S, i):
 
 
 @njit(cache=True)
-def scorer_action(S, i, weights, dims, F, X, acts, out, h, g):
+def scorer_action(S, i, weights, dims, F, X, acts, out, H, g):
     """The scorer bot's move in row ``i`` (:class:`agents.scorer.ScorerAgent`): at an offer or a
     discard with a choice the best-scored candidate (ties: the lowest action id), elsewhere
     greedy's move; ``F, X, acts, out, h, g`` are scratch arrays (:func:`scratch`)."""
@@ -195,7 +222,7 @@ def scorer_action(S, i, weights, dims, F, X, acts, out, h, g):
         return greedy_action(S, i)
     encode_features(S, i, S[i, PLAYER], F)
     n = candidates(F, S[i, PHASE], S[i, LCARDS], S[i, LMISC], X, acts)
-    scores(weights, dims, X, n, out, h, g)
+    scores(weights, dims, X, n, out, H, g)
     return acts[best_candidate(out, acts, n)]
 
 
@@ -212,11 +239,11 @@ def best_candidate(out, acts, n):
 
 
 def scratch(dims: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The scratch arrays :func:`scorer_action` takes: ``(F, X, acts, out, h, g)``."""
-    wide = int(max(dims))
+    """The scratch arrays :func:`scorer_action` takes: ``(F, X, acts, out, H, g)``."""
+    wide = 3 * int(max(dims[1:-1]))  # a pooled layer's [h, mean, max]
     return (np.zeros(NUM_FEATURES, np.float32), np.zeros((MAX_CANDIDATES, CANDIDATE_SIZE), np.float32),
-            np.zeros(MAX_CANDIDATES, np.int64), np.zeros(MAX_CANDIDATES, np.float32), np.zeros(wide, np.float32),
-            np.zeros(wide, np.float32))  # fmt: skip
+            np.zeros(MAX_CANDIDATES, np.int64), np.zeros(MAX_CANDIDATES, np.float32),
+            np.zeros((MAX_CANDIDATES, wide), np.float32), np.zeros(wide, np.float32))  # fmt: skip
 
 
 def network(scorer) -> tuple[np.ndarray, ...]:

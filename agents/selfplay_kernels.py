@@ -65,12 +65,12 @@ def _block(first_game, step, deals, firsts, seats, kinds, rules, weights, dims, 
     np.random.seed(seed)
     greedy_learner = dims[0] == 0
     S = np.zeros((1, NUM_COLUMNS), np.int64)
-    wide = max(dims.max(), odims.max())
+    wide = 3 * max(dims.max(), odims.max())  # scorer_kernels.scratch's sizes: room for a pooled [h, mean, max]
     F = np.zeros(NUM_FEATURES, np.float32)
     X = np.zeros((MAX_CANDIDATES, CANDIDATE_SIZE), np.float32)
     acts = np.zeros(MAX_CANDIDATES, np.int64)
     out = np.zeros(MAX_CANDIDATES, np.float32)
-    h = np.zeros(wide, np.float32)
+    h = np.zeros((MAX_CANDIDATES, wide), np.float32)
     g = np.zeros(wide, np.float32)
     row = start_row
     record = X_out.shape[0] > 0

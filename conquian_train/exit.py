@@ -113,6 +113,12 @@ class ExItConfig(RunSettings):
         choices=("scorer", "ppo"),
     )
     net_arch: tuple[int, ...] = knob((), "hidden layer sizes (none given: 128 128 for the scorer, 256 256 for ppo)")
+    pool_after: int = knob(
+        -1,
+        "scorer only: the hidden layer whose outputs are joined by their mean and max over the position's candidates "
+        "(deep sets: each candidate's score sees the others); -1: none, each candidate scored alone",
+        low=-1,
+    )
     init: str = knob("", "first weights: '' (random), 'scorer' or 'ppo' (the shipped model of that network), a file")
     epochs: int = knob(
         8, "passes over all labels so far, per round (the one with the lowest held-out regret kept)", low=1
@@ -158,7 +164,10 @@ class ExItConfig(RunSettings):
         return tuple(int(n) for n in self.net_arch) or ((128, 128) if self.network == "scorer" else (256, 256))
 
     def scorer_settings(self) -> ScorerSettings:
-        return ScorerSettings(hidden=self.hidden(), epochs=self.epochs, lr=self.lr, temperature=self.temperature)
+        if self.pool_after >= 0 and self.network != "scorer":
+            raise ValueError(f"pool_after={self.pool_after} is the scorer's; network={self.network!r} has none")
+        return ScorerSettings(hidden=self.hidden(), epochs=self.epochs, lr=self.lr, temperature=self.temperature,
+                              pool_after=None if self.pool_after < 0 else self.pool_after)  # fmt: skip
 
     def imitation(self) -> ImitationSettings:
         """The fit's settings (no label smoothing: the targets are the search's values)."""
@@ -282,8 +291,11 @@ SHARD_NAME = re.compile(r"r(\d{2})_(\d{4})\.npz")
 
 
 def recipe(config: ExItConfig) -> dict[str, Any]:
-    """The knobs that make the run what it is: a checkpoint or a shard made with others is refused."""
-    return {k: v for k, v in knobs.to_dict(config).items() if k not in ("out", *MAY_CHANGE)}
+    """The knobs that make the run what it is: a checkpoint or a shard made with others is refused.
+    ``pool_after`` at its default (-1, no pooling) is left out, so that a run from before the knob keeps
+    its recipe."""
+    return {k: v for k, v in knobs.to_dict(config).items()
+            if k not in ("out", *MAY_CHANGE) and not (k == "pool_after" and v == -1)}  # fmt: skip
 
 
 class ExItRun:
@@ -340,6 +352,10 @@ class ExItRun:
             if [w.shape[1] for w, _ in scorer.layers[:-1]] != list(self.config.hidden()):
                 raise ValueError(f"init {str(path)!r} has hidden layers {[w.shape[1] for w, _ in scorer.layers[:-1]]}"
                                  f", the run {list(self.config.hidden())}")  # fmt: skip
+            pool = self.config.scorer_settings().pool_after
+            if scorer.pool_after != pool:
+                raise ValueError(f"init {str(path)!r} pools after layer {scorer.pool_after} (None: it does not), "
+                                 f"the run after {pool} (its pool_after knob)")  # fmt: skip
             self.model.scorer = scorer
             self.run.log(f"the network starts from {path}")
             return
@@ -446,7 +462,7 @@ class ExItRun:
         scorer's random weights are those round 0's fit starts from, so the run is unchanged)."""
         c, run = self.config, self.run
         if c.network == "scorer" and self.model.scorer is None:
-            self.model.scorer = initial_scorer(c.hidden(), c.seed)
+            self.model.scorer = initial_scorer(c.hidden(), c.seed, c.scorer_settings().pool_after)
         run.log("evaluating the network the run starts from (step 0)")
         self.evaluate(self.model, 0, stage="start")
         self.checkpoint()

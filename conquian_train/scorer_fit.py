@@ -26,6 +26,7 @@ __all__ = [
     "ScorerSettings",
     "fit_scorer",
     "initial_scorer",
+    "network_scores",
     "regret",
     "scorer_from_network",
     "scorer_network",
@@ -41,10 +42,18 @@ class ScorerSettings:
     batch: int = 256
     temperature: float = 0.05
     holdout: int = 5  # games with id % holdout == 0 are held out (0: none)
+    # deep sets: this hidden layer's outputs joined by their mean and max over the position's candidates
+    pool_after: int | None = None
 
     def __post_init__(self) -> None:
         if not self.hidden or any(not isinstance(h, int) or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be positive layer sizes, got {self.hidden!r}")
+        if self.pool_after is not None and (
+            isinstance(self.pool_after, bool) or not isinstance(self.pool_after, int)
+            or not 0 <= self.pool_after < len(self.hidden)
+        ):  # fmt: skip
+            raise ValueError(f"pool_after must be a hidden layer's index (0 .. {len(self.hidden) - 1}) or None, "
+                             f"got {self.pool_after!r}")  # fmt: skip
         if not isinstance(self.epochs, int) or self.epochs < 1:
             raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
         if not self.lr > 0 or not self.temperature > 0:
@@ -79,29 +88,69 @@ def regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
     return float((best - q[np.arange(len(q)), pick]).mean()) if len(q) else float("nan")
 
 
-def scorer_network(sizes: tuple[int, ...], seed: int):
-    """The torch network of layer ``sizes`` (ReLU between), its weights drawn under ``seed``."""
+def scorer_network(sizes: tuple[int, ...], seed: int, pool_after: int | None = None):
+    """The torch network of layer ``sizes`` (ReLU between), its weights drawn under ``seed``; with
+    ``pool_after`` a deep-sets network (:class:`agents.scorer.ActionScorer`'s): layer ``pool_after``'s
+    outputs joined by their mean and maximum over the position's valid candidates.  Called as
+    :func:`network_scores` does: ``(B, C, CANDIDATE_SIZE)`` inputs and ``(B, C)`` valid flags."""
     import torch
 
     torch.manual_seed(seed)
-    layers: list[torch.nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(torch.nn.ReLU())
-    return torch.nn.Sequential(*layers)
+    if pool_after is None:
+        layers: list[torch.nn.Module] = []
+        for i in range(len(sizes) - 1):
+            layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+            if i < len(sizes) - 2:
+                layers.append(torch.nn.ReLU())
+        return torch.nn.Sequential(*layers)
+    return _pooled_network(sizes, pool_after)
+
+
+def _pooled_network(sizes: tuple[int, ...], pool_after: int):
+    import torch
+
+    class PooledScorer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pool_after = pool_after
+            ins = [a * (3 if i - 1 == pool_after else 1) for i, a in enumerate(sizes[:-1])]
+            self.linears = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(ins, sizes[1:], strict=True))
+
+        def forward(self, x, valid):
+            last = len(self.linears) - 1
+            for i, lin in enumerate(self.linears):
+                x = lin(x)
+                if i < last:
+                    x = torch.relu(x)
+                if i == self.pool_after:
+                    m = valid[..., None]
+                    mean = (x * m).sum(-2, keepdim=True) / m.sum(-2, keepdim=True).clamp(min=1)
+                    top = x.masked_fill(~m, 0.0).max(-2, keepdim=True).values  # x >= 0 after the ReLU
+                    x = torch.cat([x, mean.expand_as(x), top.expand_as(x)], -1)
+            return x.squeeze(-1)
+
+    return PooledScorer()
+
+
+def network_scores(net, x, valid):
+    """``net``'s scores ``(B, C)`` of candidates ``x`` ``(B, C, CANDIDATE_SIZE)`` (torch tensors)."""
+    return net(x).squeeze(-1) if not hasattr(net, "pool_after") else net(x, valid)
+
+
+def _linears(net) -> list:
+    return list(net.linears) if hasattr(net, "pool_after") else [m for m in net if hasattr(m, "weight")]
 
 
 def scorer_from_network(net) -> ActionScorer:
     """The :class:`agents.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
-    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                         for m in net if hasattr(m, "weight")])  # fmt: skip
+    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in _linears(net)],
+                        pool_after=getattr(net, "pool_after", None))  # fmt: skip
 
 
-def initial_scorer(hidden: tuple[int, ...], seed: int) -> ActionScorer:
+def initial_scorer(hidden: tuple[int, ...], seed: int, pool_after: int | None = None) -> ActionScorer:
     """The untrained scorer: the random weights :func:`fit_scorer` draws under ``seed`` when it
     starts from none (so fitting from this scorer or from nothing gives the same network)."""
-    return scorer_from_network(scorer_network((CANDIDATE_SIZE, *hidden, 1), seed))
+    return scorer_from_network(scorer_network((CANDIDATE_SIZE, *hidden, 1), seed, pool_after))
 
 
 def fit_scorer(
@@ -126,11 +175,16 @@ def fit_scorer(
         held[:] = False
     train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
     sizes = (pos["x"].shape[-1], *s.hidden, 1)
-    net = scorer_network(sizes, seed)
-    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    net = scorer_network(sizes, seed, s.pool_after)
+    linears = _linears(net)
     if start is not None:
-        if [w.shape for w, _ in start.layers] != [(a, b) for a, b in zip(sizes, sizes[1:], strict=False)]:
-            raise ValueError(f"the start scorer's layers {[w.shape for w, _ in start.layers]} do not fit {sizes}")
+        if [w.shape for w, _ in start.layers] != [tuple(m.weight.shape[::-1]) for m in linears] or getattr(
+            start, "pool_after", None
+        ) != s.pool_after:
+            raise ValueError(
+                f"the start scorer's layers {[w.shape for w, _ in start.layers]} (pooled after "
+                f"{getattr(start, 'pool_after', None)}) do not fit {sizes} pooled after {s.pool_after}"
+            )
         with torch.no_grad():
             for lin, (w, b) in zip(linears, start.layers, strict=True):
                 lin.weight.copy_(torch.from_numpy(w.T.copy()))
@@ -143,7 +197,8 @@ def fit_scorer(
 
     def scores(idx: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return np.concatenate([net(x[idx[i : i + 8192]]).squeeze(-1).numpy() for i in range(0, len(idx), 8192)]
+            parts = [idx[i : i + 8192] for i in range(0, len(idx), 8192)]
+            return np.concatenate([network_scores(net, x[p], valid[p]).numpy() for p in parts]
                                   or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
 
     def measure(idx: np.ndarray) -> float:
@@ -161,7 +216,7 @@ def fit_scorer(
         for i in range(0, len(order), s.batch):
             b = torch.from_numpy(order[i : i + s.batch])
             v = valid[b]
-            logits = net(x[b]).squeeze(-1).masked_fill(~v, -1e9)
+            logits = network_scores(net, x[b], v).masked_fill(~v, -1e9)
             target = torch.softmax((q[b] / s.temperature).masked_fill(~v, -1e9), dim=1)
             loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
             opt.zero_grad()

@@ -332,3 +332,23 @@ def test_the_held_out_positions_are_searched_again_in_the_run_s_own_games(exit_r
                        copy / "labels" / "r00_0001.npz", meta)  # fmt: skip
     with pytest.raises(SystemExit, match="r00_0001.npz are not its games"):
         example.precise_labels(copy, [0], None, 40, seed=5)
+
+
+def test_a_deep_sets_scorer_run_fits_saves_plays_and_refuses_a_plain_start(exit_run, tmp_path, capsys):
+    """``--pool-after 0``: the run fits and saves a deep-sets scorer that the scorer and guided specs
+    play; starting it from a plain scorer file, or pooling a ppo network, is refused by name."""
+    out = tmp_path / "pooled"
+    assert train.main([*_args(out, rounds=1), "--pool-after", "0"]) == 0
+    final = load_scorer(out / "final.npz")
+    assert final.pool_after == 0 and final.meta["format"] == "conquian-action-scorer/2"
+    assert final.layers[1][0].shape == (3 * 128, 128)
+    hands, stock = deal_for_seed(4)
+    for spec in (f"scorer:{out}/final.npz", f"guided:{out}/final.npz,iterations=40"):
+        record = play_game([make_agent(spec, 0), make_agent("greedy", 1)], hands=hands, stock=stock, seed=4)
+        assert record.moves
+    with pytest.raises(ValueError, match="pools after layer None"):
+        train.main([*_args(tmp_path / "bad", rounds=1), "--pool-after", "0", "--init", str(exit_run / "final.npz")])
+    capsys.readouterr()
+    assert train.main([*_args(tmp_path / "bad2", rounds=1, network="ppo"), "--pool-after", "0"]) != 0
+    assert "pool_after=0 is the scorer's; network='ppo' has none" in capsys.readouterr().err
+    assert not (tmp_path / "bad2").exists()

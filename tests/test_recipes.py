@@ -30,7 +30,7 @@ PPO_KNOBS = {
 EXIT_KNOBS = {
     "out", "seed", "rounds", "games", "chunk", "playouts", "z", "opponents", "features", "network", "net_arch", "init",
     "epochs", "lr", "temperature", "loss", "greedy_bonus", "value_coef", "eval_games", "eval_opponents", "eval_seed",
-    "best_by", "forcing", "torch_threads", "workers", "eval_start",
+    "best_by", "forcing", "torch_threads", "workers", "eval_start", "pool_after",
 }  # fmt: skip
 
 
@@ -118,6 +118,9 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     config, resumed = recipes.config_from_args(ExItConfig, {"resume": str(folder)}, ())
     assert resumed and config.eval_start is True
     assert "eval_start" not in exit_recipe.recipe(config)
+    # nor a run from before the deep-sets scorer (no pool_after): no pooling, the same recipe
+    assert config.pool_after == -1 and "pool_after" not in exit_recipe.recipe(config)
+    assert exit_recipe.recipe(dataclasses.replace(config, pool_after=0))["pool_after"] == 0
 
 
 @pytest.mark.parametrize(

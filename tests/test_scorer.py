@@ -15,6 +15,7 @@ from agents.scorer import (
     CANDIDATE_SIZE,
     DEFAULT_SCORER,
     FORMAT,
+    FORMAT_POOLED,
     GREEDY_SLOT,
     ActionScorer,
     ScorerAgent,
@@ -189,9 +190,11 @@ def test_the_shipped_scorer_loads_and_is_the_default():
     assert "greedy_held_out_regret" in bot.scorer.meta  # its fit's numbers travel with it
 
 
-def test_fit_scorer_learns_a_rule_from_values():
+@pytest.mark.parametrize("pool_after", [None, 0])
+def test_fit_scorer_learns_a_rule_from_values(pool_after):
     """Values that prefer refusing at an offer and any discard but greedy's: the fit learns the
-    rule (held-out regret far below greedy's on the same positions)."""
+    rule (held-out regret far below greedy's on the same positions), a plain scorer and a deep-sets
+    one; the saved network scores as the torch network it was fitted as."""
     pytest.importorskip("torch")
     from conquian_train.scorer_fit import ScorerSettings, fit_scorer
 
@@ -208,17 +211,33 @@ def test_fit_scorer_learns_a_rule_from_values():
             q[GreedyAgent().choose(view)] = 0.2
         rows.append((f, mask, int(np.nanargmax(q)), 0.0, q, g))
     data = ImitationData.from_decisions(rows, "meld")
-    scorer, report = fit_scorer(data, ScorerSettings(hidden=(32,), epochs=6, lr=3e-3), seed=0)
+    settings = ScorerSettings(hidden=(32,), epochs=6, lr=3e-3, pool_after=pool_after)
+    scorer, report = fit_scorer(data, settings, seed=0)
     final = min(r["held_out_regret"] for r in report)
     assert final < 0.05 < report[0]["greedy_held_out_regret"]
     assert scorer.meta["held_out_regret"] == pytest.approx(final, abs=1e-5)
     assert any(r["kept"] for r in report)
+    assert scorer.pool_after == pool_after
+
+    import torch
+
+    from conquian_train.scorer_fit import network_scores, scorer_network
+
+    net = scorer_network((CANDIDATE_SIZE, 32, 1), 0, pool_after)
+    with torch.no_grad():
+        for lin, (w, b) in zip(net.linears if pool_after is not None else net[::2], scorer.layers, strict=True):
+            lin.weight.copy_(torch.from_numpy(w.T.copy()))
+            lin.bias.copy_(torch.from_numpy(b))
+        some = positions[:40]
+        x, valid, _ = candidate_features(np.stack([p[0] for p in some]), np.stack([p[1] for p in some]))
+        ref = network_scores(net, torch.from_numpy(x), torch.from_numpy(valid)).numpy()
+    np.testing.assert_allclose(np.where(valid, scorer(x, valid), 0), np.where(valid, ref, 0), atol=1e-4)
 
 
 @pytest.mark.parametrize(
     "kw, message",
     [({"hidden": ()}, "hidden"), ({"epochs": 0}, "epochs"), ({"temperature": 0}, "temperature"),
-     ({"holdout": 1}, "holdout")],
+     ({"holdout": 1}, "holdout"), ({"pool_after": 2}, "pool_after"), ({"pool_after": True}, "pool_after")],
 )  # fmt: skip
 def test_scorer_settings_name_bad_values(kw, message):
     from conquian_train.scorer_fit import ScorerSettings
@@ -238,3 +257,75 @@ def test_a_position_is_scored_the_same_alone_and_in_a_batch():
     for i in rng.sample(range(len(positions)), 10):
         alone = scorer.action_scores(feats[i], masks[i])
         assert np.allclose(alone[actions[i][valid[i]]], batch[i][valid[i]], atol=1e-6)
+
+
+def _pooled_scorer(seed=0, pool_after=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(CANDIDATE_SIZE, 16), (48, 8), (8, 1)] if pool_after == 0 else [(CANDIDATE_SIZE, 16), (16, 8), (24, 1)]
+    return ActionScorer([(rng.normal(0, 0.3, s).astype(np.float32), rng.normal(0, 0.1, s[1]).astype(np.float32))
+                         for s in shapes], pool_after=pool_after)  # fmt: skip
+
+
+def test_a_pooled_scorer_scores_each_candidate_with_the_others():
+    """Deep sets: a candidate's score moves when another candidate leaves the position (a plain
+    scorer's does not), the batch (with its valid mask) gives each position's own scores, and the
+    numpy pooling is [h, mean, max] over the valid candidates."""
+    positions = _positions(2, seed=71)
+    feats = np.stack([p[0] for p in positions])
+    masks = np.stack([p[1] for p in positions])
+    x, valid, actions = candidate_features(feats, masks)
+    for pool_after in (0, 1):
+        scorer = _pooled_scorer(3, pool_after)
+        batch = scorer(x, valid)
+        for i in random.Random(1).sample(range(len(positions)), 10):
+            alone = scorer.action_scores(feats[i], masks[i])
+            assert np.allclose(alone[actions[i][valid[i]]], batch[i][valid[i]], atol=1e-5)
+        i = int(np.argmax(valid.sum(1)))  # a position with many candidates
+        n = int(valid[i].sum())
+        full, fewer = scorer(x[i, :n]), scorer(x[i, : n - 1])
+        assert not np.allclose(full[: n - 1], fewer, atol=1e-6)
+        plain = _random_scorer(3)
+        assert np.allclose(plain(x[i, :n])[: n - 1], plain(x[i, : n - 1]))
+    # the pooled layer by hand
+    scorer = _pooled_scorer(4)
+    (w0, b0), (w1, b1), (w2, b2) = scorer.layers
+    h = np.maximum(x[i, :n] @ w0 + b0, 0)
+    joined = np.concatenate([h, np.tile(h.mean(0), (n, 1)), np.tile(h.max(0), (n, 1))], 1)
+    assert np.allclose(scorer(x[i, :n]), (np.maximum(joined @ w1 + b1, 0) @ w2 + b2)[:, 0], atol=1e-5)
+    with pytest.raises(ValueError, match="scores a position's candidates together"):
+        scorer(x[i, 0])
+
+
+def test_a_pooled_scorer_file_round_trips_and_plays(tmp_path):
+    scorer = _pooled_scorer(5)
+    path = scorer.save(tmp_path / "p.npz")
+    back = load_scorer(path)
+    assert back.pool_after == 0 and back.meta["format"] == FORMAT_POOLED and back.meta["pool_after"] == 0
+    x = np.random.default_rng(1).random((5, 12, CANDIDATE_SIZE), dtype=np.float32)
+    assert np.array_equal(scorer(x), back(x))
+    bot = make_agent(f"scorer:{path}")
+    hands, stock = deal_for_seed(3)
+    record = play_game([bot, GreedyAgent()], hands=hands, stock=stock, seed=3)
+    assert record.moves
+
+
+@pytest.mark.parametrize(
+    "meta, arrays, message",
+    [
+        ({"format": FORMAT_POOLED}, {}, "needs a 'pool_after'"),
+        ({"pool_after": 0}, {}, "has no a 'pool_after'"),
+        ({"format": FORMAT_POOLED, "pool_after": 2}, {}, "pool_after 2 is not a hidden layer"),
+        ({"format": FORMAT_POOLED, "pool_after": "0"}, {}, "pool_after '0'"),
+        ({"format": FORMAT_POOLED, "pool_after": 1}, {}, r"w1 has shape \(48, 8\), expected \(16, n\)"),
+        ({"format": FORMAT_POOLED, "pool_after": 0}, {"w1": np.zeros((16, 8), np.float32)}, r"expected \(48, n\)"),
+    ],
+)
+def test_a_wrong_pooled_scorer_file_is_named(tmp_path, meta, arrays, message):
+    scorer = _pooled_scorer(6)
+    info = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE} | meta
+    data = {f"w{i}": w for i, (w, _) in enumerate(scorer.layers)}
+    data |= {f"b{i}": b for i, (_, b) in enumerate(scorer.layers)}
+    data.update(arrays, meta=np.array(json.dumps(info)))
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(ValueError, match=message):
+        load_scorer(tmp_path / "bad.npz")

@@ -588,13 +588,25 @@ def _random_rows(n: int, seed: int, forcing: bool = False):
     return games
 
 
-def test_the_compiled_scorer_is_the_scorer_bot():
+def _pooled_scorer(seed=0):
+    """A random deep-sets scorer (176 -> 24, pooled [h, mean, max] -> 16 -> 1)."""
+    from agents.scorer import CANDIDATE_SIZE, ActionScorer
+
+    rng = np.random.default_rng(seed)
+    shapes = [(CANDIDATE_SIZE, 24), (72, 16), (16, 1)]
+    return ActionScorer([(rng.normal(0, 0.3, s).astype(np.float32), rng.normal(0, 0.1, s[1]).astype(np.float32))
+                         for s in shapes], pool_after=0)  # fmt: skip
+
+
+@pytest.mark.parametrize("which", ["shipped", "pooled"])
+def test_the_compiled_scorer_is_the_scorer_bot(which):
     """Candidates equal agents.scorer.candidate_features' exactly, scores to float rounding,
-    and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere."""
+    and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere;
+    the shipped network and a deep-sets one (each candidate's score pooled over the others)."""
     from agents.greedy_kernels import batch_features
     from agents.scorer import DEFAULT_SCORER, candidate_features, load_scorer
 
-    scorer = load_scorer(DEFAULT_SCORER)
+    scorer = load_scorer(DEFAULT_SCORER) if which == "shipped" else _pooled_scorer()
     weights, dims, f, x, acts, out, h, g = SK.network(scorer)
     games = _random_rows(800, seed=21)
     rows = np.flatnonzero(games.state[:, E.PHASE] != E.GAME_OVER)

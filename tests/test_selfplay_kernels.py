@@ -27,22 +27,36 @@ def _deals(seeds):
     return deals
 
 
-def _arena(seed, first, scorer_seat):
+def _arena(seed, first, scorer_seat, scorer=None):
     hands, stock = deal_for_seed(seed)
     bots = [GreedyAgent(), GreedyAgent()]
-    bots[scorer_seat] = ScorerAgent(str(DEFAULT_SCORER))
+    bots[scorer_seat] = ScorerAgent(str(DEFAULT_SCORER)) if scorer is None else ScorerAgent.from_scorer(scorer)
     record = play_game(bots, hands=hands, stock=stock, first=first)
     return -1 if record.winner is None else record.winner, record.moves
 
 
-def test_the_compiled_games_are_the_arenas_games():
-    """eps = 0: the scorer against greedy, every game ending as the arena's (same deal, seats, first)."""
-    net = pack(load_scorer(DEFAULT_SCORER))
+def _pooled():
+    """A deep-sets scorer: the shipped one's first layer, pooled, then random layers that read it."""
+    from agents.scorer import ActionScorer
+
+    w0, b0 = load_scorer(DEFAULT_SCORER).layers[0]
+    rng = np.random.default_rng(8)
+    w1 = rng.normal(0, 0.05, (3 * w0.shape[1], 32)).astype(np.float32)
+    return ActionScorer([(w0, b0), (w1, np.zeros(32, np.float32)), (rng.normal(0, 0.2, (32, 1)).astype(np.float32),
+                         np.zeros(1, np.float32))], pool_after=0)  # fmt: skip
+
+
+@pytest.mark.parametrize("which", ["shipped", "pooled"])
+def test_the_compiled_games_are_the_arenas_games(which):
+    """eps = 0: the scorer against greedy, every game ending as the arena's (same deal, seats, first);
+    the shipped scorer and a deep-sets one."""
+    scorer = load_scorer(DEFAULT_SCORER) if which == "shipped" else _pooled()
+    net = pack(scorer)
     seeds = list(range(40))
     firsts, seats = np.arange(40) % 2, (np.arange(40) // 2) % 2
     x, game, rows, results = SP.play_games(_deals(seeds), firsts, seats, np.full(40, SP.GREEDY), 0, net)
     for k, s in enumerate(seeds):
-        winner, _ = _arena(s, int(firsts[k]), int(seats[k]))
+        winner, _ = _arena(s, int(firsts[k]), int(seats[k]), scorer)
         assert results[k] == winner, s
     # every recorded decision is the learner's, in a position with a choice, its inputs those of the move made
     assert len(game) > 200 and np.all(np.diff(game) >= 0)
