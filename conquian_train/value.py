@@ -267,8 +267,8 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conquian_train.value", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "conquian-train value") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     knobs.add_flags(sub.add_parser("generate", help="play and record games (resumes)"), GenerateConfig)

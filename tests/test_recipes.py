@@ -34,16 +34,30 @@ EXIT_KNOBS = {
 }  # fmt: skip
 
 
+@pytest.mark.parametrize("name", ["ppo", "exit", "belief", "value", "distill"])
+def test_every_recipe_answers_help_through_the_one_command(name, capsys):
+    """``conquian-train NAME --help`` (and a sub-command's) prints the recipe's usage under its name
+    (``conquian-train value`` once failed: its main took no program name)."""
+    from conquian_train.cli import main
+
+    subs = {"belief": ["generate"], "value": ["fit"], "distill": ["fit"]}.get(name, [])
+    with pytest.raises(SystemExit) as stop:
+        main([name, *subs, "--help"])
+    assert stop.value.code == 0
+    assert f"conquian-train {name}" in capsys.readouterr().out
+
+
 def test_every_recipe_is_a_module_of_the_package_and_named_after_it():
     found = {r.name: r for r in recipes.every()}  # each module imports here (no optional dependency missing)
-    assert set(found) == {"ppo", "exit", "belief", "value"}
+    assert set(found) == {"ppo", "exit", "belief", "value", "distill"}
     assert found["ppo"].configs == (TrainConfig,) and found["exit"].configs == (ExItConfig,)
     assert found["belief"].configs == (GenerateConfig, FitConfig)
     assert found["value"].configs == (value.GenerateConfig, value.FitConfig)
     assert all(recipes.find(name) is found[name] for name in found)
-    with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, exit, ppo, value"):
+    with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, distill, exit, ppo, value"):
         recipes.find("files")  # a module of the package that is no recipe
-    assert recipes.names() == ["belief", "exit", "ppo", "value"]  # found in the sources: listing them imports none
+    # found in the sources: listing them imports none
+    assert recipes.names() == ["belief", "distill", "exit", "ppo", "value"]
 
 
 def test_the_command_lists_the_recipes_and_refuses_an_unknown_one(capsys):

@@ -1,0 +1,397 @@
+"""The distilled scorer's recipe: greedy's games on the compiled engine, every choice valued by flat
+Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``scorer``).
+
+::
+
+    conquian-train distill generate --out runs/distill/labels --games 300000
+    conquian-train distill generate --out runs/distill/labels --ray auto     # the same shards on Ray
+    conquian-train distill fit --data runs/distill/labels --out runs/distill/fit
+    conquian-train distill fit --help                                         # every knob
+
+(``python -m conquian_train.distill ...`` is the same.)
+
+**generate** plays ``games`` games of greedy against greedy on the compiled engine
+(:func:`agents.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
+g)``, the arena's deal of that seed) and records the decisions with a choice (an offer to take or
+refuse, a discard among two cards or more) of one seat drawn per game; every candidate of every
+recorded decision is valued by ``playouts`` greedy playouts from a uniform determinization of the
+cards the player cannot see (:func:`agents.search.label_rows`: ``pimc``'s values, without its
+inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
+written atomically (complete or absent): a killed run loses at most the shards in progress and the
+same command resumes at the missing ones, making the same games and labels; with ``ray`` the
+shards are Ray tasks (the shard pattern of :mod:`conquian_train.belief`).
+
+**fit** reads the shards (plain ``.npz``, no pickles, each array's dtype and shape checked), holds
+out the games with id % ``holdout`` == 0 and fits the scorer of ``hidden`` layers (pooled after
+layer ``pool_after``: deep sets, :class:`agents.scorer.ActionScorer`) by cross-entropy on
+softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
+rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2M positions: 8.6 GB)
+and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
+the weights, Adam's moments, the epoch's table) and ``out/fit.csv``, both atomic; a rerun of the
+same command resumes after the last epoch written and ends with the same network as a run never
+stopped.  ``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each
+position's best candidate), printed beside greedy's on the same positions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import io
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conquian_env.seeding import derive_seed
+
+from . import knobs
+from .belief import generate_shards, shard_path
+from .files import write_atomic, write_json, write_text
+from .knobs import knob
+from .recipes import Recipe
+
+#: named seed streams of the recipe (words of derive_seed after the run's seed)
+DEAL_STREAM = 0xD1571
+SEAT_STREAM = 0xD1572
+LABEL_STREAM = 0xD1573
+FIT_STREAM = 0xD1574
+#: the arrays of a shard: candidates' inputs, their action ids (-1: none), their values, the game
+SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np.int64}
+
+
+@dataclass
+class GenerateConfig:
+    """The knobs of ``generate`` (see the module docstring)."""
+
+    out: str = knob("runs/distill/labels", "run folder (config.json, shards/)")
+    seed: int = knob(0, "seed of the deals, the seats and the labels' draws", low=0)
+    games: int = knob(300_000, "games of greedy against greedy to record", low=1)
+    chunk: int = knob(5000, "games per shard (the unit a killed run redoes)", low=1)
+    playouts: int = knob(32, "greedy playouts valuing each candidate (each from its own determinization)", low=1)
+    kinds: tuple[str, ...] = knob(("greedy",), "the bots that play: greedy against greedy (the only kind so far)")
+    ray: str = knob("", "make the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
+
+    def validate(self) -> None:
+        knobs.check(self)  # every knob's type and declared range
+        if tuple(self.kinds) != ("greedy",):
+            raise ValueError(f"kinds {list(self.kinds)!r}: the compiled games are greedy's, kinds must be ['greedy']")
+
+
+@dataclass
+class FitConfig:
+    """The knobs of ``fit`` (see the module docstring)."""
+
+    data: tuple[str, ...] = knob(("runs/distill/labels",), "run folders of generate to learn from")
+    out: str = knob("runs/distill/fit", "fit folder (config.json, checkpoint.npz, fit.csv, scorer.npz)")
+    hidden: tuple[int, ...] = knob((256, 256), "hidden layer sizes")
+    pool_after: int = knob(
+        0, "the hidden layer pooled over the candidates (deep sets); -1: each candidate alone", low=-1
+    )
+    epochs: int = knob(6, "passes over the training positions", low=1)
+    lr: float = knob(1e-3, "peak learning rate (Adam, cosine schedule to 0)", above=0)
+    batch: int = knob(256, "positions per step", low=1)
+    temperature: float = knob(0.05, "the targets are softmax(values / T)", above=0)
+    holdout: int = knob(5, "games whose id is a multiple of holdout are held out to pick the epoch", low=2)
+    positions: int = knob(0, "use the first this many positions (0: all)", low=0)
+    seed: int = knob(0, "seed of the initial weights and the batch order", low=0)
+    torch_threads: int = knob(2, "torch threads", low=1)
+
+    def validate(self) -> None:
+        knobs.check(self)  # every knob's type and declared range
+        if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise ValueError(f"hidden must be positive layer sizes, got {self.hidden!r}")
+        if self.pool_after >= len(self.hidden):
+            raise ValueError(f"pool_after {self.pool_after} is not a hidden layer (0 .. {len(self.hidden) - 1}, or -1)")
+
+    def pool(self) -> int | None:
+        return None if self.pool_after < 0 else self.pool_after
+
+
+# --------------------------------------------------------------------------- generate
+
+
+def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Games ``first .. last - 1``: their kernel deals (game ``g``'s the arena's deal of
+    ``derive_seed(seed, DEAL_STREAM, g)``), who moves first, and the seat recorded."""
+    deals, firsts, seats = [], [], []
+    for g in range(first, last):
+        deals.append(np.random.default_rng(derive_seed(seed, DEAL_STREAM, g)).permutation(40))
+        bits = np.random.default_rng(derive_seed(seed, SEAT_STREAM, g)).integers(0, 2, 2)
+        firsts.append(bits[0])
+        seats.append(bits[1])
+    return np.array(deals, np.int64).reshape(-1, 40), np.array(firsts, np.int64), np.array(seats, np.int64)
+
+
+def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int, playouts: int = 32) -> dict[str, np.ndarray]:
+    """Games ``first .. last - 1`` and the values of their recorded decisions' candidates."""
+    from agents.search import label_rows
+    from agents.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
+
+    deals, firsts, seats = deals_of(seed, first, last)
+    _, game, rows, _ = play_games(deals, firsts, seats, np.full(len(deals), GREEDY), 0, GREEDY_LEARNER)
+    if not len(rows):
+        raise RuntimeError(f"games {first} .. {last - 1}: no decision with a choice recorded")
+    x, actions, q, _ = label_rows(rows, playouts, seed=derive_seed(seed, LABEL_STREAM, first))
+    return {"x": x.astype(np.float16), "actions": actions.astype(np.int8), "q": q.astype(np.float32),
+            "game": (game + first).astype(np.int64)}  # fmt: skip
+
+
+def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
+    """Make the missing shards of ``config.out`` (see the module docstring); the shard paths."""
+    config.validate()
+    return generate_shards(config, functools.partial(play_shard, playouts=config.playouts), log)
+
+
+# --------------------------------------------------------------------------- reading the data
+
+
+def read_shard(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+    from agents.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError) as err:
+        raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
+    expected = {*SHARD_ARRAYS, "meta"}
+    if set(arrays) != expected:
+        raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
+    arrays.pop("meta")
+    n = len(arrays["game"])
+    shapes = {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
+              "game": (n,)}  # fmt: skip
+    for name, dtype in SHARD_ARRAYS.items():
+        if arrays[name].dtype != dtype or arrays[name].shape != shapes[name]:
+            raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
+                             f"expected {np.dtype(dtype)} {shapes[name]}")  # fmt: skip
+    valid = arrays["actions"] >= 0
+    if (valid.sum(1) < 2).any() or not np.isfinite(arrays["q"]).all() or not np.isfinite(arrays["x"]).all():
+        raise ValueError(f"shard {str(path)!r}: a position with fewer than two candidates, or a value or an "
+                         "input that is not finite")  # fmt: skip
+    return arrays
+
+
+def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[str, np.ndarray]:
+    """The positions of the shards of ``folders`` in order (``game`` made unique across folders),
+    the first ``limit`` only when it is not 0."""
+    parts: dict[str, list] = {name: [] for name in SHARD_ARRAYS}
+    offset, count = 0, 0
+    for folder in folders:
+        config = Path(folder) / "config.json"
+        if not config.is_file():
+            raise ValueError(f"{folder}: no config.json (is it a folder of conquian-train distill generate?)")
+        games = json.loads(config.read_text())["games"]
+        chunk = json.loads(config.read_text())["chunk"]
+        paths = [shard_path(folder, k) for k in range(-(-games // chunk))]
+        missing = [p.name for p in paths if not p.exists()]
+        if missing:
+            raise ValueError(f"{folder}: shards {missing[:3]}{' ...' if len(missing) > 3 else ''} missing "
+                             "(run generate again to make them)")  # fmt: skip
+        for path in paths:
+            arrays = read_shard(path)
+            arrays["game"] = arrays["game"] + offset
+            for name in SHARD_ARRAYS:
+                parts[name].append(arrays[name])
+            count += len(arrays["game"])
+            if limit and count >= limit:
+                break
+        offset += games
+        if limit and count >= limit:
+            break
+    out = {name: np.concatenate(parts[name]) for name in SHARD_ARRAYS}
+    return {name: a[:limit] for name, a in out.items()} if limit else out
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def _lr(config: FitConfig, step: int, total: int) -> float:
+    return 0.5 * config.lr * (1.0 + math.cos(math.pi * min(step, total) / total))
+
+
+def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, rows: list, best: dict) -> None:
+    """The weights, Adam's state, where the fit is and its table, as plain arrays (no pickles)."""
+    params = list(net.parameters())
+    arrays: dict[str, np.ndarray] = {}
+    for i, p in enumerate(params):
+        arrays[f"p{i}"] = p.detach().numpy().copy()
+        st = opt.state.get(p, {})
+        if st:
+            arrays[f"m{i}"] = st["exp_avg"].numpy().copy()
+            arrays[f"v{i}"] = st["exp_avg_sq"].numpy().copy()
+            arrays[f"s{i}"] = np.array(float(st["step"]))
+    for i, (w, b) in enumerate(best["layers"]):
+        arrays[f"bw{i}"], arrays[f"bb{i}"] = w, b
+    meta = {"epoch": epoch, "step": step, "rows": rows, "best_regret": best["regret"]}
+    arrays["meta"] = np.array(json.dumps(meta))
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+    write_atomic(path, write)
+
+
+def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, list, dict]:
+    import torch
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+        meta = json.loads(str(arrays.pop("meta")))
+        params = list(net.parameters())
+        with torch.no_grad():
+            for i, p in enumerate(params):
+                p.copy_(torch.from_numpy(arrays[f"p{i}"]))
+                if f"m{i}" in arrays:
+                    opt.state[p] = {"step": torch.tensor(float(arrays[f"s{i}"])),
+                                    "exp_avg": torch.from_numpy(arrays[f"m{i}"].copy()),
+                                    "exp_avg_sq": torch.from_numpy(arrays[f"v{i}"].copy())}  # fmt: skip
+        layers = [(arrays[f"bw{i}"], arrays[f"bb{i}"]) for i in range(len(params) // 2)]
+        return int(meta["epoch"]), int(meta["step"]), list(meta["rows"]), {"regret": meta["best_regret"],
+                                                                           "layers": layers}  # fmt: skip
+    except (OSError, ValueError, KeyError, RuntimeError, EOFError, TypeError) as err:
+        raise ValueError(f"checkpoint {str(path)!r} is not a checkpoint of this fit ({type(err).__name__}: {err}); "
+                         "remove it to start the fit again") from None  # fmt: skip
+
+
+def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> Path:
+    """Fit the scorer on ``config.data`` into ``config.out`` (see the module docstring), resuming
+    after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
+    in the tests).  The path of the scorer file."""
+    import torch
+
+    from agents.scorer import ActionScorer
+
+    from .scorer_fit import _linears, network_scores, regret, scorer_network
+
+    config.validate()
+    out = Path(config.out)
+    saved = out / "config.json"
+    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ("out", "torch_threads")}
+    if saved.exists():
+        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ("out", "torch_threads")}
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise ValueError(f"{out} holds a fit with other knobs ({', '.join(diff)}): use another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(saved, knobs.to_dict(config))
+    torch.set_num_threads(config.torch_threads)
+    t0 = time.perf_counter()
+    d = load_labels(config.data, config.positions)
+    valid = d["actions"] >= 0
+    held = d["game"] % config.holdout == 0
+    train, test = np.flatnonzero(~held), np.flatnonzero(held)
+    if not len(train) or not len(test):
+        raise ValueError(f"{len(train)} training and {len(test)} held-out positions: need both (more games?)")
+    X, V, Q = torch.from_numpy(d["x"]), torch.from_numpy(valid), torch.from_numpy(d["q"])  # noqa: N806
+    from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT
+
+    greedy = np.where(valid[test], d["x"][test, :, GREEDY_SLOT].astype(np.float32), -1.0)
+    greedy_regret = regret(greedy, valid[test], d["q"][test])
+    log(f"{len(train)} training positions, {len(test)} held out ({time.perf_counter() - t0:.0f} s to read); "
+        f"greedy's held-out regret {greedy_regret:.5f}")  # fmt: skip
+
+    net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, FIT_STREAM), config.pool())
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    per_epoch = -(-len(train) // config.batch)
+    total = config.epochs * per_epoch
+
+    def export() -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in _linears(net)]
+
+    def scores(idx: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            parts = [torch.from_numpy(idx[i : i + 4096]) for i in range(0, len(idx), 4096)]
+            return np.concatenate([network_scores(net, X[p].float(), V[p]).numpy() for p in parts])
+
+    checkpoint = out / "checkpoint.npz"
+    done, step, rows, best = -1, 0, [], {"regret": math.inf, "layers": export()}
+    if checkpoint.exists():
+        done, step, rows, best = _load_checkpoint(checkpoint, net, opt)
+        log(f"resumed after epoch {done}")
+    for epoch in range(done + 1, config.epochs):
+        t1 = time.perf_counter()
+        order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
+        total_loss = 0.0
+        for i in range(0, len(order), config.batch):
+            for group in opt.param_groups:
+                group["lr"] = _lr(config, step, total)
+            b = torch.from_numpy(order[i : i + config.batch])
+            v = V[b]
+            logits = network_scores(net, X[b].float(), v).masked_fill(~v, -1e9)
+            target = torch.softmax((Q[b] / config.temperature).masked_fill(~v, -1e9), 1)
+            loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            total_loss += float(loss.detach())
+        held_regret = regret(scores(test), valid[test], d["q"][test])
+        part = train[:20000]
+        kept = held_regret < best["regret"]
+        if kept:
+            best = {"regret": held_regret, "layers": export()}
+        rows.append({"epoch": epoch, "loss": round(total_loss / per_epoch, 5), "held_out_regret": round(held_regret, 5),
+                     "share_of_greedy": round(held_regret / greedy_regret, 4) if greedy_regret else None,
+                     "train_regret": round(regret(scores(part), valid[part], d["q"][part]), 5),
+                     "greedy_held_out_regret": round(greedy_regret, 5), "kept": kept,
+                     "s": round(time.perf_counter() - t1, 1)})  # fmt: skip
+        _save_checkpoint(checkpoint, net, opt, epoch, step, rows, best)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+        write_text(out / "fit.csv", buf.getvalue())
+        log(f"epoch {epoch}: held-out regret {held_regret:.5f} ({held_regret / greedy_regret:.3f} of greedy's "
+            f"{greedy_regret:.5f}), train {rows[-1]['train_regret']:.5f}{' kept' if kept else ''} "
+            f"({rows[-1]['s']:.0f} s)")  # fmt: skip
+        if stop_after is not None and epoch >= stop_after:
+            return checkpoint
+    meta = {"recipe": "conquian-train distill", "data": list(config.data), "positions": int(len(train)),
+            "held_out_regret": round(best["regret"], 5), "greedy_held_out_regret": round(greedy_regret, 5),
+            "temperature": config.temperature}  # fmt: skip
+    path = ActionScorer(best["layers"], meta, config.pool()).save(out / "scorer.npz")
+    log(f"wrote {path} (held-out regret {best['regret']:.5f}, greedy's {greedy_regret:.5f})")
+    return path
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def main(argv: list[str] | None = None, prog: str = "conquian-train distill") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    knobs.add_flags(sub.add_parser("generate", help="play and label games (resumes)"), GenerateConfig)
+    knobs.add_flags(sub.add_parser("fit", help="fit the scorer (resumes)"), FitConfig)
+    args = vars(parser.parse_args(argv))
+    command = args.pop("command")
+    try:
+        if command == "generate":
+            generate(knobs.from_dict(GenerateConfig, args))
+        else:
+            fit(knobs.from_dict(FitConfig, args))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: what was written is kept; the same command resumes", file=sys.stderr)
+        return 130
+    return 0
+
+
+RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",
+                (GenerateConfig, FitConfig), main)  # fmt: skip
+
+if __name__ == "__main__":
+    sys.exit(main())
