@@ -98,7 +98,7 @@ class FitConfig:
     lr: float = knob(1e-3, "peak learning rate (Adam, cosine schedule to 0)", above=0)
     batch: int = knob(256, "positions per step", low=1)
     temperature: float = knob(0.05, "the targets are softmax(values / T)", above=0)
-    holdout: int = knob(5, "games whose id is a multiple of holdout are held out to pick the epoch", low=2)
+    holdout: int = knob(20, "games whose id is a multiple of holdout are held out to pick the epoch", low=2)
     positions: int = knob(0, "use the first this many positions (0: all)", low=0)
     seed: int = knob(0, "seed of the initial weights and the batch order", low=0)
     torch_threads: int = knob(2, "torch threads", low=1)
@@ -182,32 +182,51 @@ def read_shard(path: str | Path) -> dict[str, np.ndarray]:
 def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[str, np.ndarray]:
     """The positions of the shards of ``folders`` in order (``game`` made unique across folders),
     the first ``limit`` only when it is not 0."""
-    parts: dict[str, list] = {name: [] for name in SHARD_ARRAYS}
+    from agents.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
+
+    plan: list[tuple[Path, int]] = []  # each shard to read and the game offset of its folder
     offset, count = 0, 0
     for folder in folders:
         config = Path(folder) / "config.json"
         if not config.is_file():
             raise ValueError(f"{folder}: no config.json (is it a folder of conquian-train distill generate?)")
-        games = json.loads(config.read_text())["games"]
-        chunk = json.loads(config.read_text())["chunk"]
+        try:
+            saved = json.loads(config.read_text())
+            games, chunk = int(saved["games"]), int(saved["chunk"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{config}: not a config of conquian-train distill generate ({err})") from None
         paths = [shard_path(folder, k) for k in range(-(-games // chunk))]
         missing = [p.name for p in paths if not p.exists()]
         if missing:
             raise ValueError(f"{folder}: shards {missing[:3]}{' ...' if len(missing) > 3 else ''} missing "
                              "(run generate again to make them)")  # fmt: skip
         for path in paths:
-            arrays = read_shard(path)
-            arrays["game"] = arrays["game"] + offset
-            for name in SHARD_ARRAYS:
-                parts[name].append(arrays[name])
-            count += len(arrays["game"])
+            try:  # the positions' count first (only the small array is read), to fill arrays made once
+                with np.load(path, allow_pickle=False) as data:
+                    count += len(data["game"])
+            except (OSError, ValueError, EOFError, KeyError) as err:
+                raise ValueError(f"shard {str(path)!r}: not a readable shard ({type(err).__name__}: {err})") from None
+            plan.append((path, offset))
             if limit and count >= limit:
                 break
         offset += games
         if limit and count >= limit:
             break
-    out = {name: np.concatenate(parts[name]) for name in SHARD_ARRAYS}
-    return {name: a[:limit] for name, a in out.items()} if limit else out
+    n = min(count, limit) if limit else count
+    shapes = {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
+              "game": (n,)}  # fmt: skip
+    out = {name: np.empty(shapes[name], dtype) for name, dtype in SHARD_ARRAYS.items()}
+    at = 0
+    for path, first_game in plan:
+        arrays = read_shard(path)
+        arrays["game"] = arrays["game"] + first_game
+        take = min(len(arrays["game"]), n - at)
+        for name in SHARD_ARRAYS:
+            out[name][at : at + take] = arrays[name][:take]
+        at += take
+    if at != n:
+        raise ValueError(f"the shards of {list(folders)} changed while they were read")
+    return out
 
 
 # --------------------------------------------------------------------------- fit
