@@ -290,7 +290,7 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
 
     from agents.scorer import ActionScorer
 
-    from .scorer_fit import _linears, network_scores, regret, scorer_network
+    from .scorer_fit import network_layers, network_scores, regret, scorer_network
 
     config.validate()
     out = Path(config.out)
@@ -326,7 +326,7 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
     total = config.epochs * per_epoch
 
     def export() -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in _linears(net)]
+        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)]
 
     def scores(idx: np.ndarray) -> np.ndarray:
         with torch.no_grad():

@@ -26,6 +26,7 @@ __all__ = [
     "ScorerSettings",
     "fit_scorer",
     "initial_scorer",
+    "network_layers",
     "network_scores",
     "regret",
     "scorer_from_network",
@@ -137,13 +138,14 @@ def network_scores(net, x, valid):
     return net(x).squeeze(-1) if not hasattr(net, "pool_after") else net(x, valid)
 
 
-def _linears(net) -> list:
+def network_layers(net) -> list:
+    """The ``torch.nn.Linear`` layers of a network of :func:`scorer_network`, in order."""
     return list(net.linears) if hasattr(net, "pool_after") else [m for m in net if hasattr(m, "weight")]
 
 
 def scorer_from_network(net) -> ActionScorer:
     """The :class:`agents.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
-    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in _linears(net)],
+    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)],
                         pool_after=getattr(net, "pool_after", None))  # fmt: skip
 
 
@@ -176,7 +178,7 @@ def fit_scorer(
     train_idx, test_idx = np.flatnonzero(~held), np.flatnonzero(held)
     sizes = (pos["x"].shape[-1], *s.hidden, 1)
     net = scorer_network(sizes, seed, s.pool_after)
-    linears = _linears(net)
+    linears = network_layers(net)
     if start is not None:
         if [w.shape for w, _ in start.layers] != [tuple(m.weight.shape[::-1]) for m in linears] or getattr(
             start, "pool_after", None

@@ -374,7 +374,10 @@ def _scorer_file(tmp_path: Path, edit) -> Path:
     edit(layers)
     arrays = {f"w{i}": w for i, (w, _) in enumerate(layers)} | {f"b{i}": b for i, (_, b) in enumerate(layers)}
     path = tmp_path / "s.npz"
-    np.savez(path, meta=np.array(json.dumps({"format": FORMAT, "candidate_size": CANDIDATE_SIZE})), **arrays)
+    meta = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE}
+    if scorer.pool_after is not None:  # the shipped scorer is a deep-sets one
+        meta.update(format=scorer.meta["format"], pool_after=scorer.pool_after)
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
     return path
 
 

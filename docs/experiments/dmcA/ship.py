@@ -2,6 +2,7 @@
 ``pool_after=0``), checked against its torch network and measured by the compiled check.
 
     PYTHONPATH=. python docs/experiments/dmcA/ship.py runs/scale/ctx.pt runs/scale/ctx_scorer.npz [SEED]
+    (the fit's numbers in the file's meta are read from runs/scale.log, scale.py's output, when it is there)
     (runs/scale/state.pt: the last epoch written of a run under way)
 
 ``CandidateNet("ctx")`` is ``embed`` (176 -> W, ReLU), the mean and max of the embeddings over the
@@ -35,7 +36,16 @@ net = CandidateNet("ctx", width)
 net.load_state_dict(state)
 layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
           for m in (net.embed[0], net.head[0], net.head[2])]  # fmt: skip
-scorer = ActionScorer(layers, {"source": "docs/experiments/dmcA (scale.py, ship.py)"}, pool_after=0)
+meta = {"source": "docs/experiments/dmcA (scale_labels.sh, scale.py, ship.py)", "temperature": 0.05}
+try:  # the fit's numbers travel with the file: greedy's held-out regret, the last epoch's
+    lines = open("runs/scale.log").read().splitlines()
+    head = next(line for line in lines if "greedy's held-out regret" in line)
+    meta["greedy_held_out_regret"] = float(head.split()[-1])
+    meta["positions"] = int(head.split("positions")[1].split()[0])
+    meta["held_out_regret"] = float([line for line in lines if " held-out " in line][-1].split()[2])
+except (OSError, StopIteration, IndexError, ValueError):
+    pass
+scorer = ActionScorer(layers, meta, pool_after=0)
 scorer.save(dst)
 back = load_scorer(dst)
 
