@@ -27,10 +27,14 @@ layer ``pool_after``: deep sets, :class:`agents.scorer.ActionScorer`) by cross-e
 softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
 rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2M positions: 8.6 GB)
 and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
-the weights, Adam's moments, the epoch's table) and ``out/fit.csv``, both atomic; a rerun of the
-same command resumes after the last epoch written and ends with the same network as a run never
-stopped.  ``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each
-position's best candidate), printed beside greedy's on the same positions.
+the weights, Adam's moments, the tables) and ``out/fit.csv`` (held-out regret by epoch), atomic; a
+rerun of the same command resumes after the last epoch written and ends with the same network as a
+run never stopped.  With ``eval_deals`` the network plays greedy on that many duplicate deals before
+the first epoch (the untrained network: the curve's step 0) and after each, compiled
+(:func:`agents.selfplay_kernels.duplicate_score`, the arena's games), into ``out/eval.csv`` and
+``out/learning_curve.png`` (score by positions trained on, and the held-out regret beside greedy's).
+``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each position's
+best candidate), printed beside greedy's on the same positions.
 """
 
 from __future__ import annotations
@@ -56,12 +60,14 @@ from .belief import generate_shards, shard_path
 from .files import write_atomic, write_json, write_text
 from .knobs import knob
 from .recipes import Recipe
+from .run import plot_learning_curve
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xD1571
 SEAT_STREAM = 0xD1572
 LABEL_STREAM = 0xD1573
 FIT_STREAM = 0xD1574
+EVAL_STREAM = 0xD1575
 #: the arrays of a shard: candidates' inputs, their action ids (-1: none), their values, the game
 SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np.int64}
 
@@ -101,6 +107,12 @@ class FitConfig:
     holdout: int = knob(20, "games whose id is a multiple of holdout are held out to pick the epoch", low=2)
     positions: int = knob(0, "use the first this many positions (0: all)", low=0)
     seed: int = knob(0, "seed of the initial weights and the batch order", low=0)
+    eval_deals: int = knob(
+        0,
+        "after each epoch (and before the first) play greedy on this many duplicate deals, compiled (0: never)",
+        low=0,
+    )
+    eval_seed: int = knob(2, "seed of the evaluation's deals (never the labels' seed)", low=0)
     torch_threads: int = knob(2, "torch threads", low=1)
 
     def validate(self) -> None:
@@ -236,7 +248,7 @@ def _lr(config: FitConfig, step: int, total: int) -> float:
     return 0.5 * config.lr * (1.0 + math.cos(math.pi * min(step, total) / total))
 
 
-def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, rows: list, best: dict) -> None:
+def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, tables: dict, best: dict) -> None:
     """The weights, Adam's state, where the fit is and its table, as plain arrays (no pickles)."""
     params = list(net.parameters())
     arrays: dict[str, np.ndarray] = {}
@@ -249,7 +261,7 @@ def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, rows
             arrays[f"s{i}"] = np.array(float(st["step"]))
     for i, (w, b) in enumerate(best["layers"]):
         arrays[f"bw{i}"], arrays[f"bb{i}"] = w, b
-    meta = {"epoch": epoch, "step": step, "rows": rows, "best_regret": best["regret"]}
+    meta = {"epoch": epoch, "step": step, "tables": tables, "best_regret": best["regret"]}
     arrays["meta"] = np.array(json.dumps(meta))
 
     def write(tmp: Path) -> None:
@@ -259,7 +271,7 @@ def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, rows
     write_atomic(path, write)
 
 
-def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, list, dict]:
+def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, dict, dict]:
     import torch
 
     try:
@@ -275,7 +287,7 @@ def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, list, di
                                     "exp_avg": torch.from_numpy(arrays[f"m{i}"].copy()),
                                     "exp_avg_sq": torch.from_numpy(arrays[f"v{i}"].copy())}  # fmt: skip
         layers = [(arrays[f"bw{i}"], arrays[f"bb{i}"]) for i in range(len(params) // 2)]
-        return int(meta["epoch"]), int(meta["step"]), list(meta["rows"]), {"regret": meta["best_regret"],
+        return int(meta["epoch"]), int(meta["step"]), dict(meta["tables"]), {"regret": meta["best_regret"],
                                                                            "layers": layers}  # fmt: skip
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, TypeError) as err:
         raise ValueError(f"checkpoint {str(path)!r} is not a checkpoint of this fit ({type(err).__name__}: {err}); "
@@ -334,10 +346,38 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
             return np.concatenate([network_scores(net, X[p].float(), V[p]).numpy() for p in parts])
 
     checkpoint = out / "checkpoint.npz"
-    done, step, rows, best = -1, 0, [], {"regret": math.inf, "layers": export()}
+    eval_deals = deals_of(derive_seed(config.eval_seed, EVAL_STREAM), 0, config.eval_deals)[0]
+
+    def strength(positions: int, stage: str) -> list[dict[str, Any]]:
+        """The network against greedy on the evaluation's duplicate deals (the arena's games, compiled)."""
+        if not config.eval_deals:
+            return []
+        from agents.scorer_kernels import pack
+        from agents.selfplay_kernels import duplicate_score
+
+        score, half = duplicate_score(pack(ActionScorer(export(), pool_after=config.pool())), eval_deals)
+        log(f"{stage}: {score:.4f} +- {half:.4f} against greedy ({2 * config.eval_deals} games)")
+        return [{"stage": stage, "step": positions, "opponent": "greedy", "games": 2 * config.eval_deals,
+                 "score": round(score, 4), "low": round(score - half, 4), "high": round(score + half, 4)}]  # fmt: skip
+
+    def write_tables(tables: dict[str, list]) -> None:
+        for name, table in tables.items():
+            if table:
+                buf = io.StringIO()
+                w = csv.DictWriter(buf, fieldnames=list(table[0]))
+                w.writeheader()
+                w.writerows(table)
+                write_text(out / f"{name}.csv", buf.getvalue())
+        if tables["eval"]:
+            plot_learning_curve(out / "eval.csv", out / "learning_curve.png", xlabel="positions trained on",
+                                regret_csv=out / "fit.csv")  # fmt: skip
+
+    done, step, best = -1, 0, {"regret": math.inf, "layers": export()}
+    tables: dict[str, list] = {"fit": [], "eval": strength(0, "start")}  # step 0: the untrained network
     if checkpoint.exists():
-        done, step, rows, best = _load_checkpoint(checkpoint, net, opt)
+        done, step, tables, best = _load_checkpoint(checkpoint, net, opt)
         log(f"resumed after epoch {done}")
+    rows = tables["fit"]
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
         order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
@@ -360,17 +400,15 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
         kept = held_regret < best["regret"]
         if kept:
             best = {"regret": held_regret, "layers": export()}
-        rows.append({"epoch": epoch, "loss": round(total_loss / per_epoch, 5), "held_out_regret": round(held_regret, 5),
+        rows.append({"epoch": epoch, "labels": (epoch + 1) * len(train), "loss": round(total_loss / per_epoch, 5),
+                     "held_out_regret": round(held_regret, 5),
                      "share_of_greedy": round(held_regret / greedy_regret, 4) if greedy_regret else None,
                      "train_regret": round(regret(scores(part), valid[part], d["q"][part]), 5),
                      "greedy_held_out_regret": round(greedy_regret, 5), "kept": kept,
                      "s": round(time.perf_counter() - t1, 1)})  # fmt: skip
-        _save_checkpoint(checkpoint, net, opt, epoch, step, rows, best)
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-        write_text(out / "fit.csv", buf.getvalue())
+        tables["eval"] += strength((epoch + 1) * len(train), f"epoch{epoch}")
+        _save_checkpoint(checkpoint, net, opt, epoch, step, tables, best)
+        write_tables(tables)
         log(f"epoch {epoch}: held-out regret {held_regret:.5f} ({held_regret / greedy_regret:.3f} of greedy's "
             f"{greedy_regret:.5f}), train {rows[-1]['train_regret']:.5f}{' kept' if kept else ''} "
             f"({rows[-1]['s']:.0f} s)")  # fmt: skip

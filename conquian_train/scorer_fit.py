@@ -145,8 +145,8 @@ def network_layers(net) -> list:
 
 def scorer_from_network(net) -> ActionScorer:
     """The :class:`agents.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
-    return ActionScorer([(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)],
-                        pool_after=getattr(net, "pool_after", None))  # fmt: skip
+    layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)]
+    return ActionScorer(layers, pool_after=getattr(net, "pool_after", None))
 
 
 def initial_scorer(hidden: tuple[int, ...], seed: int, pool_after: int | None = None) -> ActionScorer:
