@@ -4,9 +4,10 @@
 # make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
 # make bench   speed benchmarks (print numbers); make bench-reference adds OpenSpiel's gin_rummy
 # make bench-vector  the batched engine by N, with OpenSpiel and the scalar engine, and PPO batched vs per-game
-# make train   expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/default,
-#              429 s measured on two cores (docs/experiments/make_train); make train-ppo: the MaskablePPO recipe (train.py ppo)
-#              into runs/ppo; train.py RECIPE is conquian-train RECIPE (docs/training.md)
+# make train   the shipped scorer's recipe, short (train.py distill: 40,000 greedy games labelled, then the deep-sets
+#              scorer's fit with its curve from the untrained network) into runs/default/{labels,fit}; resumes;
+#              make train-exit: expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/exit;
+#              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
 #              npm fetches the iframe-worker shim for the search from disk)
@@ -19,7 +20,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-ppo lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -72,16 +73,23 @@ bench-vector: $(STAMP)
 	$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install open_spiel
 	$(BIN)/python benchmarks/bench_vector.py
 
-# RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (train.py exit's for train)
+# RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (distill fit's for train, exit's for
+# train-exit); TRAIN_GAMES: the games train labels
 RUN ?= runs/default
+EXIT_RUN ?= runs/exit
 PPO_RUN ?= runs/ppo
 TRAIN_ARGS ?=
+TRAIN_GAMES ?= 40000
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 train: $(STAMP)
-	if [ -f $(RUN)/config.json ]; then \
-		$(BIN)/python train.py exit --resume $(RUN) $(TRAIN_ARGS); \
+	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES)
+	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-deals 2000 $(TRAIN_ARGS)
+
+train-exit: $(STAMP)
+	if [ -f $(EXIT_RUN)/config.json ]; then \
+		$(BIN)/python train.py exit --resume $(EXIT_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py exit --out $(RUN) $(QUICK) $(TRAIN_ARGS); \
+		$(BIN)/python train.py exit --out $(EXIT_RUN) $(QUICK) $(TRAIN_ARGS); \
 	fi
 
 train-ppo: $(STAMP)

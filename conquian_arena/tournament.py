@@ -70,7 +70,6 @@ import hashlib
 import importlib.util
 import json
 import math
-import multiprocessing
 import os
 import re
 import sys
@@ -285,8 +284,7 @@ def play_pair(
         worker.setup(spec_of, seeds, rules)
         lines = [play_task(t) for t in tasks]
     else:
-        context = multiprocessing.get_context("spawn")
-        with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=(spec_of, seeds, rules)) as pool:
+        with worker.worker_pool(jobs, (spec_of, seeds, rules)) as pool:
             lines = pool.map(play_task, tasks)
     keys = ("deal", "swap", "deal_seed", "game_seed", "moves")
     return [
@@ -790,9 +788,7 @@ def _play(
                 for task in todo:
                     save(play_task(task))
             elif todo:
-                context = multiprocessing.get_context("spawn")
-                initargs = (spec_of, bot_seed_of, options.rules)
-                with context.Pool(jobs, initializer=worker.setup_pool_process, initargs=initargs) as pool:
+                with worker.worker_pool(jobs, (spec_of, bot_seed_of, options.rules)) as pool:
                     # chunksize 1: each game comes back, and is written, as soon as it ends
                     for line in pool.imap_unordered(play_task, todo, chunksize=1):
                         save(line)

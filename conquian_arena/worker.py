@@ -12,7 +12,11 @@ before every game, so a game depends only on its task, whichever process plays i
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import os
 import signal
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from agents.base import Agent
@@ -20,6 +24,11 @@ from agents.registry import make_agent
 from conquian_env.rules import Rules
 
 from .match import deal_for_seed, play_game
+
+#: the thread counts of numpy's BLAS (and OpenMP) that a pool's worker processes start with: one each,
+#: the workers already fill the cores (two workers of two BLAS threads each on two cores made the
+#: deep-sets scorer's forward pass 3-5 times slower)
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 #: the schedule's fields of a games.jsonl line; the rest are GameRecord's (and winner_label)
 SCHEDULE_KEYS = ("index", "pair", "deal", "swap", "seats", "specs", "deal_seed", "game_seed")
@@ -110,3 +119,29 @@ def play_task(task: Task) -> dict[str, Any]:
 
 
 __all__ = ["SCHEDULE_KEYS", "Task", "ensure_setup", "play_task", "schedule_fields", "setup", "setup_pool_process"]
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Within: the :data:`BLAS_THREAD_VARIABLES` a user has not set are ``"1"`` in this process's
+    environment, so that processes spawned now (a pool's workers import numpy afresh) each run one
+    BLAS thread; the environment is restored after."""
+    added = [name for name in BLAS_THREAD_VARIABLES if name not in os.environ]
+    for name in added:
+        os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int, initargs: tuple) -> Iterator[Any]:
+    """A pool of ``jobs`` spawned worker processes set up by :func:`setup_pool_process` with
+    ``initargs``, one BLAS thread each (:func:`one_blas_thread`)."""
+    context = multiprocessing.get_context("spawn")
+    with one_blas_thread():
+        pool = context.Pool(jobs, initializer=setup_pool_process, initargs=initargs)
+    with pool:
+        yield pool

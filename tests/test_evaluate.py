@@ -936,3 +936,26 @@ def test_a_folder_without_its_key_needs_verify_and_is_signed_anew(tmp_path):
     (tmp_path / "games.key").write_text("not a key\n")
     with pytest.raises(ValueError, match="is not a run key"):
         run_tournament(specs, games=6, seed=5, out=tmp_path, jobs=1, **QUICK)
+
+
+def _child_blas_env(_):
+    import os
+
+    return {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def test_a_pools_workers_run_one_blas_thread_and_a_users_setting_is_kept(monkeypatch):
+    """Two workers with numpy's default BLAS threads on two cores slowed the deep-sets scorer
+    3-5 times: the pool's processes start with one BLAS thread each, unless the user said otherwise,
+    and this process's environment is left as it was."""
+    from conquian_arena import worker
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    with worker.worker_pool(2, ({"a": "random", "b": "random"}, {}, None)) as pool:
+        seen = pool.map(_child_blas_env, range(2))
+    assert seen == [{"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "3"}] * 2
+    import os
+
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
