@@ -167,20 +167,45 @@ def scores(weights, dims, X, n, out, H, g):
             for o in range(w_in):
                 if h[o] < 0.0:
                     h[o] = 0.0
-        if layer - 1 == pool:  # [h, mean, max] over the candidates
-            for o in range(w_in):
+        w_out = dims[layer]
+        if layer - 1 == pool:
+            # [h, mean, max] over the candidates: the mean's and the max's part of this layer is the
+            # same for every candidate, computed once into g (with the bias); each candidate adds
+            # its own h's part in H[k, w_in : w_in + w_out], then moves it to the row's front
+            bias = at + 3 * w_in * w_out
+            for o in range(w_out):
+                g[o] = weights[bias + o]
+            for j in range(w_in):
                 s, top = np.float32(0.0), np.float32(0.0)  # h >= 0 after the ReLU
                 for k in range(n):
-                    v = H[k, o]
+                    v = H[k, j]
                     s += v
                     if v > top:
                         top = v
                 mean = s / n
-                for k in range(n):
-                    H[k, w_in + o] = mean
-                    H[k, 2 * w_in + o] = top
-            w_in *= 3
-        w_out = dims[layer]
+                if mean != 0.0:
+                    row = at + (w_in + j) * w_out
+                    for o in range(w_out):
+                        g[o] += mean * weights[row + o]
+                if top != 0.0:
+                    row = at + (2 * w_in + j) * w_out
+                    for o in range(w_out):
+                        g[o] += top * weights[row + o]
+            for k in range(n):
+                h = H[k]
+                for o in range(w_out):
+                    h[w_in + o] = g[o]
+                for j in range(w_in):
+                    v = h[j]
+                    if v != 0.0:
+                        row = at + j * w_out
+                        for o in range(w_out):
+                            h[w_in + o] += v * weights[row + o]
+                for o in range(w_out):  # forward: the source lies after the destination
+                    h[o] = h[w_in + o]
+            at = bias + w_out
+            w_in = w_out
+            continue
         bias = at + w_in * w_out
         for k in range(n):
             h = H[k]
