@@ -30,10 +30,10 @@ to the exact count, as the search uses them); the model file is written atomical
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from conquian_env.seeding import derive_seed
 from . import knobs
 from .files import write_atomic, write_text
 from .knobs import knob
-from .recipes import Recipe
+from .recipes import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xBE11E0
@@ -236,16 +236,7 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
     ``chunk`` and ``ray`` (the belief's and the value's).  The shard paths."""
     config.validate()
     out = Path(config.out)
-    saved = out / "config.json"
-    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ("ray", "out")}
-    if saved.exists():
-        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ("ray", "out")}
-        if theirs != mine:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            raise ValueError(f"{out} holds a run with other knobs ({', '.join(diff)}): use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
+    claim_folder(out, config, ("ray", "out"), "run")
     n_shards = -(-config.games // config.chunk)
     paths = [shard_path(out, k) for k in range(n_shards)]
     todo = [k for k in range(n_shards) if not paths[k].exists()]
@@ -279,24 +270,54 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
 # --------------------------------------------------------------------------- reading the data
 
 
-def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and meta of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+def claim_folder(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> None:
+    """``out`` holds ``config``'s knobs in ``config.json``: written when it is new, else compared
+    (the knobs of ``ignore`` aside) and a ``ValueError`` naming the knobs that differ (``what``: the
+    folder's kind, "run" or "fit")."""
+    saved = out / "config.json"
+    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ignore}
+    if saved.exists():
+        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ignore}
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise ValueError(f"{out} holds a {what} with other knobs ({', '.join(diff)}): use another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
+
+
+def open_shard(
+    path: str | Path, dtypes: dict[str, Any], shapes: Callable[[int], dict[str, tuple[int, ...]]]
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta of a shard holding the arrays of ``dtypes`` and a JSON ``meta``, checked
+    (no pickles; exactly those arrays; each of its dtype and of its shape in ``shapes(n)``, ``n`` the
+    length of ``game``): ``ValueError`` naming what is wrong.  The belief's, the value's and the
+    distilled scorer's shards."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
     except (OSError, ValueError, EOFError) as err:
         raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
-    expected = {*SHARD_ARRAYS, "meta"}
+    expected = {*dtypes, "meta"}
     if set(arrays) != expected:
         raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
     meta = json.loads(str(arrays.pop("meta")))
-    n = len(arrays["game"])
-    for name, dtype in SHARD_ARRAYS.items():
-        shape = (n, ROW_COLUMNS) if name == "rows" else (n,)
-        if arrays[name].dtype != dtype or arrays[name].shape != shape:
+    shape_of = shapes(len(arrays["game"]))
+    for name, dtype in dtypes.items():
+        if arrays[name].dtype != dtype or arrays[name].shape != shape_of[name]:
             raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
-                             f"expected {np.dtype(dtype)} {shape}")  # fmt: skip
+                             f"expected {np.dtype(dtype)} {shape_of[name]}")  # fmt: skip
     return arrays, meta
+
+
+def _row_shapes(n: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of the arrays of a shard of ``n`` positions."""
+    return {name: (n, ROW_COLUMNS) if name == "rows" else (n,) for name in SHARD_ARRAYS}
+
+
+def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+    return open_shard(path, SHARD_ARRAYS, _row_shapes)
 
 
 def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, Any]:
@@ -455,25 +476,10 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 
 def main(argv: list[str] | None = None, prog: str = "conquian-train belief") -> int:
     """``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    sub = parser.add_subparsers(dest="command", required=True)
-    knobs.add_flags(sub.add_parser("generate", help="play and record games (resumes)"), GenerateConfig)
-    knobs.add_flags(sub.add_parser("fit", help="fit the belief model"), FitConfig)
-    args = vars(parser.parse_args(argv))
-    command = args.pop("command")
-    try:
-        if command == "generate":
-            generate(knobs.from_dict(GenerateConfig, args))
-        else:
-            fit(knobs.from_dict(FitConfig, args))
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: the shards written are kept; the same command resumes", file=sys.stderr)
-        return 130
-    return 0
+    return steps_main(argv, prog, __doc__, {
+        "generate": ("play and record games (resumes)", GenerateConfig, generate),
+        "fit": ("fit the belief model", FitConfig, fit),
+    })  # fmt: skip
 
 
 RECIPE = Recipe("belief", "the belief model: generate games that show the hidden hand, then fit",

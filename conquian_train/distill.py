@@ -39,7 +39,6 @@ best candidate), printed beside greedy's on the same positions.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import io
@@ -56,10 +55,10 @@ import numpy as np
 from conquian_env.seeding import derive_seed
 
 from . import knobs
-from .belief import generate_shards, shard_path
-from .files import write_atomic, write_json, write_text
+from .belief import claim_folder, generate_shards, open_shard, shard_path
+from .files import write_atomic, write_text
 from .knobs import knob
-from .recipes import Recipe
+from .recipes import Recipe, steps_main
 from .run import plot_learning_curve
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
@@ -164,26 +163,17 @@ def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
 # --------------------------------------------------------------------------- reading the data
 
 
-def read_shard(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+def _shapes(n: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of the arrays of a shard of ``n`` positions."""
     from agents.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
 
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError) as err:
-        raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
-    expected = {*SHARD_ARRAYS, "meta"}
-    if set(arrays) != expected:
-        raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
-    arrays.pop("meta")
-    n = len(arrays["game"])
-    shapes = {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
-              "game": (n,)}  # fmt: skip
-    for name, dtype in SHARD_ARRAYS.items():
-        if arrays[name].dtype != dtype or arrays[name].shape != shapes[name]:
-            raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
-                             f"expected {np.dtype(dtype)} {shapes[name]}")  # fmt: skip
+    return {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
+            "game": (n,)}  # fmt: skip
+
+
+def read_shard(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
+    arrays, _ = open_shard(path, SHARD_ARRAYS, _shapes)
     valid = arrays["actions"] >= 0
     if (valid.sum(1) < 2).any() or not np.isfinite(arrays["q"]).all() or not np.isfinite(arrays["x"]).all():
         raise ValueError(f"shard {str(path)!r}: a position with fewer than two candidates, or a value or an "
@@ -194,8 +184,6 @@ def read_shard(path: str | Path) -> dict[str, np.ndarray]:
 def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[str, np.ndarray]:
     """The positions of the shards of ``folders`` in order (``game`` made unique across folders),
     the first ``limit`` only when it is not 0."""
-    from agents.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
-
     plan: list[tuple[Path, int]] = []  # each shard to read and the game offset of its folder
     offset, count = 0, 0
     for folder in folders:
@@ -225,8 +213,7 @@ def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[st
         if limit and count >= limit:
             break
     n = min(count, limit) if limit else count
-    shapes = {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
-              "game": (n,)}  # fmt: skip
+    shapes = _shapes(n)
     out = {name: np.empty(shapes[name], dtype) for name, dtype in SHARD_ARRAYS.items()}
     at = 0
     for path, first_game in plan:
@@ -306,16 +293,7 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
 
     config.validate()
     out = Path(config.out)
-    saved = out / "config.json"
-    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ("out", "torch_threads")}
-    if saved.exists():
-        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ("out", "torch_threads")}
-        if theirs != mine:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            raise ValueError(f"{out} holds a fit with other knobs ({', '.join(diff)}): use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_json(saved, knobs.to_dict(config))
+    claim_folder(out, config, ("out", "torch_threads"), "fit")
     torch.set_num_threads(config.torch_threads)
     t0 = time.perf_counter()
     d = load_labels(config.data, config.positions)
@@ -426,25 +404,11 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
 
 
 def main(argv: list[str] | None = None, prog: str = "conquian-train distill") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    sub = parser.add_subparsers(dest="command", required=True)
-    knobs.add_flags(sub.add_parser("generate", help="play and label games (resumes)"), GenerateConfig)
-    knobs.add_flags(sub.add_parser("fit", help="fit the scorer (resumes)"), FitConfig)
-    args = vars(parser.parse_args(argv))
-    command = args.pop("command")
-    try:
-        if command == "generate":
-            generate(knobs.from_dict(GenerateConfig, args))
-        else:
-            fit(knobs.from_dict(FitConfig, args))
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: what was written is kept; the same command resumes", file=sys.stderr)
-        return 130
-    return 0
+    """``conquian-train distill generate|fit``: the labels (resumable), then the fit (resumable); an exit status."""
+    return steps_main(argv, prog, __doc__, {
+        "generate": ("play and label games (resumes)", GenerateConfig, generate),
+        "fit": ("fit the scorer (resumes)", FitConfig, fit),
+    }, kept="what was written is kept")  # fmt: skip
 
 
 RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",

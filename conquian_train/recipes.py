@@ -64,6 +64,34 @@ def every() -> list[Recipe | str]:
     return found
 
 
+def steps_main(
+    argv: list[str] | None,
+    prog: str,
+    description: str,
+    steps: dict[str, tuple[str, type, Callable[[Any], Any]]],
+    kept: str = "the shards written are kept",
+) -> int:
+    """The command of a recipe made of steps (``generate``, then ``fit``): ``steps`` maps each
+    sub-command to its help, its knobs' dataclass and the function that runs it on the knobs; a
+    ``ValueError`` is one ``error:`` line (status 2), Ctrl-C a line saying ``kept`` (status 130)."""
+    made = argparse.ArgumentParser(prog=prog, description=description,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sub = made.add_subparsers(dest="command", required=True)
+    for name, (help_, config, _) in steps.items():
+        knobs.add_flags(sub.add_parser(name, help=help_), config)
+    args = vars(made.parse_args(argv))
+    _, config, run = steps[args.pop("command")]
+    try:
+        run(knobs.from_dict(config, args))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {kept}; the same command resumes", file=sys.stderr)
+        return 130
+    return 0
+
+
 def parser(prog: str, description: str, config: type, **kw: Any) -> argparse.ArgumentParser:
     """A recipe's command line: ``--resume``, ``--trust-code`` and one flag per knob of ``config``."""
     made = argparse.ArgumentParser(prog=prog, description=description, **kw)

@@ -25,8 +25,6 @@ the raw features. The file is written atomically.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -41,7 +39,7 @@ from conquian_env.seeding import derive_seed
 from . import belief, knobs
 from .belief import BOT_STREAM, game_kinds, generate_shards, make_kind, shard_path  # noqa: F401 (shard_path: the shards of a run)
 from .knobs import knob
-from .recipes import Recipe
+from .recipes import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0x7A1E0
@@ -146,22 +144,7 @@ def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
 
 def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and meta of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError) as err:
-        raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
-    expected = {*SHARD_ARRAYS, "meta"}
-    if set(arrays) != expected:
-        raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
-    meta = json.loads(str(arrays.pop("meta")))
-    n = len(arrays["game"])
-    for name, dtype in SHARD_ARRAYS.items():
-        shape = (n, ROW_COLUMNS) if name == "rows" else (n,)
-        if arrays[name].dtype != dtype or arrays[name].shape != shape:
-            raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
-                             f"expected {np.dtype(dtype)} {shape}")  # fmt: skip
-    return arrays, meta
+    return belief.open_shard(path, SHARD_ARRAYS, lambda n: {"rows": (n, ROW_COLUMNS), "winner": (n,), "game": (n,)})
 
 
 def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, np.ndarray]:
@@ -268,25 +251,10 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 
 
 def main(argv: list[str] | None = None, prog: str = "conquian-train value") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    sub = parser.add_subparsers(dest="command", required=True)
-    knobs.add_flags(sub.add_parser("generate", help="play and record games (resumes)"), GenerateConfig)
-    knobs.add_flags(sub.add_parser("fit", help="fit the leaf value"), FitConfig)
-    args = vars(parser.parse_args(argv))
-    command = args.pop("command")
-    try:
-        if command == "generate":
-            generate(knobs.from_dict(GenerateConfig, args))
-        else:
-            fit(knobs.from_dict(FitConfig, args))
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: the shards written are kept; the same command resumes", file=sys.stderr)
-        return 130
-    return 0
+    return steps_main(argv, prog, __doc__, {
+        "generate": ("play and record games (resumes)", GenerateConfig, generate),
+        "fit": ("fit the leaf value", FitConfig, fit),
+    })  # fmt: skip
 
 
 RECIPE = Recipe("value", "the search's leaf value: generate games the search plays, then fit (measured no gain)",
