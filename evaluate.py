@@ -7,7 +7,7 @@ and the work is done by :mod:`conquian_arena` (schedule, workers and the resumab
 command is ``conquian-evaluate``::
 
     python evaluate.py greedy random --games 200 -j 2          # a few seconds
-    python evaluate.py random ismcts:iterations=100 --gauntlet greedy --games 40 -j 2
+    python evaluate.py random pimc:iterations=100 --gauntlet greedy --games 40 -j 2
 """
 
 from __future__ import annotations

@@ -79,8 +79,7 @@ from .greedy_kernels import (
     plan_take,
     position_value,
 )
-from .scorer_kernels import candidates, has_choice, scorer_action
-from .value_kernels import leaf_value
+from .scorer_kernels import candidates
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -257,8 +256,6 @@ def filter_frequencies(view, pool, n_opp, tries, seed, deals):
 
 
 # ---------------------------------------------------------------- playouts
-#: ``me`` of :func:`guided_playout` for the network to decide for both players
-BOTH = 2
 #: entries of a playout's plan cache (a power of two); the cache is emptied when full
 CACHE_SIZE = 1 << 15
 _KEY = 6  # hand, meld, opponent's meld, face-up card, dead pile, opponent's hand size
@@ -333,29 +330,13 @@ def playout(S, i, keys, plans, filled):
     discarded at once.  Plans come from the cache ``keys, plans, filled`` (:func:`new_cache`).
     """
     while S[i, PHASE] != GAME_OVER:
-        _greedy_step(S, i, keys, plans, filled, -1)
-    return S[i, WINNER]
-
-
-@njit(cache=True)
-def guided_playout(S, i, me, steps, keys, plans, filled, weights, dims, F, X, acts, out, h, g):
-    """:func:`playout` in which the network (:func:`agents.scorer_kernels.scorer_action`,
-    ``weights, dims`` from :func:`agents.scorer_kernels.pack`) makes player ``me``'s next
-    ``steps`` decisions that have a choice at an offer or a discard; every other move is
-    greedy's.  ``F .. g``: the network's scratch arrays (:func:`agents.scorer_kernels.scratch`)."""
-    while S[i, PHASE] != GAME_OVER:
-        if steps > 0 and (me == BOTH or S[i, PLAYER] == me) and has_choice(S, i):
-            apply(S, i, scorer_action(S, i, weights, dims, F, X, acts, out, h, g))
-            steps -= 1
-            continue
-        _greedy_step(S, i, keys, plans, filled, me if steps > 0 else -1)
+        _greedy_step(S, i, keys, plans, filled)
     return S[i, WINNER]
 
 
 @njit(cache=True, inline="always")
-def _greedy_step(S, i, keys, plans, filled, network):
-    """One greedy decision of :func:`playout` (a take with its meld and discard as one step,
-    except that the discard after a take by player ``network`` is left to the network)."""
+def _greedy_step(S, i, keys, plans, filled):
+    """One greedy decision of :func:`playout` (a take with its meld and discard as one step)."""
     phase = S[i, PHASE]
     if phase == OFFER and S[i, LMISC] & 1:  # an offer the player may take
         p = S[i, PLAYER]
@@ -368,24 +349,24 @@ def _greedy_step(S, i, keys, plans, filled, network):
         S[i, PHASE] = MELD  # apply(TAKE) without the meld phase's legal masks
         S[i, FORCED] = 0
         S[i, MOVES] += 1
-        _lay(S, i, lay, discard, p == network or network == BOTH)
+        _lay(S, i, lay, discard)
     elif phase == MELD and S[i, CHOSEN] == 0:  # a forced take, or a take played before
         p = S[i, PLAYER]
         lay, discard, _, _ = _offer_plan(S, i, p, keys, plans, filled)
-        _lay(S, i, lay, discard, p == network or network == BOTH)
+        _lay(S, i, lay, discard)
     else:
         apply(S, i, greedy_action(S, i))
 
 
 @njit(cache=True, inline="always")
-def _lay(S, i, lay, discard, leave_discard):
+def _lay(S, i, lay, discard):
     """The rest of a greedy take with nothing chosen yet: lay the plan's cards (one move
     each), finish, and discard the plan's card (greedy's discard decision would choose it:
-    the same hand, meld and unseen cards) unless ``leave_discard`` (the network discards)."""
+    the same hand, meld and unseen cards)."""
     S[i, CHOSEN] = lay
     S[i, MOVES] += _popcount(lay)
     apply(S, i, FINISH)
-    if S[i, PHASE] == DISCARD and not leave_discard:
+    if S[i, PHASE] == DISCARD:
         apply(S, i, DISCARD_BASE + discard)
 
 
@@ -394,110 +375,6 @@ def playout_by_decision(S, i):
     """:func:`playout` one :func:`greedy_action` at a time (the reference the tests compare it with)."""
     while S[i, PHASE] != GAME_OVER:
         apply(S, i, greedy_action(S, i))
-    return S[i, WINNER]
-
-
-@njit(cache=True)
-def value_playout(S, i, me, steps, keys, plans, filled, w0, b0, w1, b1, x, h):
-    """:func:`playout` for ``steps`` greedy steps (a take with its meld and discard one step), then
-    at the next offer the leaf value (:func:`agents.value_kernels.leaf_value`) of the position for
-    player ``me`` instead of the rest of the game; the score for ``me`` in half points (2 a win,
-    1 a draw; a fraction from the value)."""
-    n = 0
-    while S[i, PHASE] != GAME_OVER:
-        if n >= steps and S[i, PHASE] == OFFER:
-            return 2.0 * leaf_value(S, i, me, w0, b0, w1, b1, x, h)
-        _greedy_step(S, i, keys, plans, filled, -1)
-        n += 1
-    w = S[i, WINNER]
-    return 1.0 if w < 0 else (2.0 if w == me else 0.0)
-
-
-@njit(cache=True)
-def redeal(S, i, me, out, info):
-    """Row ``S[i]`` into ``out`` with what player ``me`` cannot see there (the opponent's hand and
-    the stock left) dealt again uniformly: ``me``'s own determinization of a playout position."""
-    for c in range(NUM_COLUMNS):
-        out[c] = S[i, c]
-    opp = 1 - me
-    hidden = S[i, H0 + opp] & ~S[i, CHOSEN]
-    n_opp = _popcount(hidden)
-    spos = S[i, SPOS]
-    n = n_opp + STOCK_SIZE - spos
-    pool = np.empty(n, dtype=np.int64)
-    k = 0
-    rest = hidden
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        pool[k] = lowest_bit_index(low)
-        k += 1
-    for j in range(spos, STOCK_SIZE):
-        pool[k] = S[i, STOCK0 + j]
-        k += 1
-    for k in range(n - 1, 0, -1):
-        j = _below(info, k + 1)
-        pool[k], pool[j] = pool[j], pool[k]
-    hand = 0
-    for k in range(n_opp):
-        hand |= 1 << pool[k]
-    out[H0 + opp] = (S[i, H0 + opp] & ~hidden) | hand
-    for k in range(n - n_opp):
-        out[STOCK0 + spos + k] = pool[n_opp + k]
-
-
-@njit(cache=True)
-def inner_choice(S, i, me, deals, keys, plans, filled, T, info):
-    """Player ``me``'s decision at row ``S[i]`` (an offer or a discard with a choice) by a small
-    flat search of its own: every legal action on ``deals`` of ``me``'s own re-deals (:func:`redeal`,
-    uniform), then greedy playouts; the best mean (ties: greedy's action).  Counts its playouts in
-    ``info[I_PLAYOUTS]``."""
-    greedy = greedy_action(S, i)
-    phase = S[i, PHASE]
-    cards = S[i, LCARDS]
-    cand = np.empty(12, dtype=np.int64)
-    cand[0] = greedy
-    n = 1
-    if phase == OFFER:
-        other = REFUSE if greedy == TAKE else TAKE
-        cand[1] = other
-        n = 2
-    else:
-        while cards and n < 12:
-            low = cards & -cards
-            cards ^= low
-            a = DISCARD_BASE + lowest_bit_index(low)
-            if a != greedy:
-                cand[n] = a
-                n += 1
-    score = np.zeros(n, dtype=np.float64)
-    for _ in range(deals):
-        redeal(S, i, me, T[0], info)
-        for k in range(n):
-            for c in range(NUM_COLUMNS):
-                T[1, c] = T[0, c]
-            apply(T, 1, cand[k])
-            w = playout(T, 1, keys, plans, filled)
-            score[k] += 1.0 if w < 0 else (2.0 if w == me else 0.0)
-            info[I_PLAYOUTS] += 1
-    best = 0
-    for k in range(1, n):
-        if score[k] > score[best]:
-            best = k
-    return cand[best]
-
-
-@njit(cache=True)
-def nested_playout(S, i, me, deals, keys, plans, filled, T, info):
-    """:func:`playout` in which player ``me``'s first decision with a choice at an offer or a discard
-    is :func:`inner_choice`'s (a second ply of search, on ``me``'s own re-deals), the rest greedy's."""
-    searched = False
-    while S[i, PHASE] != GAME_OVER:
-        if not searched and S[i, PLAYER] == me and has_choice(S, i):
-            searched = True
-            apply(S, i, inner_choice(S, i, me, deals, keys, plans, filled, T, info))
-            continue
-        _greedy_step(S, i, keys, plans, filled, -1)
     return S[i, WINNER]
 
 
@@ -541,7 +418,7 @@ def new_search(view, seed):
     info[I_GREEDY] = actions[0]
     active = np.zeros(NUM_ACTIONS, dtype=np.bool_)
     active[: info[I_ACTIONS]] = True
-    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.float32)  # half points (fractions from a leaf value)
+    results = np.zeros((RACE_EVERY, NUM_ACTIONS), dtype=np.float32)  # half points
     sums = np.zeros((2, NUM_ACTIONS), dtype=np.float64)  # summed score, deals played
     return info, actions, active, results, sums
 
@@ -572,21 +449,14 @@ def _race(results, deals, active, sums, n, z):
 
 @njit(cache=True)
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               steps, net, both=False, odds=None, vsteps=0, value=None, inner=0):  # fmt: skip
+               odds=None):  # fmt: skip
     """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
     (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
-    uniform ones (None: uniform, the plain search, compiled without the belief); with
-    ``steps`` > 0 the playouts are :func:`guided_playout`'s, the network ``net`` (``(weights,
-    dims, F, X, acts, out, h, g)``, :func:`agents.scorer_kernels.pack` and ``scratch``) making the
-    searching player's next ``steps`` decisions (``net`` None: the plain search, compiled without
-    the network; ``steps`` is then not read); ``value`` (``(w0, b0, w1, b1, x, h)``: the leaf value's
-    weights and scratch, :mod:`agents.value_kernels`): each playout is :func:`value_playout`'s,
-    ``vsteps`` greedy steps then the leaf value (None: played to the end, compiled without it)."""
+    uniform ones (None: uniform, the plain search, compiled without the belief)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
     scratch = np.empty(NUM_COLUMNS, dtype=np.int64)
-    T = np.empty((2, NUM_COLUMNS), dtype=np.int64)
     for _ in range(deals):
         d = info[I_DEALS]
         if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
@@ -604,19 +474,8 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 S[0, c] = det[c]
             compute_legal(S, 0)
             apply(S, 0, actions[k])
-            if value is not None:  # numba drops this branch when compiling for value=None
-                half = value_playout(S, 0, me, vsteps, keys, plans, filled, *value)
-            else:
-                if net is not None:  # numba drops this branch when compiling for net=None: the plain search
-                    if steps > 0:
-                        w = guided_playout(S, 0, BOTH if both else me, steps, keys, plans, filled, *net)
-                    else:
-                        w = playout(S, 0, keys, plans, filled)
-                elif inner > 0:
-                    w = nested_playout(S, 0, me, inner, keys, plans, filled, T, info)
-                else:
-                    w = playout(S, 0, keys, plans, filled)
-                half = 1.0 if w < 0 else (2.0 if w == me else 0.0)
+            w = playout(S, 0, keys, plans, filled)
+            half = 1.0 if w < 0 else (2.0 if w == me else 0.0)
             if d < results.shape[0]:
                 results[d, k] = half
             sums[0, k] += half
@@ -678,8 +537,6 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, v
                 keys,
                 plans,
                 filled,
-                0,
-                None,
             )
         for k in range(n):
             a = actions[k]
@@ -704,7 +561,6 @@ __all__ = [
     "new_search",
     "playout",
     "run_search",
-    "value_playout",
 ]
 
 

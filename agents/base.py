@@ -25,6 +25,7 @@ game in :func:`conquian_arena.match.play_game`.  A player gives up by raising
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,14 @@ class Agent:
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         raise NotImplementedError
 
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
+        """This kind's batched form (:mod:`agents.batched`: ``act_batch(games, rows)``) for a spec's
+        path and checked parameters, seeded by ``seed`` unless the spec gives its own ``seed``; None
+        (the default): the spec is played game by game, one bot per game.  A bot with a batched form
+        overrides it (:func:`agents.batched.make_batch_opponent` asks every kind here)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
@@ -72,13 +81,21 @@ class RandomAgent(Agent):
         if seed is not None:
             self.rng = bot_game_rng(seed, self.seed)
 
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
+        from .batched import BatchRandom
+
+        if set(params) - {"seed"}:
+            return None  # played game by game, where the unknown parameter is refused
+        return BatchRandom(params.get("seed", seed), fixed_seed="seed" in params)
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
 
 
 class SearchBot(Agent):
-    """The frame the search bots share (``ismcts``, ``ismcts-py``, ``rollout``).
+    """The frame the search bots share (``pimc``, ``ismcts-py``, ``rollout``).
 
     A ``random.Random`` re-seeded for each game from the game's seed and the bot's own
     ``seed``; decisions with one legal action answered at once; meld phases played by the

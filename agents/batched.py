@@ -12,14 +12,15 @@ those rows get new deals.
 ``BatchPolicy``         a :class:`~agents.ppo.NumpyPolicy` (a trained model or a snapshot
                         of the learner): one forward pass for all the games
 ``PerGameOpponent``     any :class:`~agents.base.Agent` spec, one bot per game, played game
-                        by game (for bots with no batched form, e.g. ``ismcts``)
+                        by game (for bots with no batched form, e.g. ``pimc``)
 ``BatchPool``           the training opponent pool (:class:`OpponentPool`: weighted bots and
                         learner snapshots, a member drawn for each new deal) for this engine;
                         ``PoolOpponent`` is the same pool as one per-game :class:`~agents.base.Agent`
 ======================  ================================================================
 
-:func:`make_batch_opponent` builds one from a bot spec string (``random``, ``greedy``,
-``ppo``, ``ppo:PATH``; any other spec becomes a ``PerGameOpponent``).
+:func:`make_batch_opponent` builds one from a bot spec string: the batched form the bot's class
+declares (:meth:`agents.base.Agent.batched`: ``random``, ``greedy``, ``ppo``, ``ppo:PATH`` have one),
+or else a ``PerGameOpponent``.
 :data:`MELD_FEATURES` is the ``"meld"`` observation encoder (:mod:`agents.features`) for
 :class:`conquian_env.vector_env.ConquianVectorEnv`.
 """
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -469,30 +469,24 @@ def play_batch(
 
 
 def make_batch_opponent(spec: str, seed: int | None = None) -> Any:
-    """A batched bot from a spec: ``random``, ``greedy``, ``ppo``/``ppo:PATH`` batched; others per game.
+    """A batched bot from a spec: the batched form its kind's class declares
+    (:meth:`agents.base.Agent.batched`, asked through the one registry), or one bot per game.
 
     ``seed`` (the environment's) seeds the bot unless the spec gives its own (``random:seed=5``,
     ``ppo:deterministic=false,seed=5``), which is kept: the environment's ``reset(seed=...)``
     then restarts the bot's random numbers from the spec's seed.  Per-game bots get the spec
     (and so its seed) and a per-game seed in ``reset``, as in the arena's game loop.
     """
-    from .registry import check_spec
+    from .registry import KNOWN_BOTS, check_spec
 
     kind, positional, params = check_spec(spec)  # the parameters checked: a bad one fails here, not in a game
-    if kind == "random" and set(params) <= {"seed"}:
-        return BatchRandom(params.get("seed", seed), fixed_seed="seed" in params)
-    if kind == "greedy" and not params:
-        return BatchGreedy()
-    if kind == "ppo":
-        from .ppo import DEFAULT_MODEL, load_policy
-
-        unknown = set(params) - {"deterministic", "seed"}
-        if unknown:
-            raise ValueError(f"ppo takes the parameters deterministic and seed, got {sorted(unknown)} in {spec!r}")
-        path = DEFAULT_MODEL if positional is None else Path(positional)
-        return BatchPolicy(
-            load_policy(path), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params
-        )
+    if kind != "python":  # a python: class is built (its module run) only game by game
+        try:
+            made = KNOWN_BOTS[kind].factory().batched(positional, params, seed)
+        except ValueError as err:
+            raise ValueError(f"{err} in {spec!r}") from err
+        if made is not None:
+            return made
     return PerGameOpponent(spec, seed)
 
 

@@ -48,6 +48,8 @@ copy these tables; their tests hold them equal.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
@@ -370,6 +372,12 @@ class GreedyAgent(Agent):
     def __init__(self, seed: int | None = None):
         self.seed = seed
         self._plan: tuple[int, int, int] | None = None  # (face_up, meld, hand cards to lay)
+
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
+        from .batched import BatchGreedy
+
+        return None if params else BatchGreedy()  # a spec with parameters (a seed) is played game by game
 
     def reset(self, player: int, seed: int | None = None) -> None:
         self._plan = None

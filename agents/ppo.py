@@ -538,15 +538,14 @@ class PPOAgent(PolicyAgent):
         super().__init__(load_policy(file), deterministic=deterministic, seed=seed)
         self.name = "ppo" if path is None else f"ppo:{file.name}"
 
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
+        from .batched import BatchPolicy
 
-#: what moved to the training package, and where (the bots import nothing of it)
-MOVED = {
-    name: "conquian_train.policy_files"
-    for name in ("save_snapshots", "load_snapshots", "restore_checkpoint", "export_model", "MAX_SNAPSHOTS")
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in MOVED:
-        raise ImportError(f"agents.ppo.{name} moved to {MOVED[name]}: from {MOVED[name]} import {name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        unknown = set(params) - {"deterministic", "seed"}
+        if unknown:
+            raise ValueError(f"ppo takes the parameters deterministic and seed, got {sorted(unknown)}")
+        file = DEFAULT_MODEL if path is None else Path(path)
+        return BatchPolicy(
+            load_policy(file), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params
+        )

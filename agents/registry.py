@@ -1,14 +1,15 @@
-"""Build bots from spec strings: ``random``, ``greedy``, ``ismcts:iterations=400``,
+"""Build bots from spec strings: ``random``, ``greedy``, ``pimc:iterations=400``,
 ``ppo`` (the shipped model), ``ppo:PATH.zip``, ``scorer`` (the shipped action scorer),
-``scorer:PATH.npz``, ``guided:PATH``, ``python:package.module:ClassName``.
+``scorer:PATH.npz``, ``python:package.module:ClassName``.
 
 Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Some kinds take a positional
-argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``scorer``,
-``guided`` and ``rllib`` take a path the same way) and
+argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``scorer``
+and ``rllib`` take a path the same way) and
 ``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
-known bots and their parameters.
+known bots and their parameters; a kind that is no more (:data:`RETIRED`) is refused in one line
+saying what to play instead.
 
 The kinds are the classes declared with :func:`agents.catalog.bot` in the ``agents``
 sources, found by reading the sources (:data:`KNOWN_BOTS`, built on first use) so that no bot
@@ -37,7 +38,15 @@ from .catalog import BotDeclarationError, BotInfo, Declaration, discover
 from .params import Integer, ParamError, Removed, bounds_of
 
 #: the order in which the bot list shows the shipped kinds; other discovered kinds follow, then ``python``
-SHIPPED_ORDER = ("random", "greedy", "ismcts", "search", "guided", "ismcts-py", "rollout", "ppo", "scorer", "rllib")
+SHIPPED_ORDER = ("random", "greedy", "pimc", "search", "ismcts-py", "rollout", "ppo", "scorer", "rllib")
+
+#: kinds that are no more, each refused with one line saying what to play instead: an old name is
+#: never given to another bot
+RETIRED = {
+    "ismcts": "the compiled flat search is 'pimc' (the same knobs), the tree search 'ismcts-py'",
+    "guided": "the network-guided search was removed: no way of putting the network in the search measured "
+    "stronger (docs/experiments/guided); play 'pimc' or 'search', or the network alone, 'scorer:PATH.npz'",
+}
 
 #: ``python:package.module:ClassName``: no declared bot, any Agent subclass of the user's
 PYTHON = BotInfo(
@@ -51,7 +60,7 @@ PYTHON = BotInfo(
 class BotTable(MutableMapping[str, BotInfo]):
     """The known bot kinds, built on first use from the ``@bot`` classes of the ``agents`` sources
     (:func:`agents.catalog.discover`: read with ``ast``, no bot module imported) plus ``python``
-    and the aliases (``pimc`` for ``ismcts``)."""
+    and any aliases a declaration gives."""
 
     def __init__(self, folder: Path, package: str):
         self.folder, self.package = folder, package
@@ -66,9 +75,10 @@ class BotTable(MutableMapping[str, BotInfo]):
             declarations: dict[str, Declaration] = {}
             for declaration in found:
                 for kind in (declaration.kind, *declaration.aliases):
-                    if kind in declarations or kind == "python":
+                    if kind in declarations or kind == "python" or kind in RETIRED:
                         other = declarations.get(kind)
-                        by = f"{other.module}.{other.class_name}" if other else "the python: spec"
+                        by = f"{other.module}.{other.class_name}" if other else (
+                            "a retired kind" if kind in RETIRED else "the python: spec")  # fmt: skip
                         raise BotDeclarationError(
                             f"bot kind {kind!r} of {declaration.module}.{declaration.class_name} is already {by}'s"
                         )
@@ -103,8 +113,7 @@ class BotTable(MutableMapping[str, BotInfo]):
         return f"BotTable({self.load()!r})"
 
 
-#: kind -> :class:`BotInfo`; ``pimc`` (today's flat search by what it is: determinized flat Monte
-#: Carlo) is another name of ``ismcts``, its old name
+#: kind -> :class:`BotInfo`
 KNOWN_BOTS = BotTable(Path(__file__).resolve().parent, __package__ or "agents")
 
 
@@ -168,7 +177,7 @@ def _parse_params(spec: str, items: list[str]) -> dict[str, Any]:
 
 
 def spec_kind(spec: str) -> str:
-    """The bot kind a spec names (``ismcts`` for ``ismcts:time=1``), as :func:`parse_spec` reads it."""
+    """The bot kind a spec names (``pimc`` for ``pimc:time=1``), as :func:`parse_spec` reads it."""
     return spec.strip().partition(":")[0].lower()
 
 
@@ -178,6 +187,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
         raise SpecError(f"a bot spec is a non-empty string, got {spec!r}\nknown bots:\n{describe_bots()}")
     spec = spec.strip()
     kind, rest = spec_kind(spec), spec.partition(":")[2]
+    if kind in RETIRED:
+        raise SpecError(f"bot spec {spec!r}: there is no bot {kind!r} any more: {RETIRED[kind]}")
     if kind not in KNOWN_BOTS:
         raise SpecError(f"unknown bot {kind!r} in spec {spec!r}\nknown bots:\n{describe_bots()}")
     positional: str | None = None

@@ -1,5 +1,5 @@
-"""The compiled search bot (spec ``ismcts``): determinized Monte Carlo with paired greedy
-playouts, every iteration in compiled code.
+"""The compiled flat search bot (spec ``pimc``: perfect-information Monte Carlo, determinized)
+with paired greedy playouts, every iteration in compiled code, and its belief twin (spec ``search``).
 
 :class:`SearchAgent` answers each take/refuse, discard and force decision with more than
 one legal action by a search in :mod:`agents._search_kernels` (numba, the ``fast``
@@ -32,8 +32,8 @@ do not change when the hidden cards are permuted (the pool of unseen cards is so
 :func:`analyze` gives other code (training) the value and playout count of every legal
 action for a batch of positions in one call, on all cores.
 
-Spec: ``ismcts[:time=0.15,iterations=...,z=3,tries=10,seed=...]``;
-the Python tree search of :mod:`agents.ismcts` is ``ismcts-py``.
+Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]`` (``ismcts``, its old
+name, is refused); the Python tree search of :mod:`agents.ismcts` is ``ismcts-py``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ try:
     from conquian_env import kernels as E
 
     from . import _search_kernels as K
-    from . import scorer_kernels as SK
     from .rows import view_row
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
@@ -75,89 +74,35 @@ CHUNK_SHARE = 0.5
 def _need_numba() -> None:
     if K is None:
         raise ImportError(
-            "the compiled search (spec 'ismcts') needs numba: pip install 'conquian-env[fast]' "
+            "the compiled search (spec 'pimc') needs numba: pip install 'conquian-env[fast]' "
             "(or play the Python search, spec 'ismcts-py')"
         ) from _IMPORT_ERROR
 
 
 _WARM = False
-_WARM_NET = False
 _WARM_BELIEF = False
-_WARM_VALUE = False
 
 
-def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) -> None:
+def _warm_up(belief=None) -> None:
     """Load (or compile) the kernels once per process, when a bot is built, so that no
-    decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too; ``belief``: the belief search's; ``value``: the
-    leaf value's (each once per process).
-    Every argument is passed as the bots pass it: numba compiles an omitted optional argument
-    and an explicit ``None`` as two signatures, and a missed one costs seconds in a decision."""
-    global _WARM, _WARM_NET, _WARM_BELIEF, _WARM_VALUE
-    if value is not None and not _WARM_VALUE:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        odds = np.ones(len(pool))
-        for o in (None, odds):
-            info, actions, active, results, sums = K.new_search(row, 1)
-            K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                         0, None, False, o, 2, value, 0)  # fmt: skip
-        _WARM_VALUE = True
-    if belief is not None and not _WARM_BELIEF:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        odds = np.exp(belief.pool_logits(row, pool, n_opp))
-        info, actions, active, results, sums = K.new_search(row, 1)
-        K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                     0, None, False, odds, 0, None, 0)  # fmt: skip
-        _WARM_BELIEF = True
-    if net is not None and not _WARM_NET:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        info, actions, active, results, sums = K.new_search(row, 1)
-        for both in (False, True):
-            K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                         1, net, both, None, 0, None, 0)  # fmt: skip
-        _WARM_NET = True
-    if _WARM:
-        return
+    decision pays for it (loading numba's cache takes about half a second); ``belief``: the
+    belief search's too (once per process).  ``odds`` is passed as the bots pass it, None or
+    an array: each is a signature of its own, and a missed one costs seconds in a decision."""
+    global _WARM, _WARM_BELIEF
     from conquian_env.game import new_game
 
+    if (_WARM and belief is None) or (_WARM_BELIEF and belief is not None):
+        return
     state = new_game(seed=0)
     row, pool, n_opp = view_row(PlayerView(state, state.player))
+    odds = None if belief is None else np.exp(belief.pool_logits(row, pool, n_opp))
     info, actions, active, results, sums = K.new_search(row, 1)
-    K.run_search(
-        row,
-        pool,
-        n_opp,
-        2,
-        1.0,
-        1,
-        info,
-        actions,
-        active,
-        results,
-        sums,
-        np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
-        *K.new_cache(2),
-        0,
-        None,
-        False,
-        None,
-        0,
-        None,
-        0,
-    )
-    _WARM = True
+    K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
+                 np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), odds)  # fmt: skip
+    if belief is None:
+        _WARM = True
+    else:
+        _WARM_BELIEF = True
 
 
 #: the allowed values of the search's parameters (the bots' and :func:`analyze`'s)
@@ -173,18 +118,32 @@ TAKE_OPTIONS_REMOVED = Removed(
     "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games, "
     "docs/benchmarks.md)",
 )
+#: the leaf value (``leaf``, ``value``) and the second ply (``inner``) are gone: they measured no gain
+LEAF_REMOVED = Removed(
+    None,
+    "a playout is played to the end; a leaf value read after leaf greedy steps measured no gain on a fresh "
+    "seed (-0.005 [-0.032, +0.022] against search, docs/experiments/valueA)",
+)
+VALUE_REMOVED = Removed(
+    None,
+    "the leaf value model went with leaf: it measured no gain on a fresh seed (docs/experiments/valueA)",
+)
+INNER_REMOVED = Removed(
+    0,
+    "a playout's decisions are greedy's; a second ply (inner=2: -0.013 [-0.040, +0.015], inner=4: -0.022 "
+    "[-0.051, +0.006] against search) measured no gain (docs/experiments/valueA)",
+)
 
 
 @bot(
-    "ismcts",
-    "compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing",
+    "pimc",
+    "compiled flat search (needs numba): paired greedy playouts of every action on plausible deals, racing",
     params={
         "time": ("0.15", "seconds per searched decision at most (the race ends most decisions sooner)"),
         "iterations": "playouts per decision instead of time (reproducible with a seed)",
         "z": "standard errors behind the leader at which an action leaves the race (0: never)",
         "tries": "deals drawn per determinization to find one explaining the opponent's play",
     },
-    aliases=("pimc",),  # today's flat search by what it is (determinized flat Monte Carlo); ismcts: its old name
 )
 class SearchAgent(SearchBot):
     """The compiled determinized search (module docstring).
@@ -198,7 +157,7 @@ class SearchAgent(SearchBot):
     (:data:`TAKE_OPTIONS_REMOVED` says why): ``take_options=false`` is accepted, nothing else.
     """
 
-    name = "ismcts"
+    name = "pimc"
 
     @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED)
     def __init__(
@@ -219,12 +178,6 @@ class SearchAgent(SearchBot):
         self._melder = GreedyAgent()
         self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
-        #: the network's decisions per playout and the network (none in the plain search)
-        self._steps, self._net, self._both = 0, None, False
-        #: the leaf value's greedy steps before it is read, and its weights and scratch (none: played out)
-        self._vsteps, self._value = 0, None
-        #: deals of the second ply (the searcher's first decision in each playout searched; 0: none)
-        self._inner = 0
         _warm_up()
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
         self.last_iterations = 0
@@ -241,21 +194,19 @@ class SearchAgent(SearchBot):
         row, pool, n_opp = view_row(view)
         info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
         n = int(info[K.I_ACTIONS])
-        self.restrict(view, actions[:n], active[:n])
         odds = self.deal_odds(row, pool, n_opp)
 
         def run(deals: int) -> None:
             nonlocal results
             results = K.run_search(
                 row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._inner,
+                *self._cache, odds,
             )  # fmt: skip
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
-                # a deal plays every action still in the race (with a second ply, more: one deal at a time)
-                per_deal = int(active[:n].sum()) * (1 + 2 * self._inner)
-                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // per_deal))
+                # a deal plays every action still in the race
+                run(max(1, (self.iterations - int(info[K.I_PLAYOUTS])) // int(active[:n].sum())))
         else:
             deadline = started + self.time
             chunk = FIRST_CHUNK
@@ -276,9 +227,6 @@ class SearchAgent(SearchBot):
         }
         return int(K.best_action(info, actions, active, sums))
 
-    def restrict(self, view: PlayerView, actions: np.ndarray, active: np.ndarray) -> None:
-        """Take root actions out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
-
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         """The odds of each pool card to be in the opponent's hand, for deals drawn from a belief;
         None (the plain search): uniform deals."""
@@ -295,9 +243,6 @@ class SearchAgent(SearchBot):
         "tries": "belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
         "belief": "a belief model file (none: the shipped agents/data/conquian_belief.npz)",
         "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
-        "inner": "deals of a second ply (the searcher's first playout decision searched on its re-deals)",
-        "leaf": "greedy steps of a playout before the leaf value is read instead (none: played out)",
-        "value": "a leaf value model file (conquian_train.value fit), read at the leaf (needs leaf)",
     },
 )
 class BeliefSearchAgent(SearchAgent):
@@ -309,19 +254,15 @@ class BeliefSearchAgent(SearchAgent):
     uniform order (:func:`agents.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
     ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
-    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.
-
-    ``leaf`` and ``value`` (both or neither): every playout plays ``leaf`` greedy steps and then
-    reads the leaf value of the position reached (:mod:`agents.value`, a model file fitted by
-    :mod:`conquian_train.value`) instead of playing the game out.  Off by default: it measured no
-    gain (docs/experiments/valueA).  The other knobs are the search's.
+    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's;
+    ``leaf``, ``value`` and ``inner`` are removed (:data:`LEAF_REMOVED` and its neighbours say why).
     """
 
     name = "search"
 
     @bounded(
-        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED,
-        leaf=Integer(0, 1000, none=True), uniform=Flag(), inner=Integer(0, 64),
+        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED, uniform=Flag(),
+        leaf=LEAF_REMOVED, value=VALUE_REMOVED, inner=INNER_REMOVED,
     )  # fmt: skip
     def __init__(
         self,
@@ -331,29 +272,13 @@ class BeliefSearchAgent(SearchAgent):
         tries: int = 1,
         belief: str | None = None,
         uniform: bool = False,
-        leaf: int | None = None,
-        value: str | None = None,
-        inner: int = 0,
         seed: int | None = None,
     ):
         from .belief import load_belief
 
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
         self.uniform = uniform
-        self._inner = int(inner)
         self.belief = None if uniform else load_belief(belief)
-        if value is not None and leaf is None:
-            raise ValueError(f"value={value!r} without leaf: say after how many greedy steps it is read (leaf=N)")
-        if leaf is not None:
-            from .value import load_value
-            from .value_kernels import NUM_FEATURES
-
-            if value is None:
-                raise ValueError("leaf needs a leaf value model file, value=PATH (none is shipped: docs/bots.md)")
-            self.value = load_value(value)
-            h = np.zeros(self.value.w0.shape[1])
-            self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)
-            _warm_up(value=self._value)
         if self.belief is not None:
             _warm_up(belief=self.belief)
 
@@ -362,99 +287,6 @@ class BeliefSearchAgent(SearchAgent):
             return None
         with np.errstate(over="ignore"):
             return np.exp(self.belief.pool_logits(row, pool, n_opp))
-
-
-@bot(
-    "guided",
-    "the compiled search guided by a network: its prior (only the most likely actions race) and playout policy",
-    params={
-        "keep": "legal actions (by the policy's ranking) that are searched (0: all)",
-        "steps": "the searching player's next decisions in each playout that the network makes (a scorer)",
-        "both": "the network also makes the opponent's decisions in the playouts (steps counts both)",
-        "time": ("0.15", "seconds per searched decision at most"),
-        "iterations": "playouts per decision instead of time",
-        "z": "standard errors behind the leader at which an action leaves the race",
-        "tries": "deals drawn per determinization to find one explaining the opponent's play",
-    },
-    positional="PATH.zip",
-    needs="a guided search needs the network's model, e.g. guided:runs/exit/best.zip",
-)
-class GuidedSearchAgent(SearchAgent):
-    """The compiled search guided by a network (spec ``guided:PATH``), in two ways:
-
-    * as its **prior**: the network in ``PATH`` (an action scorer ``.npz`` from ``train.py
-      exit``, or a MaskablePPO ``.zip``, read weights-only) ranks the legal actions, and only
-      its ``keep`` most likely ones enter the race (0: all of them), so the playouts go to the
-      moves the network deems worth a look;
-    * as its **playout policy** (an action scorer only): in every playout the network makes
-      the searching player's next ``steps`` decisions at offers and discards (``both``: both
-      players', ``steps`` counting them all), compiled (:mod:`agents.scorer_kernels`), the
-      rest of the playout greedy's (0: greedy playouts).
-
-    Neither measured stronger than the plain search (docs/training.md): the prior at equal
-    time, the playout policy even at equal playouts (it costs about 6 times the time).
-
-    The other knobs are the search's.
-    """
-
-    name = "guided"
-
-    @bounded(keep=Integer(0, NUM_ACTIONS), steps=Integer(0, 1000), both=Flag())
-    def __init__(
-        self,
-        path: str,
-        keep: int = 3,
-        steps: int = 0,
-        both: bool = False,
-        time: float | None = None,
-        iterations: int | None = None,
-        z: float = DEFAULT_Z,
-        tries: int = DEFAULT_TRIES,
-        seed: int | None = None,
-    ):
-        super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
-        self.keep = keep
-        self.scorer = self.policy = self.encoder = None
-        if str(path).endswith(".npz"):  # an action scorer (agents.scorer): it reads the meld features
-            from .features import FeatureEncoder
-            from .scorer import load_scorer
-
-            self.scorer, self.encoder = load_scorer(path), FeatureEncoder()
-        else:
-            from .ppo import load_policy
-
-            if steps:
-                raise ValueError(f"steps={steps}: only an action scorer (.npz) plays in the playouts, not {path!r}")
-            self.policy = load_policy(path)
-            if self.policy.features == "meld":
-                from .features import FeatureEncoder
-
-                self.encoder = FeatureEncoder()
-        if steps:
-            self._steps, self._net, self._both = int(steps), SK.network(self.scorer), bool(both)
-            _warm_up(self._net)  # compile (or load) the guided kernels now, not in the first decision
-        self.name = f"guided:{path}"
-
-    def reset(self, player: int, seed: int | None = None) -> None:
-        super().reset(player, seed)
-        if self.encoder is not None:
-            self.encoder.reset()
-
-    def restrict(self, view: PlayerView, actions: np.ndarray, active: np.ndarray) -> None:
-        if self.keep == 0 or len(actions) <= self.keep:
-            return
-        obs = view.observation() if self.encoder is None else self.encoder.encode(view)
-        if self.scorer is not None:
-            mask = np.zeros(NUM_ACTIONS, bool)
-            mask[view.legal_actions()] = True
-            logits = self.scorer.action_scores(obs, mask)
-        else:
-            logits = self.policy.logits(obs)
-        order = sorted(actions.tolist(), key=lambda a: (-logits[a], a))
-        keep = set(order[: self.keep])
-        for k, a in enumerate(actions):
-            if a not in keep:
-                active[k] = 0
 
 
 def analyze(

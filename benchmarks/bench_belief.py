@@ -3,7 +3,7 @@
 ::
 
     python -m conquian_train.belief generate --out runs/belief/test --seed 1 --games 2450 --chunk 350 \\
-        --kinds greedy ismcts:iterations=300 scorer random noisy:0.2:greedy ppo rollout:samples=8
+        --kinds greedy pimc:iterations=300 scorer random noisy:0.2:greedy ppo rollout:samples=8
     python benchmarks/bench_belief.py --data runs/belief/test [--model agents/data/conquian_belief.npz]
 
 For every opponent kind in the held-out games of ``--data`` (games the model never saw: another

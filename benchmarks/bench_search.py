@@ -1,4 +1,4 @@
-"""The compiled search (spec ``ismcts``) against the Python search (``ismcts-py``).
+"""The compiled search (spec ``pimc``) against the Python search (``ismcts-py``).
 
     python benchmarks/bench_search.py [--positions 30] [--iterations 500]
     python benchmarks/bench_search.py --strength 5,20,50,200,1000 --games 2000 --seed 7001 [-j 2]
@@ -83,7 +83,7 @@ def speed(args: argparse.Namespace) -> None:
     n = args.iterations
     print(f"{len(states)} positions, {n} iterations per decision, one core\n")
     rows = [
-        ("compiled (ismcts, race z=3)", SearchAgent(iterations=n, seed=1)),
+        ("compiled (pimc, race z=3)", SearchAgent(iterations=n, seed=1)),
         ("compiled, z=0 (every action every deal)", SearchAgent(iterations=n, z=0, seed=1)),
         ("python (ismcts-py)", ISMCTSAgent(iterations=n, seed=1)),
     ]
@@ -123,7 +123,7 @@ def strength(args: argparse.Namespace) -> None:
     print(f"compiled search against greedy, duplicate deals, seed {args.seed}, {args.games} games per budget\n")
     print(f"{'budget':>8} {'games':>6} {'score [95% CI]':>24} {'ms/searched decision':>21} {'max ms':>8} {'wall s':>7}")
     for ms in budgets:
-        spec = f"ismcts:time={ms / 1e3:g}"
+        spec = f"pimc:time={ms / 1e3:g}"
         out = Path(args.out) / f"vs_greedy_t{ms:g}ms_g{args.games}_s{args.seed}"
         started = time.perf_counter()
         # the gauntlet bot plays each bot of the list: greedy alone (not a copy of itself)

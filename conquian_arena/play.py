@@ -9,7 +9,7 @@ Usage::
 (``python -m conquian_arena.play`` is the same command.)
 
 ``--opponent`` is any bot spec of :mod:`agents.registry` (``random``, ``greedy``,
-``ismcts:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
+``pimc:iterations=200``, ``ppo:model.zip`` ...).  ``--seed`` fixes the deal and the bot's
 dice (a random seed is picked and printed when it is left out, so a game can be played
 again); ``--seat`` is your seat in the deal; ``--first`` says who plays first;
 A rule flag (``conquian_env.rules``: RULES.md section 7's variant) turns that variant on; ``--auto-pass`` plays
@@ -327,7 +327,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="conquian-play",
         description="Play Conquian against a bot in the terminal (type 'help' during the game).",
     )
-    parser.add_argument("--opponent", default="greedy", help="bot spec: random, greedy, ismcts:iterations=200, ...")
+    parser.add_argument("--opponent", default="greedy", help="bot spec: random, greedy, pimc:iterations=200, ...")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bot (default: random)")
     add_rule_arguments(parser)  # one flag per field of conquian_env.rules.Rules
     parser.add_argument("--first", choices=FIRST_CHOICES, default="you", help="who plays first (default: you)")

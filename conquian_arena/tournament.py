@@ -4,7 +4,7 @@ Usage (``conquian-evaluate`` is the installed command; ``python evaluate.py`` in
 repository and ``python -m conquian_arena.tournament`` are the same)::
 
     conquian-evaluate greedy random --games 200 -j 2                   # a few seconds
-    conquian-evaluate random ismcts:iterations=100 --gauntlet greedy --games 40
+    conquian-evaluate random pimc:iterations=100 --gauntlet greedy --games 40
     conquian-evaluate greedy random --games 200 --out results/x -j 4   # a variant: its flag (conquian_env.rules)
 
 Every knob is a field of :class:`TournamentConfig` (the command line is generated from
@@ -115,7 +115,7 @@ class TournamentConfig:
     """Every knob of a tournament.  The command line is generated from these fields
     (:func:`build_parser`), and ``config.json`` keeps them (``options``) with the run."""
 
-    specs: list[str] = knob([], "bot specs, e.g. greedy random ismcts:iterations=200", positional=True, spec=True)
+    specs: list[str] = knob([], "bot specs, e.g. greedy random pimc:iterations=200", positional=True, spec=True)
     gauntlet: str | None = knob(
         None, "play only SPEC against each listed bot instead of a round robin", type=str, metavar="SPEC", spec=True
     )

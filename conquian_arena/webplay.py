@@ -7,7 +7,7 @@ Usage::
 
 serves a page at ``http://127.0.0.1:8000/`` (only this machine can reach it unless
 ``--host`` says otherwise) where a person plays any bot spec (``random``, ``greedy``,
-``ismcts:iterations=200``, ``ppo:model.zip`` ...) with the mouse: click a hand card to lay
+``pimc:iterations=200``, ``ppo:model.zip`` ...) with the mouse: click a hand card to lay
 it with the taken card or to discard it, and the buttons take, refuse, finish, back,
 force, no force; only the legal moves can be clicked.  A meld is collected before it is
 played (:class:`~conquian_arena.human.MeldDraft`): *back* takes the last card, or the

@@ -52,7 +52,7 @@ def _load(group: str, name: str, wanted: str) -> Any:
 
 
 def make_opponent(spec: str) -> Any:
-    """The bot ``spec`` names (``"greedy"``, ``"ismcts:iterations=200"``), built by the
+    """The bot ``spec`` names (``"greedy"``, ``"pimc:iterations=200"``), built by the
     installed ``agent`` resolver; its errors (a bad spec) pass through as they are."""
     return _load(BOT_GROUP, "agent", f"the bot spec {spec!r} needs a bot resolver")(spec)
 

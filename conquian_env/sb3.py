@@ -19,9 +19,6 @@ One opponent object serves all the games, so ``env_method`` on one of its method
 ``add_snapshot`` of a :class:`agents.batched.BatchPool`) calls it once and returns a
 one-element list.
 Wrap it in ``VecMonitor`` for episode statistics.
-
-Self-play with both seats played by the learner: pass ``callback=SelfPlay()``
-(:class:`conquian_train.selfplay.SelfPlay`, training's side) to ``learn``.
 """
 
 from __future__ import annotations
@@ -139,13 +136,3 @@ class ConquianVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
-
-
-#: what moved to the training package, and where (training lives in conquian_train, above this layer)
-MOVED = {"SelfPlay": "conquian_train.selfplay", "LearnerOpponent": "conquian_train.selfplay"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in MOVED:  # the environment imports nothing above it: say where the name went
-        raise ImportError(f"conquian_env.sb3.{name} moved to {MOVED[name]}: from {MOVED[name]} import {name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

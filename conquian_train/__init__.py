@@ -6,10 +6,10 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
   declares ``RECIPE``) and the run they share.
 - the recipes: :mod:`conquian_train.ppo` (warm start + MaskablePPO), :mod:`conquian_train.exit`
   (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model),
-  :mod:`conquian_train.value` (the search's leaf value).
+  :mod:`conquian_train.distill` (the shipped action scorer).
 - :mod:`conquian_train.settings`: the knobs every recipe shares (run folder, seed, evaluation, processes).
-- :mod:`conquian_train.knobs`: a dataclass of knobs as a command line and a checked ``config.json``
-  (:mod:`conquian_arena.knobs`, the builder of every command, under its older name).
+- the knobs of every recipe: a dataclass, as a command line and a checked ``config.json``, by
+  :mod:`conquian_arena.knobs` (the builder of every command).
 - :mod:`conquian_train.run`: the run folder (log, CSV files, checkpoints and run state, learning-curve plot).
 - :mod:`conquian_train.files`: every write of a run folder (atomic files, checkpoints swapped in whole, the lock).
 - :mod:`conquian_train.envs`: the learner's games against the opponent pool (the batched engine).
@@ -18,6 +18,5 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
 - :mod:`conquian_train.evaluation`: the duplicate-deal evaluation of a policy (``conquian-evaluate``'s deals).
 - :mod:`conquian_train.callbacks`: the named callbacks of ``MaskablePPO.learn``.
 - :mod:`conquian_train.policy_files`: learner snapshots, a checkpoint's restore, a model's export.
-- :mod:`conquian_train.selfplay`: ``SelfPlay``, both seats of a ``ConquianVecEnv`` played by the learner.
 - :mod:`conquian_train.scorer_fit`: fitting the action scorer (:mod:`agents.scorer`) to the search's values.
 """

@@ -42,12 +42,12 @@ import numpy as np
 
 from agents.base import Agent, PlayerView
 from agents.registry import make_agent
+from conquian_arena import knobs
+from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
 from conquian_env.seeding import derive_seed
 
-from . import knobs
 from .files import write_atomic, write_text
-from .knobs import knob
 from .recipes import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
@@ -77,7 +77,7 @@ class GenerateConfig:
     games: int = knob(8000, "games to play", low=1)
     chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
-        ("greedy", "ismcts:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
+        ("greedy", "pimc:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
         "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
     )
     ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")

@@ -9,8 +9,8 @@
     conquian-train --help                           # the recipes
 
 The recipes are the modules of :mod:`conquian_train` that declare one (:mod:`conquian_train.recipes`).
-``train.py`` keeps its older spellings: with no recipe it runs ``ppo`` (``python train.py --out X``,
-``--resume X``, ``--export MODEL DEST``), after a one-line note naming the new spelling.
+The recipe comes first: a command line that starts with a flag (``train.py --out X``, the spelling
+of the PPO recipe before recipes had names) is refused in one line naming ``RECIPE``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from __future__ import annotations
 import sys
 
 from . import recipes
-
-#: the recipe that ``train.py`` runs when it is given none (its command line before recipes had names)
-LEGACY_RECIPE = "ppo"
 
 
 def usage(prog: str) -> str:
@@ -30,21 +27,18 @@ def usage(prog: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, *, prog: str = "conquian-train", legacy: bool = False) -> int:
-    """Run the recipe named by ``argv[0]`` with the rest of ``argv``; an exit status.
-
-    ``legacy`` (``train.py``): an ``argv`` that names no recipe runs :data:`LEGACY_RECIPE` with all of it."""
+def main(argv: list[str] | None = None, *, prog: str = "conquian-train") -> int:
+    """Run the recipe named by ``argv[0]`` with the rest of ``argv``; an exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     first = argv[0] if argv else ""
-    if legacy and (not first or first.startswith("-")):
-        if not {"-h", "--help"} & set(argv):
-            print(f"note: {prog} without a recipe runs {LEGACY_RECIPE}; the same run is "
-                  f"`conquian-train {LEGACY_RECIPE} ...` (or `python {prog} {LEGACY_RECIPE} ...`)",
-                  file=sys.stderr)  # fmt: skip
-        return recipes.find(LEGACY_RECIPE).main(argv, prog)
     if first in ("", "-h", "--help"):
         print(usage(prog), file=sys.stdout if first else sys.stderr)
         return 0 if first else 2
+    if first.startswith("-"):  # the PPO recipe's spelling before recipes had names: never run as something else
+        names = ", ".join(recipes.names())
+        print(f"error: {prog} takes the recipe first, {prog} RECIPE {first} ... (recipes: {names}; "
+              f"the PPO run is {prog} ppo {first} ...)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         recipe = recipes.find(first)
     except ValueError as err:

@@ -52,12 +52,12 @@ from typing import Any
 
 import numpy as np
 
+from conquian_arena import knobs
+from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from . import knobs
 from .belief import claim_folder, generate_shards, open_shard, shard_path
 from .files import write_atomic, write_text
-from .knobs import knob
 from .recipes import Recipe, steps_main
 from .run import plot_learning_curve
 

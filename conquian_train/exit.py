@@ -14,7 +14,7 @@ Each **round** ``r``:
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
    search (:func:`agents.search.analyze`, at most ``playouts`` playouts per position, the
-   actions racing as in the ``ismcts`` bot at ``z``) gives the value of every legal action; in
+   actions racing as in the ``pimc`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
    without pickles).  A shard on disk is never made again: a killed run resumes at the
@@ -63,15 +63,16 @@ from agents.ppo import (
 )
 from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
+from conquian_arena import knobs
+from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
 
-from . import files, knobs
+from . import files
 from .envs import make_vec_env
 from .evaluation import Evaluator, model_suffix
 from .imitation import ImitationData, ImitationSettings, fit_imitation
-from .knobs import knob
 from .policy_files import restore_checkpoint
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
@@ -127,12 +128,6 @@ class ExItConfig(RunSettings):
     temperature: float = knob(
         0.05, "scorer: the targets are softmax(values / T); ppo: scale of logits against values", above=0
     )
-    loss: str = knob(
-        "advantage",
-        "ppo only: 'advantage' (logits regress the values) or 'softmax' (cross-entropy on softmax(q / T))",
-        choices=("advantage", "softmax"),
-    )
-    greedy_bonus: float = knob(0.0, "added to the value of greedy's choice in the targets (leave greedy only for more)")
     value_coef: float = knob(0.5, "weight of the value head's loss", low=0)
     eval_start: bool = knob(
         True,
@@ -172,8 +167,8 @@ class ExItConfig(RunSettings):
     def imitation(self) -> ImitationSettings:
         """The fit's settings (no label smoothing: the targets are the search's values)."""
         return ImitationSettings(
-            epochs=self.epochs, lr=self.lr, smoothing=0.0, temperature=self.temperature, loss=self.loss,
-            greedy_bonus=self.greedy_bonus, value_coef=self.value_coef, best_epoch=True,
+            epochs=self.epochs, lr=self.lr, smoothing=0.0, temperature=self.temperature,
+            value_coef=self.value_coef, best_epoch=True,
         )  # fmt: skip
 
 

@@ -20,10 +20,9 @@ game's result for the recorded seat, +1 / 0 / -1), ``q`` (the teacher's action v
 where it gave none) and ``game`` (which game a row came from: held-out rows are whole games).
 
 **The loss** (:func:`fit_imitation`): cross-entropy on the masked logits towards the
-teacher's action, label-smoothed over the legal actions in ``smoothing_phases``; where the
-teacher gave action values either soft targets ``softmax(q / temperature)`` (``loss``
-"softmax") or a least-squares fit of the centred logits to the centred values ("advantage");
-plus ``value_coef`` times the value head's squared error on the result.  Each epoch reports
+teacher's action, label-smoothed over the legal actions; where the teacher gave action values
+(and ``temperature`` > 0) a least-squares fit of the centred logits, times ``temperature``, to
+the centred values; plus ``value_coef`` times the value head's squared error on the result.  Each epoch reports
 its loss and held-out accuracy and regret (the score lost by the policy's choices by the
 teacher's values).
 """
@@ -42,13 +41,10 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.game import PHASE_NAMES
-from conquian_env.observation import OBS_AT
 from conquian_env.seeding import IMITATION_SPLIT, stream_rng
 
 #: the phases in which a player decides (the observation's phase plane starts with them, in this order)
 DECISION_PHASES = PHASE_NAMES[:4]
-#: the loss on a searching teacher's action values (:attr:`ImitationSettings.loss`)
-VALUE_LOSSES = ("advantage", "softmax")
 #: the columns of :class:`ImitationData`, in the order of a saved data set
 COLUMNS = ("obs", "masks", "actions", "returns", "q", "game")
 
@@ -152,21 +148,13 @@ class ImitationSettings:
     epochs: int = 4
     lr: float = 1e-3
     smoothing: float = 0.05
-    smoothing_phases: tuple[str, ...] = ("offer", "meld", "discard", "force")
     temperature: float = 0.02
-    loss: str = "advantage"
-    greedy_bonus: float = 0.0
     value_coef: float = 0.5
     #: keep the weights of the epoch with the lowest held-out regret (a searching teacher's
     #: values), not the last epoch's: more passes over few noisy labels overfit them
     best_epoch: bool = False
 
     def __post_init__(self) -> None:
-        bad = sorted(set(self.smoothing_phases) - set(DECISION_PHASES))
-        if bad:
-            raise ValueError(f"bc_smoothing_phases {bad} unknown; phases: {', '.join(DECISION_PHASES)}")
-        if self.loss not in VALUE_LOSSES:
-            raise ValueError(f"bc_loss must be 'advantage' or 'softmax', got {self.loss!r}")
         if not self.temperature >= 0:
             raise ValueError(f"bc_temperature must be >= 0, got {self.temperature!r}")
         if not 0 <= self.smoothing < 1:
@@ -208,26 +196,8 @@ def fit_imitation(
     q = data.q.astype(np.float32)
     q_raw = q.copy()  # the regret diagnostics use the teacher's values as they are
     has_q = ~np.isnan(q).all(axis=1)
-    # a searching teacher's action values become soft targets: softmax(q / temperature)
-    target = np.zeros_like(q)
-    if has_q.any():
-        z = np.where(np.isnan(q[has_q]), -np.inf, q[has_q] / s.temperature)
-        z = np.exp(z - z.max(axis=1, keepdims=True))
-        target[has_q] = z / z.sum(axis=1, keepdims=True)
     use_soft = has_q if s.temperature > 0 else np.zeros_like(has_q)
-    if s.greedy_bonus and has_q.any():
-        # conservative targets: the greedy choice gets a bonus, so the policy leaves it only
-        # where the teacher's values say the gain is larger than the bonus
-        if not meld:
-            raise ValueError("bc_greedy_bonus needs the 'meld' features (they carry greedy's choice)")
-        g = _greedy_choice(obs)
-        rows = np.flatnonzero(has_q)
-        q[rows, g[rows]] += s.greedy_bonus
     q_filled = np.nan_to_num(q, nan=0.0)
-    # label smoothing only on the decisions of the phases in smoothing_phases
-    phase_at = OBS_AT["phase"]
-    phase = obs[:, phase_at : phase_at + len(DECISION_PHASES)].astype(np.float32).argmax(axis=1)
-    smooth_rows = np.isin(phase, [DECISION_PHASES.index(p) for p in s.smoothing_phases]).astype(np.float32)
     rng = stream_rng(seed, IMITATION_SPLIT, len(actions))
     # hold out whole games (rows of one game are alike: a row split would flatter the fit)
     game_ids = np.unique(data.game)
@@ -253,21 +223,18 @@ def fit_imitation(
             log_p = policy.get_distribution(o, action_masks=masks[idx]).distribution.logits  # log-softmax
             nll = -log_p.gather(1, to_t(actions[idx])[:, None]).squeeze(1)
             # label smoothing over the legal actions keeps some exploration for PPO
-            smooth = -(log_p * m).sum(1) / m.sum(1) * to_t(smooth_rows[idx])
+            smooth = -(log_p * m).sum(1) / m.sum(1)
             hard = (1 - s.smoothing) * nll + s.smoothing * smooth
-            if s.loss == "advantage":
-                # logits regress the teacher's action values: (logit - mean legal logit) * T
-                # against (q - mean legal q).  Least squares learns the mean value over
-                # similar positions, so the rollouts' noise averages out instead of being
-                # imitated; the policy's best action is the best predicted value.
-                qa = to_t(q_filled[idx])
-                n_legal = m.sum(1, keepdim=True)
-                lp = torch.where(m, log_p, torch.zeros_like(log_p))
-                lp_c = (lp - lp.sum(1, keepdim=True) / n_legal) * s.temperature
-                qa_c = qa - (qa * m).sum(1, keepdim=True) / n_legal
-                soft = (((lp_c - qa_c) * m) ** 2).sum(1) / n_legal.squeeze(1) / 0.05**2
-            else:
-                soft = -(to_t(target[idx]) * torch.where(m, log_p, torch.zeros_like(log_p))).sum(1)
+            # logits regress the teacher's action values: (logit - mean legal logit) * T
+            # against (q - mean legal q).  Least squares learns the mean value over
+            # similar positions, so the rollouts' noise averages out instead of being
+            # imitated; the policy's best action is the best predicted value.
+            qa = to_t(q_filled[idx])
+            n_legal = m.sum(1, keepdim=True)
+            lp = torch.where(m, log_p, torch.zeros_like(log_p))
+            lp_c = (lp - lp.sum(1, keepdim=True) / n_legal) * s.temperature
+            qa_c = qa - (qa * m).sum(1, keepdim=True) / n_legal
+            soft = (((lp_c - qa_c) * m) ** 2).sum(1) / n_legal.squeeze(1) / 0.05**2
             imitation = torch.where(to_t(use_soft[idx]), soft, hard).mean()
             values = policy.predict_values(o).flatten()
             loss = imitation + s.value_coef * torch.nn.functional.mse_loss(values, to_t(returns[idx]))

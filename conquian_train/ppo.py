@@ -8,8 +8,7 @@ Usage::
     conquian-train ppo --export runs/long/best.zip model.zip   # a small file to ship (no optimizer state)
     conquian-train ppo --help                         # every knob, with its meaning
 
-(``python train.py ppo ...`` is the same; ``python train.py --out X`` without a recipe still runs
-this one.)  Every knob is a field of :class:`TrainConfig` (the shared ones of
+(``python train.py ppo ...`` is the same.)  Every knob is a field of :class:`TrainConfig` (the shared ones of
 :class:`conquian_train.settings.RunSettings` among them); the config is printed and saved as ``config.json``.
 
 The recipe
@@ -58,14 +57,15 @@ import numpy as np
 from agents.batched import parse_pool
 from agents.ppo import stamp_model
 from agents.registry import make_agent
+from conquian_arena import knobs
+from conquian_arena.knobs import knob
 from conquian_env.seeding import PPO_SEGMENT, derive_seed
 
-from . import files, knobs, recipes
+from . import files, recipes
 from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
 from .envs import make_vec_env
 from .evaluation import Evaluator
 from .imitation import ImitationSettings
-from .knobs import knob
 from .policy_files import export_model
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
@@ -98,20 +98,8 @@ class TrainConfig(RunSettings):
     bc_epochs: int = knob(4, "passes over the warm-start data", low=1)
     bc_lr: float = knob(1e-3, "learning rate of the warm start", above=0)
     bc_smoothing: float = knob(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
-    bc_smoothing_phases: tuple[str, ...] = knob(
-        ("offer", "meld", "discard", "force"), "decision phases whose labels are smoothed (where PPO explores)"
-    )
     bc_temperature: float = knob(
-        0.02, "soft targets softmax(q / T) where a searching teacher (rollout) gives action values (0: hard labels)"
-    )
-    bc_loss: str = knob(
-        "advantage",
-        "how a searching teacher's action values are learned: 'advantage' (logits regress them, least squares)"
-        " or 'softmax' (cross-entropy on softmax(q / T))",
-        choices=("advantage", "softmax"),
-    )
-    bc_greedy_bonus: float = knob(
-        0.0, "added to the teacher's value of greedy's choice: leave greedy only for a larger predicted gain"
+        0.02, "where a searching teacher (rollout) gives action values, logits times T regress them (0: hard labels)"
     )
     bc_data: str = knob("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
     dagger_rounds: int = knob(0, "DAgger rounds after the warm start: the policy plays, the teacher labels", low=0)
@@ -170,9 +158,8 @@ class TrainConfig(RunSettings):
     def imitation(self) -> ImitationSettings:
         """The warm start's loss settings (the ``bc_*`` knobs)."""
         return ImitationSettings(
-            epochs=self.bc_epochs, lr=self.bc_lr, smoothing=self.bc_smoothing,
-            smoothing_phases=self.bc_smoothing_phases, temperature=self.bc_temperature, loss=self.bc_loss,
-            greedy_bonus=self.bc_greedy_bonus, value_coef=self.vf_coef,
+            epochs=self.bc_epochs, lr=self.bc_lr, smoothing=self.bc_smoothing, temperature=self.bc_temperature,
+            value_coef=self.vf_coef,
         )  # fmt: skip
 
     def ppo(self) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import knobs
+from conquian_arena import knobs
+
 from .run import run_command
 
 

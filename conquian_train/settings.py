@@ -4,7 +4,7 @@
 :class:`~conquian_train.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.exit.ExItConfig`):
 a recipe inherits these fields and may give one its own default by declaring it again (the
 field keeps its place and its checks).  The command line of every field comes from
-:mod:`conquian_train.knobs`; docs/training.md ("Shared settings") lists the defaults of each recipe.
+:mod:`conquian_arena.knobs`; docs/training.md ("Shared settings") lists the defaults of each recipe.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass
 
 from agents.registry import make_agent
-
-from .knobs import knob
+from conquian_arena.knobs import knob
 
 
 @dataclass
@@ -37,7 +36,7 @@ class RunSettings:
 
     def validate_run(self) -> None:
         """Raise ``ValueError`` naming a shared knob that is wrong (the types and ranges are
-        :func:`conquian_train.knobs.check`'s, which the recipe's ``validate`` calls first)."""
+        :func:`conquian_arena.knobs.check`'s, which the recipe's ``validate`` calls first)."""
         if self.best_by not in self.eval_opponents:
             raise ValueError(f"best_by {self.best_by!r} must be one of eval_opponents {list(self.eval_opponents)}")
         for spec in self.eval_opponents:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from agents.scorer import ScorerAgent
-from conquian_train import knobs
+from conquian_arena import knobs
 from conquian_train.evaluation import evaluate_agent
 from conquian_train.exit import ExItConfig
 from conquian_train.imitation import ImitationData

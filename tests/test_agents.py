@@ -279,14 +279,14 @@ def test_spec_booleans_are_strict_and_keys_unique():
     for bad in (
         "ismcts-py:infer=maybe",
         "ismcts-py:infer=2",
-        "ismcts:z=maybe",
+        "pimc:z=maybe",
         "ppo:deterministic=maybe",
         "rollout:infer=sometimes",
     ):
         with pytest.raises(SpecError):
             make_agent(bad)
     with pytest.raises(SpecError, match="given twice"):
-        make_agent("ismcts:iterations=10,iterations=20")
+        make_agent("pimc:iterations=10,iterations=20")
     assert make_agent("ismcts-py:infer=false,iterations=3").infer is False
 
 

@@ -217,12 +217,11 @@ def test_the_permutation_check_catches_a_peeking_belief_search(model_file, monke
 def test_search_specs(model_file):
     bot = make_agent(f"search:iterations=200,belief={model_file}", seed=1)
     assert isinstance(bot, BeliefSearchAgent) and bot.tries == 1 and bot.iterations == 200
-    for old in ("pimc", "ismcts"):
-        plain = make_agent(f"{old}:iterations=200", seed=1)
-        assert type(plain) is SearchAgent and plain.tries == 10
-    # pimc is the old search, move for move
+    plain = make_agent("pimc:iterations=200", seed=1)
+    assert type(plain) is SearchAgent and plain.tries == 10
+    # search with uniform deals and the filter is pimc, move for move
     state = mid_game_state(13, 20)
-    a, b = make_agent("pimc:iterations=300", seed=1), make_agent("ismcts:iterations=300", seed=1)
+    a, b = make_agent("pimc:iterations=300", seed=1), make_agent("search:iterations=300,uniform=true,tries=10", seed=1)
     for bot in (a, b):
         bot.reset(state.player, seed=4)
     assert act(a, state) == act(b, state) and a.last_stats == b.last_stats

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (the pinned text has the long lines it prints)
 """The bot registry: bots declared on their classes (``@bot``), found from the sources without importing them."""
 
 from __future__ import annotations
@@ -15,100 +14,70 @@ from agents.base import Agent
 from agents.catalog import BotDeclarationError, bot, discover
 from agents.registry import KNOWN_BOTS, BotTable, SpecError, describe_bots, make_agent
 
-#: describe_bots() as it was before the bots declared themselves (pinned: the text must not change),
-#: less the search bots' take_options line (the knob was removed: docs/benchmarks.md)
-DESCRIBE_BOTS = (
-    "  random                             uniform over legal actions\n"
-    "  greedy                             rule-based: takes what improves its hand, goes out when it can, discards the least useful card\n"
-    "  ismcts                             compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing\n"
-    "      time=0.15, seconds per searched decision at most (the race ends most decisions sooner)\n"
-    "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
-    "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
-    "      tries=10, deals drawn per determinization to find one explaining the opponent's play\n"
-    "  search                             the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)\n"
-    "      time=0.15, seconds per searched decision at most (the race ends most decisions sooner)\n"
-    "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
-    "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
-    "      tries=1, belief deals drawn per determinization, the most plausible kept (1: the belief alone)\n"
-    "      belief=none, a belief model file (none: the shipped agents/data/conquian_belief.npz)\n"
-    "      uniform=false, uniform deals instead of the belief's (with tries > 1: the plausibility filter)\n"
-    "      inner=0, deals of a second ply (the searcher's first playout decision searched on its re-deals)\n"
-    "      leaf=none, greedy steps of a playout before the leaf value is read instead (none: played out)\n"
-    "      value=none, a leaf value model file (conquian_train.value fit), read at the leaf (needs leaf)\n"
-    "  guided:PATH.zip                    the compiled search guided by a network: its prior (only the most likely actions race) and playout policy\n"
-    "      keep=3, legal actions (by the policy's ranking) that are searched (0: all)\n"
-    "      steps=0, the searching player's next decisions in each playout that the network makes (a scorer)\n"
-    "      both=false, the network also makes the opponent's decisions in the playouts (steps counts both)\n"
-    "      time=0.15, seconds per searched decision at most\n"
-    "      iterations=none, playouts per decision instead of time\n"
-    "      z=3, standard errors behind the leader at which an action leaves the race\n"
-    "      tries=10, deals drawn per determinization to find one explaining the opponent's play\n"
-    "  ismcts-py                          the Python information-set Monte Carlo tree search (readable reference; slow)\n"
-    "      iterations=500, simulations per decision\n"
-    "      time=none, seconds per decision (overrides iterations when given)\n"
-    "      c=0.7, UCB exploration constant (scores in [0, 1])\n"
-    "      infer=true, prefer deals that explain the opponent's refusals and discards\n"
-    "  rollout                            flat Monte Carlo: every legal action scored by paired greedy rollouts on sampled deals\n"
-    "      samples=32, determinizations per decision (each action is rolled out on each)\n"
-    "      margin=0, leave the greedy choice only for a paired gain of this many standard errors\n"
-    "      infer=true, prefer deals that explain the opponent's refusals and discards\n"
-    "      batch=false, run the rollouts together on the batched engine (needs numba; same games, faster)\n"
-    "  ppo:[PATH.zip]                     a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model\n"
-    "      deterministic=true, argmax instead of sampling\n"
-    "  scorer:[PATH.npz]                  the action scorer alone (a network from train.py exit scoring each legal action); no path: the shipped one\n"
-    "  rllib:PATH                         an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)\n"
-    "      module_id=shared, the policy in a multi-policy checkpoint\n"
-    "      deterministic=true, argmax instead of sampling\n"
-    "  python:package.module:ClassName    your own Agent subclass\n"
-    "      any=keyword arguments passed to the class\n"
-    "  pimc                               compiled search (needs numba): paired greedy playouts of every action on plausible deals, racing\n"
-    "      time=0.15, seconds per searched decision at most (the race ends most decisions sooner)\n"
-    "      iterations=none, playouts per decision instead of time (reproducible with a seed)\n"
-    "      z=3, standard errors behind the leader at which an action leaves the race (0: never)\n"
-    "      tries=10, deals drawn per determinization to find one explaining the opponent's play"
-)
-
-#: the class each kind builds (ppo and rllib need torch / ray: checked by name only)
-CLASSES = {
-    "random": "agents.base.RandomAgent",
-    "greedy": "agents.greedy.GreedyAgent",
-    "ismcts": "agents.search.SearchAgent",
-    "search": "agents.search.BeliefSearchAgent",
-    "guided": "agents.search.GuidedSearchAgent",
-    "ismcts-py": "agents.ismcts.ISMCTSAgent",
-    "rollout": "agents.rollout.RolloutAgent",
-    "scorer": "agents.scorer.ScorerAgent",
-    "python": "agents.base.Agent",
-    "pimc": "agents.search.SearchAgent",
-}
-
-POSITIONAL = {
-    "random": None,
-    "greedy": None,
-    "ismcts": None,
-    "search": None,
-    "guided": "PATH.zip",
-    "ismcts-py": None,
-    "rollout": None,
-    "ppo": "[PATH.zip]",
-    "scorer": "[PATH.npz]",
-    "rllib": "PATH",
-    "python": "package.module:ClassName",
-    "pimc": None,
-}
+#: the shipped declarations, read from the sources as the registry reads them
+DECLARED = discover(Path(registry.__file__).parent, "agents")
 
 
-def test_describe_bots_is_unchanged():
-    assert describe_bots() == DESCRIBE_BOTS
+def expected_bot_list() -> list[str]:
+    """The bot list as the declarations give it: the shipped order, then other kinds, ``python``, the aliases."""
+    rank = {kind: i for i, kind in enumerate(registry.SHIPPED_ORDER)}
+    lines = []
+    for d in [*sorted(DECLARED, key=lambda d: rank.get(d.kind, len(rank))), None]:
+        kind, info = ("python", registry.PYTHON) if d is None else (d.kind, d.info())
+        lines.append(f"  {kind + (':' + info.positional if info.positional else ''):<34} {info.summary}")
+        lines += [f"      {name}={text}" for name, text in info.params.items()]
+    for d in DECLARED:
+        for alias in d.aliases:
+            lines.append(f"  {alias + (':' + d.positional if d.positional else ''):<34} {d.summary}")
+            lines += [f"      {name}={text}" for name, text in d.params.items()]
+    return lines
 
 
-def test_every_kind_builds_the_same_class_and_keeps_its_fields():
-    assert list(KNOWN_BOTS) == list(POSITIONAL)
-    assert {k: v.positional for k, v in KNOWN_BOTS.items()} == POSITIONAL
-    for kind, name in CLASSES.items():
-        cls = KNOWN_BOTS[kind].factory()
-        assert f"{cls.__module__}.{cls.__name__}" == name, kind
-    assert KNOWN_BOTS["pimc"] is KNOWN_BOTS["ismcts"]
+def test_the_bot_list_shows_every_declared_kind_with_its_texts():
+    assert DECLARED and describe_bots().splitlines() == expected_bot_list()
+    assert [k for k in registry.SHIPPED_ORDER if k not in KNOWN_BOTS] == []  # the order names no kind that is gone
+
+
+def test_every_kind_builds_its_declared_class_and_keeps_its_fields():
+    kinds = [d.kind for d in DECLARED]
+    assert len(kinds) == len(set(kinds)) and "python" not in kinds
+    assert set(KNOWN_BOTS) == {*kinds, "python", *(a for d in DECLARED for a in d.aliases)}
+    for d in DECLARED:
+        info = KNOWN_BOTS[d.kind]
+        assert (info.summary, info.params, info.positional) == (d.summary, d.params, d.positional)
+        assert all(KNOWN_BOTS[alias] is info for alias in d.aliases)
+        try:
+            cls = info.factory()
+        except ImportError:  # an optional extra (torch, ray) missing here
+            continue
+        assert (cls.__module__, cls.__name__) == (d.module, d.class_name) and issubclass(cls, Agent)
+    assert KNOWN_BOTS["python"].factory() is Agent
+
+
+@pytest.mark.parametrize("kind", sorted(registry.RETIRED))
+def test_a_retired_kind_is_refused_in_one_line_naming_what_to_play(kind):
+    assert kind not in KNOWN_BOTS and kind not in describe_bots().split()
+    for spec in (kind, f"{kind}:iterations=10", f"{kind}:some/file.npz,keep=3"):
+        with pytest.raises(SpecError) as refused:
+            make_agent(spec)
+        text = str(refused.value)
+        assert "\n" not in text and f"there is no bot {kind!r} any more" in text
+        named = [k for k in re.findall(r"'([\w-]+)", text.partition(" any more: ")[2]) if k != kind]
+        assert any(k in KNOWN_BOTS for k in named)  # it names a kind to play instead
+
+
+def test_the_old_name_of_the_flat_search_names_pimc_and_the_tree_search():
+    with pytest.raises(SpecError, match="the compiled flat search is 'pimc'.*the tree search 'ismcts-py'"):
+        make_agent("ismcts:iterations=40")
+    assert KNOWN_BOTS["pimc"].positional is None and "ismcts-py" in KNOWN_BOTS
+
+
+def test_a_declaration_may_not_take_a_retired_kind(tmp_path):
+    retired = sorted(registry.RETIRED)[0]
+    (tmp_path / "old.py").write_text(MINE.replace('aliases=("mine2",)', f"aliases=({retired!r},)"))
+    claimed = f"bot kind {retired!r} of somewhere.old.MyAgent is already a retired kind's"
+    with pytest.raises(BotDeclarationError, match=claimed):
+        BotTable(tmp_path, "somewhere").load()
 
 
 # --------------------------------------------------------------------------- bots declared on their classes

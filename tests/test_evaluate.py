@@ -403,7 +403,7 @@ def test_bad_spec_fails_fast_with_registry_error(tmp_path, bad):
 def test_bad_spec_on_the_command_line_lists_known_bots(capsys, tmp_path):
     assert evaluate.main(["random", "nosuchbot", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "unknown bot 'nosuchbot'" in err and "known bots" in err and "ismcts" in err
+    assert "unknown bot 'nosuchbot'" in err and "known bots" in err and "pimc" in err
 
 
 def test_crashing_and_illegal_bots_lose_and_are_counted(tmp_path):
@@ -589,7 +589,7 @@ def test_evaluate_is_a_script_and_a_console_script_not_an_installed_module():
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path):
     # before: results came back in chunks of 32 per worker, so a Ctrl-C after a minute of
-    # ismcts games saved none of them
+    # pimc games saved none of them
     out = tmp_path / "t"
     games = 24
     command = [sys.executable, "evaluate.py", "random", "ismcts-py:iterations=60", "--games", str(games), "-j", "2",

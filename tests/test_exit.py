@@ -93,7 +93,7 @@ def test_a_short_run_labels_learns_and_saves(network, request):
         assert not (exit_run / "regret.csv").exists()
 
 
-@pytest.mark.parametrize("spec", ["scorer:{run}/best.npz", "guided:{run}/best.npz,iterations=40", "ppo:{ppo}/best.zip"])
+@pytest.mark.parametrize("spec", ["scorer:{run}/best.npz", "ppo:{ppo}/best.zip"])
 def test_the_network_plays_legal_moves_through_its_spec(spec, exit_run, exit_run_ppo):
     bot = make_agent(spec.format(run=exit_run, ppo=exit_run_ppo), seed=1)
     for g in range(6):
@@ -155,7 +155,7 @@ def test_a_killed_run_resumes_into_the_same_run(network, request, tmp_path):
         (["--playouts", "0"], "playouts must be a positive integer"),
         (["--features", "pixels"], "features must be 'meld' or 'raw'"),
         (["--opponents", "nosuchbot"], "nosuchbot"),
-        (["--best-by", "ismcts"], "best_by 'ismcts' must be one of eval_opponents"),
+        (["--best-by", "pimc"], "best_by 'pimc' must be one of eval_opponents"),
         (["--init", "no-such-model.npz"], "neither '', 'scorer'"),
         (["--network", "ppo", "--init", "scorer"], "neither '', 'ppo'"),
         (["--network", "transformer"], "network must be 'scorer' or 'ppo'"),
@@ -335,17 +335,17 @@ def test_the_held_out_positions_are_searched_again_in_the_run_s_own_games(exit_r
 
 
 def test_a_deep_sets_scorer_run_fits_saves_plays_and_refuses_a_plain_start(exit_run, tmp_path, capsys):
-    """``--pool-after 0``: the run fits and saves a deep-sets scorer that the scorer and guided specs
-    play; starting it from a plain scorer file, or pooling a ppo network, is refused by name."""
+    """``--pool-after 0``: the run fits and saves a deep-sets scorer that the scorer spec
+    plays; starting it from a plain scorer file, or pooling a ppo network, is refused by name."""
     out = tmp_path / "pooled"
     assert train.main([*_args(out, rounds=1), "--pool-after", "0"]) == 0
     final = load_scorer(out / "final.npz")
     assert final.pool_after == 0 and final.meta["format"] == "conquian-action-scorer/2"
     assert final.layers[1][0].shape == (3 * 128, 128)
     hands, stock = deal_for_seed(4)
-    for spec in (f"scorer:{out}/final.npz", f"guided:{out}/final.npz,iterations=40"):
-        record = play_game([make_agent(spec, 0), make_agent("greedy", 1)], hands=hands, stock=stock, seed=4)
-        assert record.moves
+    record = play_game([make_agent(f"scorer:{out}/final.npz", 0), make_agent("greedy", 1)], hands=hands, stock=stock,
+                       seed=4)  # fmt: skip
+    assert record.moves
     with pytest.raises(ValueError, match="pools after layer None"):
         train.main([*_args(tmp_path / "bad", rounds=1), "--pool-after", "0", "--init", str(exit_run / "final.npz")])
     capsys.readouterr()

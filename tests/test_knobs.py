@@ -31,8 +31,8 @@ PINNED = [
         TournamentConfig(specs=["greedy", "random"], games=10, jobs=1, rules=FORCING, html=False, seed=3, out="x"),
     ),
     (
-        ["--gauntlet", "greedy", "random", "ismcts"],
-        TournamentConfig(specs=["random", "ismcts"], gauntlet="greedy"),
+        ["--gauntlet", "greedy", "random", "pimc"],
+        TournamentConfig(specs=["random", "pimc"], gauntlet="greedy"),
     ),
     (["greedy", "random", "--ray", "local"], TournamentConfig(specs=["greedy", "random"], ray="local")),
     (

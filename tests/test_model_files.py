@@ -638,14 +638,14 @@ def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(de
 def test_resume_refuses_a_checkpoint_with_a_nan_critic(tmp_path):
     """A NaN value_net.weight used to pass read_model and --resume, and training died after a rollout."""
     torch = pytest.importorskip("torch")
-    train = pytest.importorskip("train")
+    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
     from tests.test_model_safety import _run_folder
 
     path = _ppo_file(tmp_path, value_net__weight=torch.full((1, 256), float("nan")))
     out = _run_folder(tmp_path, path, total_steps=128)
     config = json.loads((out / "config.json").read_text())
     with pytest.raises(ValueError, match="value_net.weight holds NaN"):
-        train.train(train.TrainConfig.from_dict(config), resume=True)
+        train.train_ppo(train.TrainConfig.from_dict(config), resume=True)
 
 
 def _checkpoint_with_optimizer(tmp_path: Path, edit) -> tuple[Path, object]:

@@ -95,9 +95,9 @@ print("after import:", isinstance(env.unwrapped, AECEnv), env.possible_agents)
 
 
 def test_a_bot_without_its_extra_fails_in_one_line_naming_it():
-    # before: `conquian-evaluate ismcts greedy` without numba printed a 30-line traceback
+    # before: `conquian-evaluate pimc greedy` without numba printed a 30-line traceback
     code = BLOCK + "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
-    run = run_python(code, "numba", "ismcts", "greedy", "--games", "2", "--no-plot")
+    run = run_python(code, "numba", "pimc", "greedy", "--games", "2", "--no-plot")
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.splitlines()) == 1 and "conquian-env[fast]" in run.stderr, run.stderr
 

@@ -24,7 +24,7 @@ def _games(folder) -> list[dict]:
 
 @pytest.mark.slow
 def test_ray_tournament_plays_the_same_games_as_one_process(tmp_path):
-    common = {"specs": ["greedy", "random", "ismcts:iterations=10"], "games": 6, "seed": 11, "plot": False}
+    common = {"specs": ["greedy", "random", "pimc:iterations=10"], "games": 6, "seed": 11, "plot": False}
     local = run_tournament(TournamentConfig(**common, jobs=1, out=tmp_path / "local"))
     on_ray = run_tournament(TournamentConfig(**common, jobs=2, ray="local", out=tmp_path / "ray"))
     assert _games(tmp_path / "local") == _games(tmp_path / "ray")

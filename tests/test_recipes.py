@@ -5,72 +5,98 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
 train = pytest.importorskip("train")
-from conquian_train import cli, recipes, value  # noqa: E402
+from conquian_train import cli, recipes  # noqa: E402
 from conquian_train.belief import FitConfig, GenerateConfig  # noqa: E402
 from conquian_train.exit import ExItConfig  # noqa: E402
 from conquian_train.ppo import TrainConfig  # noqa: E402
 from conquian_train.settings import RunSettings  # noqa: E402
 
-#: every knob of each recipe as it was before the shared settings: a run's config.json names these,
-#: and its checkpoint's recipe hash is taken over them, so an older run resumes only if they stay
+#: every knob of each recipe as it was before the shared settings, less those removed for measuring no
+#: gain (bc_smoothing_phases, bc_loss, bc_greedy_bonus; exit's loss and greedy_bonus): a run's config.json
+#: names these, and its checkpoint's recipe hash is taken over them, so an older run resumes only if they stay
 PPO_KNOBS = {
     "out", "seed", "total_steps", "forcing", "device", "features", "net_arch", "bc_games", "teacher", "bc_opponents",
-    "bc_epochs", "bc_lr", "bc_smoothing", "bc_smoothing_phases", "bc_temperature", "bc_loss", "bc_greedy_bonus",
-    "bc_data", "dagger_rounds", "dagger_games", "n_envs", "vec_env", "opponents", "snapshot_every", "max_snapshots",
+    "bc_epochs", "bc_lr", "bc_smoothing", "bc_temperature", "bc_data", "dagger_rounds", "dagger_games", "n_envs",
+    "vec_env", "opponents", "snapshot_every", "max_snapshots",
     "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
     "target_kl", "eval_every", "eval_games", "eval_opponents", "eval_seed", "best_by", "checkpoint_every",
     "torch_threads", "workers", "progress",
 }  # fmt: skip
 EXIT_KNOBS = {
     "out", "seed", "rounds", "games", "chunk", "playouts", "z", "opponents", "features", "network", "net_arch", "init",
-    "epochs", "lr", "temperature", "loss", "greedy_bonus", "value_coef", "eval_games", "eval_opponents", "eval_seed",
+    "epochs", "lr", "temperature", "value_coef", "eval_games", "eval_opponents", "eval_seed",
     "best_by", "forcing", "torch_threads", "workers", "eval_start", "pool_after",
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["ppo", "exit", "belief", "value", "distill"])
+def steps_of(name: str, capsys) -> list[str]:
+    """The sub-commands of a recipe made of steps (``generate``, ``fit``), read from its usage line; none for
+    a recipe with one command."""
+    with pytest.raises(SystemExit):
+        recipes.find(name).main(["--help"], f"conquian-train {name}")
+    usage = capsys.readouterr().out.split("\n\n")[0]
+    found = re.search(r"\{([\w,-]+)\}", usage)
+    return found.group(1).split(",") if found else []
+
+
+@pytest.mark.parametrize("name", recipes.names())
 def test_every_recipe_answers_help_through_the_one_command(name, capsys):
-    """``conquian-train NAME --help`` (and a sub-command's) prints the recipe's usage under its name
-    (``conquian-train value`` once failed: its main took no program name)."""
+    """``conquian-train NAME --help`` (and each sub-command's) prints the recipe's usage under its name
+    (a recipe's sub-command once failed: its main took no program name)."""
     from conquian_train.cli import main
 
-    subs = {"belief": ["generate"], "value": ["fit"], "distill": ["fit"]}.get(name, [])
-    with pytest.raises(SystemExit) as stop:
-        main([name, *subs, "--help"])
-    assert stop.value.code == 0
-    assert f"conquian-train {name}" in capsys.readouterr().out
+    steps = steps_of(name, capsys)
+    assert (len(steps) > 1) == (len(recipes.find(name).configs) > 1)  # a knob dataclass per step
+    for argv in ([name, "--help"], *([name, step, "--help"] for step in steps)):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 0
+        assert f"conquian-train {' '.join(argv[:-1])}" in capsys.readouterr().out
 
 
 def test_every_recipe_is_a_module_of_the_package_and_named_after_it():
+    import importlib
+    import pkgutil
+
+    import conquian_train
+
+    modules = [m.name for m in pkgutil.iter_modules(conquian_train.__path__)]
+    declared = sorted(m for m in modules if hasattr(importlib.import_module(f"conquian_train.{m}"), "RECIPE"))
+    # found in the sources: listing them imports none, and finds every module that declares one
+    assert recipes.names() == declared and declared
     found = {r.name: r for r in recipes.every()}  # each module imports here (no optional dependency missing)
-    assert set(found) == {"ppo", "exit", "belief", "value", "distill"}
+    assert list(found) == declared
+    for name, recipe in found.items():
+        assert recipes.find(name) is recipe and recipe.summary
+        assert recipe.configs and all(dataclasses.is_dataclass(c) for c in recipe.configs)
     assert found["ppo"].configs == (TrainConfig,) and found["exit"].configs == (ExItConfig,)
     assert found["belief"].configs == (GenerateConfig, FitConfig)
-    assert found["value"].configs == (value.GenerateConfig, value.FitConfig)
-    assert all(recipes.find(name) is found[name] for name in found)
-    with pytest.raises(ValueError, match="unknown recipe 'files'; recipes: belief, distill, exit, ppo, value"):
-        recipes.find("files")  # a module of the package that is no recipe
-    # found in the sources: listing them imports none
-    assert recipes.names() == ["belief", "distill", "exit", "ppo", "value"]
+    no_recipe = next(m for m in modules if m not in declared)
+    with pytest.raises(ValueError, match=f"unknown recipe {no_recipe!r}; recipes: {', '.join(declared)}$"):
+        recipes.find(no_recipe)  # a module of the package that is no recipe
 
 
 def test_the_command_lists_the_recipes_and_refuses_an_unknown_one(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "usage: conquian-train RECIPE" in out
-    for name in ("ppo", "exit", "belief"):
-        assert f"  {name} " in out
+    for recipe in recipes.every():
+        assert f"  {recipe.name:<8} {recipe.summary}" in out
     assert cli.main([]) == 2  # conquian-train alone: the usage, on standard error
     assert "recipes:" in capsys.readouterr().err
     assert cli.main(["nosuch", "--out", "x"]) == 2
     assert "unknown recipe 'nosuch'" in capsys.readouterr().err
-    assert cli.main(["--out", "x"]) == 2  # only train.py takes a command line without a recipe
+    assert cli.main(["--out", "x"]) == 2  # the recipe comes first: one line naming it
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "conquian-train takes the recipe first" in err
+    assert "conquian-train ppo --out ..." in err
 
 
 def test_train_py_is_the_command_under_another_name(capsys):
@@ -85,15 +111,14 @@ def test_train_py_is_the_command_under_another_name(capsys):
     assert capsys.readouterr().out.startswith("usage: conquian-train ppo ")
 
 
-def test_train_py_without_a_recipe_runs_ppo_and_names_the_new_spelling(tmp_path, capsys):
-    # the same bad knob as PPO's: refused by TrainConfig, with a note naming the new spelling
+def test_train_py_without_a_recipe_is_refused_in_one_line_naming_the_recipe(tmp_path, capsys):
+    # the PPO recipe's spelling before recipes had names is never run as something else
     assert train.main(["--out", str(tmp_path / "r"), "--n-steps", "0"]) == 2
     err = capsys.readouterr().err
-    assert "note: train.py without a recipe runs ppo" in err and "conquian-train ppo" in err
-    assert "n_steps must be a positive integer, got 0" in err
+    assert err.count("\n") == 1 and "train.py takes the recipe first" in err and "train.py ppo --out ..." in err
+    assert not (tmp_path / "r").exists()
     assert train.main(["ppo", "--out", str(tmp_path / "r"), "--n-steps", "0"]) == 2
-    err = capsys.readouterr().err
-    assert "note:" not in err and "n_steps must be a positive integer" in err
+    assert "n_steps must be a positive integer" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         train.main(["ppo", "--out", str(tmp_path / "r"), "--rounds", "2"])  # exit's knob, not ppo's
     assert "unrecognized arguments: --rounds 2" in capsys.readouterr().err
@@ -108,8 +133,8 @@ def test_the_recipes_share_one_settings_class_with_their_own_defaults():
     assert (exit_.out, exit_.eval_games, exit_.workers) == ("runs/exit", 2000, 1)
     for config in (ppo, exit_):
         assert (config.eval_seed, config.eval_opponents, config.best_by) == (1_000_003, ("random", "greedy"), "greedy")
-        config.best_by = "ismcts"
-        with pytest.raises(ValueError, match="best_by 'ismcts' must be one of eval_opponents"):
+        config.best_by = "pimc"
+        with pytest.raises(ValueError, match="best_by 'pimc' must be one of eval_opponents"):
             config.validate()
     assert ExItConfig(workers=0).processes >= 1  # 0: all cores, in every recipe
 
@@ -137,24 +162,3 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     assert exit_recipe.recipe(dataclasses.replace(config, pool_after=0))["pool_after"] == 0
 
 
-@pytest.mark.parametrize(
-    "old, name, new",
-    [
-        ("conquian_env.sb3", "SelfPlay", "conquian_train.selfplay"),
-        ("conquian_env.sb3", "LearnerOpponent", "conquian_train.selfplay"),
-        ("agents.imitation", "fit_imitation", "conquian_train.imitation"),
-        ("agents.imitation", "ImitationData", "conquian_train.imitation"),
-        ("agents.ppo", "export_model", "conquian_train.policy_files"),
-        ("agents.ppo", "restore_checkpoint", "conquian_train.policy_files"),
-        ("agents.ppo", "load_snapshots", "conquian_train.policy_files"),
-    ],
-)
-def test_training_code_moved_into_the_package_and_its_old_home_says_where(old, name, new):
-    # the lower layers import nothing of the training package, so an old import names the new one
-    import importlib
-
-    with pytest.raises(ImportError, match=f"{old}.{name} moved to {new}: from {new} import {name}"):
-        getattr(importlib.import_module(old), name)
-    assert getattr(importlib.import_module(new), name).__module__ == new
-    with pytest.raises(AttributeError):  # any other missing name is still an AttributeError
-        importlib.import_module(old).no_such_name  # noqa: B018

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def ppo_args(out: Path) -> list[str]:
     return [
-        "--out", str(out), "--total-steps", "1024", "--bc-games", "20", "--bc-epochs", "1", "--n-envs", "2",
+        "ppo", "--out", str(out), "--total-steps", "1024", "--bc-games", "20", "--bc-epochs", "1", "--n-envs", "2",
         "--n-steps", "256", "--batch-size", "128", "--n-epochs", "1", "--eval-every", "512", "--eval-games", "4",
         "--checkpoint-every", "512", "--snapshot-every", "256", "--workers", "1", "--no-progress", "--net-arch", "16",
     ]  # fmt: skip
@@ -47,7 +47,7 @@ def exit_args(out: Path, network: str = "scorer") -> list[str]:
 
 
 RECIPES = {
-    "ppo": (ppo_args, lambda out: ["--resume", str(out), "--no-progress", "--workers", "1"]),
+    "ppo": (ppo_args, lambda out: ["ppo", "--resume", str(out), "--no-progress", "--workers", "1"]),
     "exit": (exit_args, lambda out: ["exit", "--resume", str(out)]),
 }
 

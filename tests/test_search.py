@@ -1,4 +1,4 @@
-"""The compiled search (spec ``ismcts``): its playouts equal greedy play, its deals are
+"""The compiled search (spec ``pimc``): its playouts equal greedy play, its deals are
 consistent with the view, it finds wins and avoids losses in stacked end games, it never
 peeks, never plays an illegal move, keeps its budget, and its analysis call."""
 
@@ -349,18 +349,18 @@ def test_analyze_rejects_a_view_without_a_decision():
 def test_specs_build_the_compiled_and_the_python_search():
     from agents.ismcts import ISMCTSAgent
 
-    bot = make_agent("ismcts", seed=3)
+    bot = make_agent("pimc", seed=3)
     assert isinstance(bot, SearchAgent) and bot.time == 0.15 and bot.iterations is None
-    bot = make_agent("ismcts:iterations=800,z=2,tries=4", seed=3)
+    bot = make_agent("pimc:iterations=800,z=2,tries=4", seed=3)
     assert (bot.iterations, bot.time, bot.z, bot.tries) == (800, None, 2.0, 4)
     assert isinstance(make_agent("ismcts-py:iterations=20"), ISMCTSAgent)
     for bad, field in [
-        ("ismcts:iterations=0", "iterations"),
-        ("ismcts:time=-1", "time"),
-        ("ismcts:z=-1", "z"),
-        ("ismcts:tries=0", "tries"),
-        ("ismcts:tries=1.5", "tries"),
-        ("ismcts:rollout=random", "unknown parameter"),
+        ("pimc:iterations=0", "iterations"),
+        ("pimc:time=-1", "time"),
+        ("pimc:z=-1", "z"),
+        ("pimc:tries=0", "tries"),
+        ("pimc:tries=1.5", "tries"),
+        ("pimc:rollout=random", "unknown parameter"),
     ]:
         with pytest.raises(SpecError, match=field):
             make_agent(bad)
@@ -373,7 +373,7 @@ def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
     from agents.search import BeliefSearchAgent
 
     states = _searched(6, seed=91)
-    for old, new in (("ismcts:iterations=60,take_options=false", "ismcts:iterations=60"),
+    for old, new in (("pimc:iterations=60,take_options=false", "pimc:iterations=60"),
                      ("pimc:iterations=60,take_options=False", "pimc:iterations=60"),
                      ("search:iterations=60,take_options=false", "search:iterations=60")):  # fmt: skip
         a, b = make_agent(old, seed=4), make_agent(new, seed=4)
@@ -382,7 +382,7 @@ def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
             a.reset(state.player, seed=i)
             b.reset(state.player, seed=i)
             assert (act(a, state), a.last_stats) == (act(b, state), b.last_stats)
-    for spec, value in (("ismcts:take_options=true", True), ("search:take_options=true", True),
+    for spec, value in (("pimc:take_options=true", True), ("search:take_options=true", True),
                         ("pimc:take_options=1", 1)):  # fmt: skip
         with pytest.raises(SpecError, match="take_options was removed: a take is valued with greedy's discard.*"
                            "docs/benchmarks.md.*drop take_options") as err:  # fmt: skip
@@ -401,15 +401,7 @@ def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
         SearchAgent()
 
 
-# ------------------------------------------------------------------ the search guided by a network
-
-
-def _guided(**kw):
-    pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL
-    from agents.search import GuidedSearchAgent
-
-    return GuidedSearchAgent(str(DEFAULT_MODEL), **kw)
+# ------------------------------------------------------------------ searched decisions
 
 
 def _searched(count: int, seed: int):
@@ -424,95 +416,6 @@ def _searched(count: int, seed: int):
         if len(out) == count:
             break
     return out[:count]
-
-
-def test_guided_search_keeping_one_action_plays_the_networks_choice():
-    from agents.ppo import DEFAULT_MODEL, PolicyAgent, load_policy
-
-    bot, net = _guided(keep=1, iterations=200, seed=1), PolicyAgent(load_policy(DEFAULT_MODEL))
-    states = _searched(12, seed=50)
-    assert len(states) >= 5
-    for state in states:
-        bot.reset(state.player, seed=2)
-        assert act(bot, state) == act(net, state)
-        assert bot.last_iterations == 0  # one action in the race: nothing to search
-
-
-def test_guided_search_keeping_every_action_is_the_plain_search():
-    for state in _positions(10, seed=60):
-        plain, guided = SearchAgent(iterations=300, seed=4), _guided(keep=NUM_ACTIONS, iterations=300, seed=4)
-        for bot in (plain, guided):
-            bot.reset(state.player, seed=7)
-        assert act(plain, state) == act(guided, state)
-        assert plain.last_stats == guided.last_stats
-
-
-def test_guided_search_plays_out_only_the_kept_actions():
-    from agents.features import FeatureEncoder
-    from agents.ppo import DEFAULT_MODEL, load_policy
-
-    policy, encoder = load_policy(DEFAULT_MODEL), FeatureEncoder()
-    states = _searched(10, seed=70)
-    for state in states:
-        bot = _guided(keep=2, iterations=300, seed=4)
-        bot.reset(state.player, seed=7)
-        choice = act(bot, state)
-        logits = policy.logits(encoder.encode(PlayerView(state, state.player)))
-        legal = state.legal_actions()
-        top = sorted(legal, key=lambda a: (-logits[a], a))[:2]
-        played = {a for a, (n, _) in bot.last_stats.items() if n > 0}
-        assert played == set(top) and choice in top
-
-
-def test_guided_search_sees_only_the_players_view():
-    stats = stats_under_permutations(lambda: _guided(keep=2, iterations=300, seed=5), mid_game_state(13, 20), seed=13)
-    assert all(s == stats[0] for s in stats[1:])
-
-
-def test_guided_search_keeps_its_time_budget(monkeypatch):
-    """The network's ranking is paid from the budget: on the fake clock of the plain search's
-    test every decision ends within it; on the real clock, a loose check."""
-    clock = [0.0]
-    real_run = K.run_search
-
-    def timed_run(*args):
-        clock[0] += 2e-4 * args[5]
-        return real_run(*args)
-
-    bot = _guided(keep=2, time=0.01, seed=3)
-    states = _searched(10, seed=80)
-    monkeypatch.setattr(search_module.K, "run_search", timed_run)
-    monkeypatch.setattr(search_module._time, "perf_counter", lambda: clock[0])
-    for state in states:
-        bot.reset(state.player, seed=3)
-        started = clock[0]
-        act(bot, state)
-        assert clock[0] - started <= 0.01 and bot.last_iterations > 0
-    monkeypatch.undo()
-    for state in states[:5]:
-        started = time.perf_counter()
-        act(bot, state)
-        assert time.perf_counter() - started < 0.01 + 0.5
-
-
-def test_bad_guided_specs_are_named():
-    pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL
-
-    with pytest.raises(SpecError, match="needs the network's model"):
-        make_agent("guided")
-    with pytest.raises(SpecError, match="keep"):
-        make_agent(f"guided:{DEFAULT_MODEL},keep=-1")
-    with pytest.raises(SpecError, match="steps"):
-        make_agent(f"guided:{DEFAULT_MODEL},steps=1")  # a MaskablePPO policy cannot play in the playouts
-    with pytest.raises(SpecError, match="steps"):
-        make_agent("guided:agents/data/conquian_scorer.npz,steps=1.5")
-    with pytest.raises(SpecError, match="both"):
-        make_agent("guided:agents/data/conquian_scorer.npz,steps=1,both=3")
-    with pytest.raises(SpecError, match="no-such.zip"):
-        make_agent("guided:no-such.zip")
-    bot = make_agent(f"guided:{DEFAULT_MODEL},keep=2,iterations=50", seed=1)
-    assert bot.keep == 2 and bot.iterations == 50
 
 
 def test_analyze_with_a_race_ends_where_the_race_is_won():
@@ -546,34 +449,11 @@ def test_the_strength_benchmark_plays_the_search_against_greedy_only(tmp_path, c
     bench.strength(argparse.Namespace(strength="2", games=4, seed=3, jobs=1, out=str(tmp_path)))
     (folder,) = tmp_path.iterdir()
     games = [json.loads(line) for line in (folder / "games.jsonl").read_text().splitlines()]
-    assert len(games) == 4 and all(sorted(g["pair"]) == ["greedy", "ismcts:time=0.002"] for g in games)
+    assert len(games) == 4 and all(sorted(g["pair"]) == ["greedy", "pimc:time=0.002"] for g in games)
     assert "   4 " in capsys.readouterr().out
 
 
-def test_guided_search_with_a_scorer_plays_out_its_top_actions(tmp_path):
-    """``guided:PATH.npz`` ranks by the action scorer: keep=1 plays the scorer bot's choice,
-    keep=2 plays out exactly the scorer's two best actions."""
-    from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
-    from agents.search import GuidedSearchAgent
-
-    scorer = ScorerAgent(DEFAULT_SCORER)
-    for state in _searched(10, seed=90):
-        one = GuidedSearchAgent(str(DEFAULT_SCORER), keep=1, iterations=200, seed=1)
-        one.reset(state.player, seed=2)
-        scorer.reset(state.player)
-        assert act(one, state) == act(scorer, state) and one.last_iterations == 0
-        two = GuidedSearchAgent(str(DEFAULT_SCORER), keep=2, iterations=300, seed=4)
-        two.reset(state.player, seed=7)
-        choice = act(two, state)
-        top = sorted(scorer.last_stats, key=lambda a: (-scorer.last_stats[a], a))[:2]
-        played = {a for a, (n, _) in two.last_stats.items() if n > 0}
-        assert played == set(top) and choice in top
-    assert load_scorer(DEFAULT_SCORER).meta["format"].startswith("conquian-action-scorer")
-    with pytest.raises(SpecError, match="no-such.npz"):
-        make_agent("guided:no-such.npz")
-
-
-# ------------------------------------------------------------------ the network inside the compiled search
+# ------------------------------------------------------------------ the scorer compiled
 
 
 def _random_rows(n: int, seed: int, forcing: bool = False):
@@ -632,68 +512,10 @@ def test_the_compiled_scorer_is_the_scorer_bot(which):
     assert scored >= 150
 
 
-def _guided_by_decision(state, i, me, steps, net):
-    S = state
-    """guided_playout one decision at a time, each move checked legal (the reference)."""
-    while S[i, E.PHASE] != E.GAME_OVER:
-        E.compute_legal(S, i)
-        phase, cards, misc = S[i, E.PHASE], S[i, E.LCARDS], S[i, E.LMISC]
-        choice = (phase == E.OFFER and misc & 3 == 3) or (phase == E.DISCARD and cards & (cards - 1))
-        if steps > 0 and (me == K.BOTH or S[i, E.PLAYER] == me) and choice:
-            a = SK.scorer_action(S, i, *net)
-            steps -= 1
-        else:
-            a = K.greedy_action(S, i)
-        assert E.is_legal(S, i, a), (i, a)
-        E.apply(S, i, a)
-    return S[i, E.WINNER]
-
-
-@pytest.mark.parametrize("steps, both", [(1, False), (3, False), (100, False), (5, True)])
-def test_guided_playouts_let_the_network_make_the_players_next_decisions(steps, both):
-    from agents.scorer import DEFAULT_SCORER, load_scorer
-
-    net = SK.network(load_scorer(DEFAULT_SCORER))
-    games = _random_rows(300, seed=22 + steps)
-    fast, slow = games.state.copy(), games.state.copy()
-    cache = K.new_cache(1 << 8)
-    differs = 0
-    for i in range(games.num_games):
-        me = K.BOTH if both else int(games.state[i, E.PLAYER])
-        assert K.guided_playout(fast, i, me, steps, *cache, *net) == _guided_by_decision(slow, i, me, steps, net)
-        plain = games.state.copy()
-        K.playout(plain, i, *cache)
-        differs += not np.array_equal(plain[i, : E.LCARDS], fast[i, : E.LCARDS])
-    np.testing.assert_array_equal(fast[:, : E.LCARDS], slow[:, : E.LCARDS])
-    assert differs > 0  # the network's moves are not all greedy's
-    # steps 0: the plain playout
-    zero, plain = games.state.copy(), games.state.copy()
-    for i in range(games.num_games):
-        assert K.guided_playout(zero, i, 0, 0, *cache, *net) == K.playout(plain, i, *cache)
-    np.testing.assert_array_equal(zero[:, : E.LCARDS], plain[:, : E.LCARDS])
-
-
-def test_the_network_in_the_playouts_keeps_the_time_budget_and_the_view():
-    """A guided search whose playouts run the network: legal, within its time budget on the
-    real clock (a loose check), and blind to the hidden cards."""
-    scorer = "agents/data/conquian_scorer.npz"
-    bot = make_agent(f"guided:{scorer},keep=0,steps=100,time=0.02", seed=3)
-    for state in _searched(8, seed=90):
-        bot.reset(state.player, seed=3)
-        started = time.perf_counter()
-        a = act(bot, state)
-        assert time.perf_counter() - started < 0.02 + 0.5
-        assert a in state.legal_actions() and bot.last_iterations > 0
-    stats = stats_under_permutations(
-        lambda: make_agent(f"guided:{scorer},keep=0,steps=2,iterations=200", seed=5), mid_game_state(13, 20), seed=13
-    )
-    assert all(s == stats[0] for s in stats[1:])
-
-
 def test_building_a_search_bot_compiles_every_signature_its_decisions_use():
     """The warm-up calls the kernels exactly as the bots do: numba compiles an omitted optional
-    argument and an explicit None as two signatures, so a warm-up that omitted one left the first
-    guided decision to compile (4.8 s against a 0.02 s budget). Counted in a fresh process."""
+    argument and an explicit None as two signatures, so a warm-up that omitted one left a bot's first
+    decision to compile (4.8 s against a 0.02 s budget). Counted in a fresh process."""
     import subprocess
     import sys
     from pathlib import Path
@@ -712,8 +534,7 @@ for spec in sys.argv[1:]:
         act(bot, state)
     print(spec, before, len(K.run_search.signatures) + len(K.new_search.signatures))
 """
-    scorer = "agents/data/conquian_scorer.npz"
-    specs = ["pimc:iterations=20", "search:iterations=20", f"guided:{scorer},keep=0,steps=2,iterations=20"]
+    specs = ["pimc:iterations=20", "search:iterations=20", "search:iterations=20,uniform=true"]
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
         [sys.executable, "-c", code, *specs], capture_output=True, text=True, cwd=root, timeout=600,

@@ -1,7 +1,7 @@
 """Bot specs and run configs read safely: every number of a spec bounded when the bot is built
 (:mod:`agents.params`), a ``python:`` class's failures named as spec errors, and the
 specs of a run folder's ``config.json`` never importing code on ``--resume`` unless
-``--trust-code`` is given; config values type-checked (:mod:`conquian_train.knobs`)."""
+``--trust-code`` is given; config values type-checked (:mod:`conquian_arena.knobs`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ import pytest
 
 import evaluate
 from agents import make_agent
+from agents import registry as registry_module
 from agents.base import Agent
-from agents.params import Flag, Integer, ParamError, Real, bounded, bounds_of
+from agents.catalog import discover
+from agents.params import Flag, Integer, ParamError, Real, Removed, bounded, bounds_of
 from agents.registry import KNOWN_BOTS, SpecError, check_spec, module_in_folder, refuse_code, runs_code
 
 HERE = "python:tests.test_specs"
@@ -46,26 +48,24 @@ class DeclaredBot(Agent):
     "spec, name, allowed",
     [
         # each of these built before, then crashed (or was cut short) in every game
-        ("ismcts:time=inf", "time", "a number in [1e-06, 3600]"),  # OverflowError in the game
-        ("ismcts:iterations=10000000000000000000000", "iterations", "an integer in [1, 1000000000]"),  # numba
-        ("ismcts:tries=9223372036854775808", "tries", "an integer in [1, 1000000]"),  # OverflowError
-        ("ismcts:z=inf", "z", "a number in [0, 1000]"),
-        ("ismcts:z=nan", "z", "a number in [0, 1000]"),
+        ("pimc:time=inf", "time", "a number in [1e-06, 3600]"),  # OverflowError in the game
+        ("pimc:iterations=10000000000000000000000", "iterations", "an integer in [1, 1000000000]"),  # numba
+        ("pimc:tries=9223372036854775808", "tries", "an integer in [1, 1000000]"),  # OverflowError
+        ("pimc:z=inf", "z", "a number in [0, 1000]"),
+        ("pimc:z=nan", "z", "a number in [0, 1000]"),
         ("ismcts-py:time=inf,iterations=5", "time", "a number in [1e-06, 3600]"),  # OverflowError
         ("ismcts-py:c=nan", "c", "a number in [0, 1000]"),
         ("rollout:margin=inf", "margin", "a number in [0, 1000]"),
         ("rollout:samples=-3", "samples", "an integer in [1, 1000000]"),
         ("rollout:samples=1e9", "samples", "an integer"),
         ("rollout:batch=1", "batch", "true or false"),
-        ("guided:agents/data/conquian_scorer.npz,keep=86", "keep", "an integer in [0, 85]"),
-        ("guided:agents/data/conquian_scorer.npz,steps=100000", "steps", "an integer in [0, 1000]"),
         ("ppo:deterministic=1", "deterministic", "true or false"),
         ("random:seed=-1", "seed", "an integer in [0, "),
         ("greedy:seed=1.5", "seed", "an integer in [0, "),
     ],
 )
 def test_every_number_of_a_spec_is_bounded_before_the_bot_is_built(spec, name, allowed):
-    if spec.startswith(("ismcts", "guided")):
+    if spec.startswith("pimc"):
         pytest.importorskip("numba")
     for build in (check_spec, make_agent):
         with pytest.raises(SpecError) as err:
@@ -80,7 +80,7 @@ def test_the_largest_allowed_numbers_play_a_game():
     from conquian_arena.match import deal_for_seed, play_game
 
     hands, stock = deal_for_seed(1)
-    for spec in ("ismcts:iterations=30,tries=1000000,z=1000", "ismcts-py:iterations=20,c=1000"):
+    for spec in ("pimc:iterations=30,tries=1000000,z=1000", "ismcts-py:iterations=20,c=1000"):
         record = play_game([make_agent(spec, 0), make_agent("greedy")], hands=hands, stock=stock, seed=1)
         assert record.failure is None, (spec, record.failure)
 
@@ -219,10 +219,12 @@ def test_docs_say_a_python_spec_runs_code():
 # --------------------------------------------------------------------------- a run folder's config.json
 
 train = pytest.importorskip("train")
-from conquian_train import knobs  # noqa: E402
+from conquian_arena import knobs  # noqa: E402
 from conquian_train.exit import ExItConfig  # noqa: E402
+from conquian_train.ppo import TrainConfig  # noqa: E402
+from conquian_train.ppo import config_from_args as ppo_config_from_args  # noqa: E402
 
-RECIPES = {"ppo": (train.TrainConfig, []), "exit": (ExItConfig, ["exit"])}
+RECIPES = {"ppo": (TrainConfig, ["ppo"]), "exit": (ExItConfig, ["exit"])}
 
 
 def _run_folder(path, cls, **changes):
@@ -250,7 +252,7 @@ def _spec_fields(cls):
 
 
 def test_every_field_that_holds_bot_specs_is_declared():
-    assert _spec_fields(train.TrainConfig) == ["bc_opponents", "eval_opponents", "opponents", "teacher"]
+    assert _spec_fields(TrainConfig) == ["bc_opponents", "eval_opponents", "opponents", "teacher"]
     assert _spec_fields(ExItConfig) == ["eval_opponents", "opponents"]
 
 
@@ -272,7 +274,7 @@ def test_resume_never_imports_a_python_spec_of_its_config(recipe, field, tmp_pat
     assert not mark.exists() and name not in sys.modules
     # --trust-code lets the file's spec import its module (here it fails, by design, once imported)
     if recipe == "ppo":
-        config, resume = train.config_from_args(["--resume", str(run), "--trust-code"])
+        config, resume = ppo_config_from_args(["--resume", str(run), "--trust-code"])
     else:
         config, resume = knobs.resumed(cls, run, {}, (), trust_code=True), True
     assert resume and not mark.exists(), "reading the config imports nothing, trusted or not"
@@ -295,7 +297,7 @@ def test_a_module_inside_the_run_folder_is_refused_even_with_trust_code(recipe, 
 
 
 def test_a_new_run_takes_a_python_spec_typed_on_its_command_line(tmp_path):
-    config, resume = train.config_from_args(["--out", str(tmp_path / "new"), "--teacher", f"{HERE}:DeclaredBot"])
+    config, resume = ppo_config_from_args(["--out", str(tmp_path / "new"), "--teacher", f"{HERE}:DeclaredBot"])
     assert not resume and config.teacher == f"{HERE}:DeclaredBot"
     config.validate()  # no --trust-code needed: the user typed it
 
@@ -373,16 +375,16 @@ def test_command_line_numbers_are_held_to_the_same_ranges(tmp_path):
         (["--clip-range", "0"], "clip_range must be a number > 0, got 0.0"),
     ]:
         with pytest.raises(ValueError, match=re.escape(words)):
-            train.config_from_args(["--out", str(tmp_path / "x"), *flags])[0].validate()
+            ppo_config_from_args(["--out", str(tmp_path / "x"), *flags])[0].validate()
     with pytest.raises(ValueError, match=re.escape("lr must be a number > 0, got inf")):
         knobs.from_dict(ExItConfig, {"lr": float("inf")})
 
 
 def test_a_config_in_python_is_checked_and_numpy_scalars_become_python_numbers():
-    config = knobs.from_dict(train.TrainConfig, {"seed": np.int64(3), "gamma": np.float32(0.5), "net_arch": [8]})
+    config = knobs.from_dict(TrainConfig, {"seed": np.int64(3), "gamma": np.float32(0.5), "net_arch": [8]})
     assert (type(config.seed), type(config.gamma), config.net_arch) == (int, float, (8,))
     with pytest.raises(ValueError, match="a config is a JSON object of knobs, got list"):
-        knobs.from_dict(train.TrainConfig, [("seed", 1)])
+        knobs.from_dict(TrainConfig, [("seed", 1)])
 
 
 def test_a_list_flag_with_an_empty_default_parses_its_annotated_type():
@@ -401,13 +403,18 @@ def test_the_ranges_in_docs_bots_md_are_the_declared_ones():
     def shown(x):
         return str(x) if isinstance(x, int) else f"{x:g}"
 
-    for kind in ("ismcts", "guided", "ismcts-py", "rollout"):
-        if kind in ("ismcts", "guided"):
-            pytest.importorskip("numba")
-        row = next(line for line in text.splitlines() if line.startswith(f"| `{kind}` |"))
-        declared = bounds_of(KNOWN_BOTS[kind].factory())
-        if kind == "guided":  # "as ismcts, and ...": its own parameters
-            declared = {k: v for k, v in declared.items() if k not in bounds_of(KNOWN_BOTS["ismcts"].factory())}
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    for kind in (d.kind for d in discover(Path(registry_module.__file__).parent, "agents")):
+        try:
+            declared = {k: v for k, v in bounds_of(KNOWN_BOTS[kind].factory()).items() if not isinstance(v, Removed)}
+        except ImportError:  # an optional extra (numba, torch, ray) missing here
+            continue
+        if not declared:
+            continue
+        row = next(r for r in rows if f"`{kind}`" in r.split(" | ")[0])  # every bot with bounds has its row
+        like = re.match(r"\| [^|]* \| as `([\w-]+)`, and", row)
+        if like:  # "as pimc, and ...": its own parameters
+            declared = {k: v for k, v in declared.items() if k not in bounds_of(KNOWN_BOTS[like.group(1)].factory())}
         for name, bound in declared.items():
             if isinstance(bound, (Integer, Real)):
                 assert f"`{name}` {shown(bound.low)}..{shown(bound.high)}" in row, (kind, name)

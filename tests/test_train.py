@@ -24,7 +24,7 @@ from conquian_train.evaluation import Evaluator, evaluate_policy
 from tests.conftest import permute_for
 
 sb3c = pytest.importorskip("sb3_contrib")
-train = pytest.importorskip("train")
+train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
 
 
 # --------------------------------------------------------------------------- registration
@@ -250,7 +250,7 @@ def test_bad_configs_are_rejected_before_any_work(tmp_path, capsys):
     assert "weight" in capsys.readouterr().err
     assert train.main(["--out", str(out), "--opponents", "nosuchbot@1"]) == 2
     assert "unknown bot" in capsys.readouterr().err
-    assert train.main(["--out", str(out), "--best-by", "ismcts"]) == 2
+    assert train.main(["--out", str(out), "--best-by", "pimc"]) == 2
     assert not (out / "checkpoints").exists()
     assert train.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no config.json" in capsys.readouterr().err

@@ -153,42 +153,6 @@ def test_sb3_vec_env_trains_maskable_ppo():
     assert inner.games.state[:, K.PHASE].max() < K.GAME_OVER
 
 
-def test_self_play_puts_the_learner_in_both_seats():
-    pytest.importorskip("sb3_contrib")
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.vec_env import VecMonitor
-
-    from agents.batched import BatchRandom
-    from conquian_env.sb3 import ConquianVecEnv
-    from conquian_train.selfplay import LearnerOpponent, SelfPlay
-
-    class Counting(BatchRandom):
-        calls = 0
-
-        def act_batch(self, games, rows):
-            Counting.calls += len(rows)
-            return super().act_batch(games, rows)
-
-    probe = ConquianVecEnv(16, opponent=Counting(0), seed=1)
-    probe.seed(0)
-    probe.reset()
-    first_deal = Counting.calls  # the old opponent's moves in the deal SB3 makes before any callback
-    inner = ConquianVecEnv(16, opponent=Counting(0), seed=1)
-    model = MaskablePPO("MlpPolicy", VecMonitor(inner), n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
-    Counting.calls = 0
-    model.learn(1024, callback=SelfPlay())
-    assert Counting.calls == first_deal  # that deal was dealt again: no trained game had the old opponent
-    assert isinstance(inner.core.opponent, LearnerOpponent) and inner.core.opponent.model is model
-    assert inner.core.opponent_decisions > 500  # the model answered for the other seat
-    with pytest.raises(ValueError, match="ConquianVecEnv"):
-        from stable_baselines3.common.env_util import make_vec_env
-
-        MaskablePPO("MlpPolicy", make_vec_env("CartPole-v1", 1), n_steps=32).learn(64, callback=SelfPlay())
-    # the old home names the new one (the environment imports nothing of the training package)
-    with pytest.raises(ImportError, match="conquian_env.sb3.SelfPlay moved to conquian_train.selfplay"):
-        from conquian_env.sb3 import SelfPlay as _  # noqa: F401
-
-
 def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
     from agents import make_agent
     from agents.batched import BatchGreedy, play_batch
@@ -254,7 +218,7 @@ def _trajectory(env, steps=60):
     return np.stack(out)
 
 
-@pytest.mark.parametrize("opponent", ["random", "random:seed=4", "ppo:deterministic=false", "ismcts:iterations=3"])
+@pytest.mark.parametrize("opponent", ["random", "random:seed=4", "ppo:deterministic=false", "pimc:iterations=3"])
 def test_the_same_seed_gives_the_same_games(opponent):
     a = ConquianVectorEnv(6, opponent=opponent, seed=0)
     a.reset(seed=123)
