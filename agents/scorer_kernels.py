@@ -1,6 +1,7 @@
 """The action scorer in compiled code (numba): :func:`agents.scorer.candidate_features` and
-the network's forward pass for one position of an engine row, so that the compiled search
-(:mod:`agents._search_kernels`) can let the network decide inside its playouts.
+the network's forward pass for one position of an engine row, for whole compiled games of the
+scorer (:mod:`agents.selfplay_kernels`) and the candidates of the search's labels
+(:mod:`agents._search_kernels`).
 
 The network's layers travel as one flat float32 array (:func:`pack`): each layer's weights
 ``(in, out)`` row by row, then its bias, layer after layer; ``dims`` holds the widths
@@ -272,6 +273,6 @@ def scratch(dims: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def network(scorer) -> tuple[np.ndarray, ...]:
-    """``net`` for :func:`agents._search_kernels.run_search`: the packed ``scorer`` and its scratch."""
+    """The packed ``scorer`` and its scratch: the arguments of :func:`scorer_action` after the row."""
     weights, dims = pack(scorer)
     return (weights, dims, *scratch(dims))

@@ -154,7 +154,7 @@ class HistorySearch(BeliefSearchAgent):
             h = hands[min(np.searchsorted(cum, self.rng.random()), len(hands) - 1)]
             o = np.array([np.inf if h >> int(c) & 1 else 0.0 for c in pool])
             results = K.run_search(row, pool, n_opp, 1, self.z, 1, info, actions, active, results, sums, self._S,
-                                   *self._cache, 0, None, False, o, 0, None, 0)  # fmt: skip
+                                   *self._cache, o)  # fmt: skip
         return int(K.best_action(info, actions, active, sums))
 
 
