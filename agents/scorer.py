@@ -1,5 +1,5 @@
 """The action scorer: a small network that scores each legal action from that action's own
-features (spec ``scorer``, the network alone; ``guided:PATH.npz`` searches with it).
+features (spec ``scorer``, the network alone).
 
 A flat policy network has one output per action id (85 of them) and must learn separately
 that discarding the 7 of clubs and the 7 of hearts are alike.  The scorer instead describes

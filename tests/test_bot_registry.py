@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents import registry
 from agents.base import Agent
 from agents.catalog import BotDeclarationError, bot, discover
 from agents.registry import KNOWN_BOTS, BotTable, SpecError, describe_bots, make_agent
+from conquian_arena.match import deal_for_seed
 
 #: the shipped declarations, read from the sources as the registry reads them
 DECLARED = discover(Path(registry.__file__).parent, "agents")
@@ -228,3 +230,77 @@ def test_the_bot_list_is_the_table(my_bots, monkeypatch):
         "      name_=me, what it calls itself",
         "      hint=auto, a hint",
     ]
+
+
+# --------------------------------------------------------------------------- batched forms, from the same registry
+
+BATCHED = '''
+import numpy as np
+from agents.base import Agent
+from agents.catalog import bot
+
+
+class FirstLegal:
+    def __init__(self, seed):
+        self.seed = seed
+
+    def act_batch(self, games, rows):
+        return np.array([games.get_game(int(r)).legal_actions()[0] for r in rows], dtype=np.int64)
+
+
+@bot("first", "the first legal action", params={"width": "unused"})
+class First(Agent):
+    def __init__(self, width: int = 1, seed=None):
+        self.width = width
+
+    def act(self, observation, action_mask, view=None):
+        return int(action_mask.nonzero()[0][0])
+
+    @classmethod
+    def batched(cls, path, params, seed):
+        return None if params else FirstLegal(seed)
+'''
+
+
+def test_a_bot_declares_its_batched_form_where_it_is_registered(tmp_path, monkeypatch):
+    from agents.batched import PerGameOpponent, make_batch_opponent, play_batch
+    from conquian_env.vector import deal_permutation
+
+    package = tmp_path / "batchbots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text(BATCHED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "KNOWN_BOTS", BotTable(package, "batchbots"))
+    try:
+        made = make_batch_opponent("first", seed=7)
+        assert type(made).__name__ == "FirstLegal" and made.seed == 7  # the class's own form, seeded
+        assert isinstance(make_batch_opponent("first:width=2", seed=7), PerGameOpponent)  # it declined: game by game
+        per_game = PerGameOpponent("first:width=2", seed=7)
+        deals = np.stack([deal_permutation(*deal_for_seed(s)) for s in range(4)])
+        seats = np.array([0, 1, 0, 1])
+        batched_first = play_batch(made, per_game, deals, seats)
+        per_game_first = play_batch(per_game, made, deals, seats)
+        assert batched_first[1].tolist() == per_game_first[1].tolist()  # the same moves either way
+    finally:
+        for name in ("batchbots", "batchbots.first"):
+            sys.modules.pop(name, None)
+
+
+def test_every_shipped_kind_gets_its_declared_batched_form_or_plays_game_by_game():
+    from agents.batched import PerGameOpponent, make_batch_opponent
+
+    for d in DECLARED:
+        if d.positional and not d.positional.startswith("["):
+            continue  # needs a file
+        try:
+            cls = KNOWN_BOTS[d.kind].factory()
+            made = make_batch_opponent(d.kind, seed=3)
+        except ImportError:  # an optional extra missing here
+            continue
+        own = cls.batched(None, {}, 3)
+        assert isinstance(made, PerGameOpponent) if own is None else type(made) is type(own), d.kind
+    assert type(make_batch_opponent("greedy")).__name__ == "BatchGreedy"
+    assert type(make_batch_opponent("random:seed=4")).__name__ == "BatchRandom"
+    with pytest.raises(SpecError, match="unknown parameter"):
+        make_batch_opponent("random:colour=red")  # declined by the batched form, refused game by game
