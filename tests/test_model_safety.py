@@ -4,7 +4,7 @@ A MaskablePPO ``.zip`` carries cloudpickled entries in its ``data`` JSON, which 
 ``MaskablePPO.load`` unpickles.  The "evil" file here is a copy of the shipped model whose
 pickled entries create a marker file when unpickled; the first test proves that SB3's own
 load does create it, the others that no path of ours ever does (the bot, the evaluation
-command, the vector env's opponent, ``train.py --export`` and ``--resume``).  Then the
+command, the vector env's opponent, ``conquian-train ppo --export`` and ``--resume``).  Then the
 loader's errors for bad files, and the shipped model playing exactly as SB3's load of it.
 """
 
