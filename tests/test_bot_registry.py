@@ -234,7 +234,7 @@ def test_the_bot_list_is_the_table(my_bots, monkeypatch):
 
 # --------------------------------------------------------------------------- batched forms, from the same registry
 
-BATCHED = '''
+BATCHED = """
 import numpy as np
 from agents.base import Agent
 from agents.catalog import bot
@@ -259,7 +259,7 @@ class First(Agent):
     @classmethod
     def batched(cls, path, params, seed):
         return None if params else FirstLegal(seed)
-'''
+"""
 
 
 def test_a_bot_declares_its_batched_form_where_it_is_registered(tmp_path, monkeypatch):

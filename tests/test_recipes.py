@@ -160,5 +160,3 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     # nor a run from before the deep-sets scorer (no pool_after): no pooling, the same recipe
     assert config.pool_after == -1 and "pool_after" not in exit_recipe.recipe(config)
     assert exit_recipe.recipe(dataclasses.replace(config, pool_after=0))["pool_after"] == 0
-
-
