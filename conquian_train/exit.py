@@ -65,7 +65,7 @@ from agents.registry import make_agent
 from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
-from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
+from conquian_env.seeding import derive_seed
 
 from . import files, knobs
 from .envs import make_vec_env
@@ -76,6 +76,7 @@ from .policy_files import restore_checkpoint
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
 from .scorer_fit import ScorerSettings, fit_scorer, initial_scorer
+from .seeding import EXIT_ANALYSIS, EXIT_GAMES
 from .settings import RunSettings
 
 

@@ -58,7 +58,7 @@ import numpy as np
 from agents.batched import parse_pool
 from agents.ppo import stamp_model
 from agents.registry import make_agent
-from conquian_env.seeding import PPO_SEGMENT, derive_seed
+from conquian_env.seeding import derive_seed
 
 from . import files, knobs, recipes
 from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
@@ -69,6 +69,7 @@ from .knobs import knob
 from .policy_files import export_model
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
+from .seeding import PPO_SEGMENT
 from .settings import RunSettings
 from .warm_start import WarmStart, warm_start
 
@@ -202,7 +203,7 @@ class TrainConfig(RunSettings):
 
 
 #: the seed stream of a segment's random numbers: ``derive_seed(seed, SEGMENT_STREAM, step)``
-#: (:data:`conquian_env.seeding.PPO_SEGMENT`)
+#: (:data:`conquian_train.seeding.PPO_SEGMENT`)
 SEGMENT_STREAM = PPO_SEGMENT
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
 MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")

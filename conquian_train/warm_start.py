@@ -12,10 +12,11 @@ import numpy as np
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.seeding import WARM_START_GAMES, derive_seed
+from conquian_env.seeding import derive_seed
 
 from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from .run import RunFolder
+from .seeding import WARM_START_GAMES
 
 
 @dataclass(frozen=True)

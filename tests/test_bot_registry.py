@@ -56,7 +56,7 @@ DESCRIBE_BOTS = (
     "  ppo:[PATH.zip]                     a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model\n"
     "      deterministic=true, argmax instead of sampling\n"
     "  scorer:[PATH.npz]                  the action scorer alone (a network from train.py exit scoring each legal action); no path: the shipped one\n"
-    "  rllib:PATH                         an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)\n"
+    "  rllib:PATH                         an RLlib policy (a checkpoint of conquian_train.rllib / examples/rllib_selfplay.py)\n"
     "      module_id=shared, the policy in a multi-policy checkpoint\n"
     "      deterministic=true, argmax instead of sampling\n"
     "  python:package.module:ClassName    your own Agent subclass\n"

@@ -1,4 +1,5 @@
-"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_bot), Tianshou,
+"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_model, agents.rllib_bot,
+conquian_train.rllib), Tianshou,
 AgileRL, and the client examples in examples/.
 
 Each part is skipped when its library is not installed.  The RLlib tests share one local
@@ -45,11 +46,23 @@ def test_importing_the_env_imports_no_client_library():
 
 @pytest.fixture(scope="module")
 def rllib():
+    """The three sides of RLlib: the env (conquian_env), the network and its reader (agents), the
+    training config (conquian_train)."""
     pytest.importorskip("ray.rllib")
     pytest.importorskip("torch")
-    from conquian_env.integrations import rllib
+    from types import SimpleNamespace
 
-    return rllib
+    from agents import rllib_model
+    from conquian_env.integrations import rllib as env_side
+    from conquian_train import rllib as train_side
+
+    return SimpleNamespace(
+        ConquianMultiAgentEnv=env_side.ConquianMultiAgentEnv,
+        MaskedPPOTorchRLModule=rllib_model.MaskedPPOTorchRLModule,
+        MODULE_ID=rllib_model.MODULE_ID,
+        load_module=rllib_model.load_module,
+        ppo_config=train_side.ppo_config,
+    )
 
 
 def test_rllib_own_pettingzoo_recipe_is_refused_with_the_fix(rllib):
