@@ -70,7 +70,7 @@ from .policy_files import export_model
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
 from .seeding import PPO_SEGMENT
-from .settings import RunSettings
+from .settings import RunSettings, recipe_knobs
 from .warm_start import WarmStart, warm_start
 
 
@@ -84,7 +84,6 @@ class TrainConfig(RunSettings):
         "PPO learner decisions in total (the warm start not counted), rounded up to whole rollouts of n_envs x n_steps",
         low=1,
     )
-    forcing: bool = knob(False, "train and evaluate on the forcing variant (RULES.md section 7)")
     device: str = knob("cpu", "torch device of the learner ('cpu', 'cuda', 'auto'); workers always use numpy")
     features: str = knob(
         "meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'", choices=("meld", "raw")
@@ -191,7 +190,7 @@ class TrainConfig(RunSettings):
         return WarmStart(
             games=self.bc_games, teacher=self.teacher, opponents=self.bc_opponents, data=self.bc_data,
             dagger_rounds=self.dagger_rounds, dagger_games=self.dagger_games, features=self.features,
-            forcing=self.forcing, seed=self.seed, processes=self.processes, imitation=self.imitation(),
+            rules=self.rules, seed=self.seed, processes=self.processes, imitation=self.imitation(),
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,7 +210,7 @@ MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")
 
 def recipe(config: Any) -> dict[str, Any]:
     """The knobs that make the run what it is (a checkpoint refuses a ``config.json`` that changed them)."""
-    return {k: v for k, v in config.to_dict().items() if k not in ("out", *MAY_CHANGE)}
+    return recipe_knobs(config, ("out", *MAY_CHANGE))
 
 
 def start_segment(model: Any, seed: int, step: int) -> None:
@@ -243,11 +242,11 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     c, run = config, RunFolder(config.out, recipe(config))
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
-    venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, forcing=c.forcing, seed=c.seed,
+    venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, rules=c.rules, seed=c.seed,
                         max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
     stamp_model(model, c.features)  # its files carry the feature set and layout hash
-    evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, forcing=c.forcing,
+    evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, rules=c.rules,
                          batched=True, jobs=c.processes)  # fmt: skip
     if resume:
         resumed = run.resume(model, c.features)

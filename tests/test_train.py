@@ -398,7 +398,7 @@ def test_forcing_variant_run(tmp_path):
     args = _tiny_args(out, total=256) + ["--forcing"]
     args[args.index("--n-steps") + 1] = "128"
     assert train.main(args) == 0
-    assert json.loads((out / "config.json").read_text())["forcing"] is True
+    assert json.loads((out / "config.json").read_text())["rules"] == {"forcing": True}
     data = np.load(out / "bc_data.npz")
     from conquian_env.observation import OBS_LAYOUT
 
