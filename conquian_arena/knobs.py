@@ -151,7 +151,7 @@ def _data(value: Any) -> Any:
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:
     """The knob dataclass ``cls`` from :func:`to_dict`'s data, :func:`check`\\ ed (a ``Rules`` field from
-    its fields' object; a config written before the rules object, with its ``forcing`` key, upgraded);
+    its fields' object; a config written before the rules object, with its older flag (``rules.LEGACY_KEY``), upgraded);
     an unknown key is an error naming the known ones, a value of the wrong type or range one naming
     the key, the value and what is allowed."""
     if not isinstance(data, dict):

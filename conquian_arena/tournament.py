@@ -638,7 +638,8 @@ def config_data(config: dict[str, Any]) -> dict[str, Any]:
 
 def config_from_data(data: dict[str, Any]) -> dict[str, Any]:
     """The ``config`` of a folder's config.json (:func:`config_data`'s form, or an older folder's with
-    its ``forcing`` flag), its rules parsed into the rules object once, as :func:`make_config` makes it."""
+    its older flag, ``rules.LEGACY_KEY``), its rules parsed into the rules object once, as
+    :func:`make_config` makes it."""
     return {**upgrade_record(data), "rules": rules_of_record(data, "config")}
 
 

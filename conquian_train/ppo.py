@@ -61,7 +61,7 @@ from agents.registry import make_agent
 from conquian_env.seeding import derive_seed
 
 from . import files, knobs, recipes
-from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
+from .callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
 from .envs import make_vec_env
 from .evaluation import Evaluator
 from .imitation import ImitationSettings
@@ -266,9 +266,9 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
         evaluate(model, 0, stage="warm start" if warmed else "init")
         run.state.update(next_eval=c.eval_every, next_snapshot=0, next_checkpoint=0)
     callbacks = [
-        SnapshotCallback(run, c.snapshot_every, c.max_snapshots),
-        EvalCallback(run, evaluate, c.eval_every),
-        CheckpointCallback(run, c.checkpoint_every, lambda step: start_segment(model, c.seed, step)),
+        SnapshotEvery(run, c.snapshot_every, c.max_snapshots),
+        EvaluateEvery(run, evaluate, c.eval_every),
+        CheckpointEvery(run, c.checkpoint_every, lambda step: start_segment(model, c.seed, step)),
     ]
     if c.progress if c.progress is not None else sys.stderr.isatty():
         callbacks.insert(0, ProgressCallback(c.total_steps))

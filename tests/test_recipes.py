@@ -190,3 +190,16 @@ def test_training_code_moved_into_the_package_and_its_old_home_says_where(old, n
     assert getattr(importlib.import_module(new), name).__module__ == new
     with pytest.raises(AttributeError):  # any other missing name is still an AttributeError
         importlib.import_module(old).no_such_name  # noqa: B018
+
+
+def test_the_training_callbacks_do_not_take_stable_baselines3s_names():
+    """SB3's EvalCallback and CheckpointCallback do other things than ours: a user who knows SB3's
+    would be misled by a class of that name (ours were called so once)."""
+    from stable_baselines3.common import callbacks as sb3_callbacks
+
+    from conquian_train import callbacks
+
+    ours = {name for name, value in vars(callbacks).items()
+            if isinstance(value, type) and value.__module__ == callbacks.__name__}  # fmt: skip
+    assert {"EvaluateEvery", "CheckpointEvery", "SnapshotEvery"} <= ours
+    assert ours & set(vars(sb3_callbacks)) == set()
