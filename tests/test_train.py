@@ -262,7 +262,12 @@ def test_help_lists_every_knob(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
+    from conquian_env.rules import Rules
+
     for f in dataclasses.fields(train.TrainConfig):
+        if f.name == "rules":  # one flag per rule field, each with the field's help
+            assert all(f"--{n.replace('_', '-')}, --no-{n.replace('_', '-')}" in text for n in Rules.field_names())
+            continue
         assert "--" + f.name.replace("_", "-") in text
         assert f.metadata["help"].split()[0] in text
 
