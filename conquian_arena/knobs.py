@@ -165,7 +165,7 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")
-    data = {k: Rules.from_dict(v, k) if k in rule_fields and isinstance(v, dict) else v for k, v in data.items()}
+    data = {k: Rules.from_dict(v, k) if k in rule_fields and not isinstance(v, Rules) else v for k, v in data.items()}
     config = cls(**data)
     check(config)
     return config

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from conquian_env import seeding
-from conquian_train import seeding as train_seeding
 from conquian_env.seeding import (
     bot_game_random,
     bot_game_rng,
@@ -23,6 +22,7 @@ from conquian_env.seeding import (
     stream_rng,
     worker_seed,
 )
+from conquian_train import seeding as train_seeding
 
 ROOT = Path(__file__).resolve().parents[1]
 
