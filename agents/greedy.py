@@ -42,7 +42,7 @@ The functions are plain mask functions (:func:`card_quality`, :func:`position_va
 tables they read are public for the same reason: :data:`PARTNERS` (the partner pairs of
 every 3-card combination holding a card), :data:`NEIGHBOURS` (their union),
 :func:`neighbours_of` and :func:`subsets` (a lay's candidates, smallest first).  The
-compiled twins (:mod:`agents.greedy_kernels`, the JAX engine's :mod:`conquian_env.jax.greedy`)
+compiled twins (:mod:`agents.greedy_kernels`, the JAX one :mod:`agents.greedy_jax`)
 copy these tables; their tests hold them equal.
 """
 
@@ -55,7 +55,11 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
-from conquian_env.greedy_weights import (
+from conquian_env.melds import can_split_into_melds, playable_cards
+
+from .base import Agent, PlayerView
+from .catalog import bot
+from .greedy_weights import (
     DISTANT_WEIGHT,
     FEED_PENALTY,
     FEED_PENALTY_NEAR_OUT,
@@ -66,10 +70,6 @@ from conquian_env.greedy_weights import (
     PARTIAL_WEIGHT,
     READY_BONUS,
 )
-from conquian_env.melds import can_split_into_melds, playable_cards
-
-from .base import Agent, PlayerView
-from .catalog import bot
 
 #: size at which the memo tables of the pure functions below are emptied
 _CACHE_LIMIT = 1 << 17

@@ -5,7 +5,7 @@
   e.g. in OpenSpiel's ``evaluate_bots``::
 
       from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
-      from conquian_env.integrations.openspiel import ismcts_bot, load_game
+      from conquian_env.integrations.openspiel import load_game
       game = load_game()
       bots = [AgentBot("greedy", player=0, seed=1), ismcts_bot(game, seed=2, simulations=50)]
       evaluate_bots(game.new_initial_state(), bots, np.random.RandomState(3))
@@ -20,6 +20,8 @@
   player's observation.  Two ready ones, usable as bot specs:
   ``python:agents.openspiel_bot:OpenSpielISMCTSAgent,simulations=100`` (OpenSpiel's
   ISMCTS with random rollouts) and ``python:agents.openspiel_bot:OpenSpielRandomAgent``.
+
+* :func:`ismcts_bot`: OpenSpiel's own ISMCTS as a seeded ``pyspiel.Bot`` for ``evaluate_bots``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import pyspiel
 
-from conquian_env.integrations.openspiel import ConquianGame, game_state_of, ismcts_bot, load_game
+from conquian_env.integrations.openspiel import ConquianGame, game_state_of, load_game
 from conquian_env.observation import action_mask, encode
 from conquian_env.rules import Rules
 from conquian_env.seeding import mixed_seed_31
@@ -38,10 +40,40 @@ from conquian_env.view import PlayerView
 
 from .base import Agent
 
-__all__ = ["AgentBot", "OpenSpielAgent", "OpenSpielISMCTSAgent", "OpenSpielRandomAgent"]
+__all__ = ["AgentBot", "OpenSpielAgent", "OpenSpielISMCTSAgent", "OpenSpielRandomAgent", "ismcts_bot"]
 
 #: builds the OpenSpiel bot for one game: (game, seat, seed) -> bot
 BotFactory = Callable[[ConquianGame, int, "int | None"], pyspiel.Bot]
+
+
+def ismcts_bot(
+    game: pyspiel.Game,
+    *,
+    seed: int | None = None,
+    simulations: int = 100,
+    rollouts: int = 1,
+    uct_c: float = 2.0,
+) -> pyspiel.Bot:
+    """OpenSpiel's Python ``ISMCTSBot`` with random-rollout evaluation, seeded and usable in ``evaluate_bots``.
+
+    Two things the stock bot lacks for this: ``restart_at`` (``evaluate_bots`` calls it; the
+    bot keeps nothing between searches, so it only resets) and a seeded re-deal (its own
+    resampler draws from an unseeded sampler; here the bot's ``RandomState`` seeds it).
+    """
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    class _ISMCTSBot(ismcts.ISMCTSBot):
+        def restart_at(self, state: pyspiel.State) -> None:
+            self.reset()
+
+        def restart(self) -> None:
+            self.reset()
+
+    rs = np.random.RandomState(seed)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=np.random.RandomState(rs.randint(2**31)))
+    bot = _ISMCTSBot(game, evaluator, uct_c, simulations, random_state=rs)
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, rs.uniform))
+    return bot
 
 
 class AgentBot(pyspiel.Bot):
@@ -128,7 +160,7 @@ class OpenSpielAgent(Agent):
 
 
 class OpenSpielISMCTSAgent(OpenSpielAgent):
-    """OpenSpiel's ISMCTS (``conquian_env.integrations.openspiel.ismcts_bot``) as an agent."""
+    """OpenSpiel's ISMCTS (:func:`ismcts_bot`) as an agent."""
 
     name = "openspiel-ismcts"
 

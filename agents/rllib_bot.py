@@ -1,10 +1,10 @@
-"""A bot that plays an RLlib policy: an RLModule trained with :mod:`conquian_env.integrations.rllib`.
+"""A bot that plays an RLlib policy: an RLModule trained with :func:`conquian_train.rllib.ppo_config`.
 
 Spec ``rllib:PATH[,module_id=shared][,deterministic=true|false]``; ``PATH`` is an RLlib
 checkpoint directory: an algorithm's (``algo.save_to_path()``, as
 ``examples/rllib_selfplay.py`` writes), its ``learner_group/learner/rl_module`` directory,
 or one RLModule's.  ``module`` names the policy in a multi-policy checkpoint (default
-``shared``, the one self-play policy of :func:`~conquian_env.integrations.rllib.ppo_config`).
+``shared``, the one self-play policy of :func:`~conquian_train.rllib.ppo_config`).
 
 The module must read RLlib's action-masking observations (``{"observations": float32
 (456,), "action_mask": float32 (85,)}``), as RLlib's ``ActionMaskingTorchRLModule`` does;
@@ -12,8 +12,8 @@ the bot masks the logits again itself, so it never chooses an illegal action.
 ``deterministic`` (default true) plays the most likely action; false samples from the
 policy with the bot's generator, re-seeded each game.  Needs ``ray[rllib]`` and torch.
 
-A checkpoint path is read weights only (:func:`~conquian_env.integrations.rllib.load_module`):
-no pickle in it runs, so it must hold the :class:`~conquian_env.integrations.rllib.MaskedPPOTorchRLModule`
+A checkpoint path is read weights only (:func:`~agents.rllib_model.load_module`):
+no pickle in it runs, so it must hold the :class:`~agents.rllib_model.MaskedPPOTorchRLModule`
 that ``ppo_config`` trains; give any other RLModule as ``module``, loaded yourself from a
 checkpoint you trust.
 """
@@ -35,7 +35,7 @@ __all__ = ["RLlibAgent"]
 
 @bot(
     "rllib",
-    "an RLlib policy (a checkpoint of conquian_env.integrations.rllib / examples/rllib_selfplay.py)",
+    "an RLlib policy (a checkpoint of conquian_train.rllib / examples/rllib_selfplay.py)",
     params={
         "module_id": "the policy in a multi-policy checkpoint",
         "deterministic": "argmax instead of sampling",
@@ -46,7 +46,7 @@ __all__ = ["RLlibAgent"]
 class RLlibAgent(Agent):
     """Plays an RLlib RLModule.  ``path``: a checkpoint (see the module docstring), or
     ``module``: an RLModule, an ``Algorithm`` or anything
-    :func:`conquian_env.integrations.rllib.load_module` takes."""
+    :func:`agents.rllib_model.load_module` takes."""
 
     name = "rllib"
 
@@ -61,7 +61,7 @@ class RLlibAgent(Agent):
     ):
         if (path is None) == (module is None):
             raise ValueError("give the checkpoint path or the module (exactly one)")
-        from conquian_env.integrations.rllib import load_module
+        from .rllib_model import load_module
 
         self.path = path
         self.module_id = module_id

@@ -19,7 +19,7 @@ Prints, for N games stepped together:
     environment decisions/s of whole updates (rollout against ``--ppo-opponent``, random
     or greedy, GAE, 4 epochs of 8 minibatches), ``--ppo-steps`` decisions per game per
     update, by batch size.
-(e) with ``--greedy``: the greedy bot in JAX (``conquian_env.jax.greedy_actions``, jitted)
+(e) with ``--greedy``: the greedy bot in JAX (``agents.greedy_jax.greedy_actions``, jitted)
     deciding for every game of a batch, greedy decisions/s, on the positions of 10
     snapshots of games played by greedy against greedy (every 6 decisions from the deal;
     harder than random play's positions), next to the numba kernel
@@ -148,7 +148,8 @@ def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, 
     import numpy as np
     from pgx.experimental import auto_reset
 
-    from conquian_env.jax import Conquian, greedy_actions
+    from agents.greedy_jax import greedy_actions
+    from conquian_env.jax import Conquian
 
     env = Conquian(first="random")
     step = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
@@ -293,7 +294,7 @@ def main() -> None:
         print(f"meld search hot part, {sizes[0]} searches: two uint32 words {_fmt(on_words)}/s, "
               f"bool vectors {_fmt(on_bools)}/s ({on_words / on_bools:.0f}x)")  # fmt: skip
     if args.greedy:
-        print("greedy bot (conquian_env.jax.greedy_actions), positions of greedy-against-greedy games")
+        print("greedy bot (agents.greedy_jax.greedy_actions), positions of greedy-against-greedy games")
         print(f"{'games':>9} {'JAX greedy/s':>12} {'compile':>8}" + (f" {'numba 1 core':>12}" if with_numba else ""))
         for n in sizes:
             rate, compile_s, numba = greedy_rates(n, args.repeats, with_numba)

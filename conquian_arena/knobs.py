@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import refuse_code
-from conquian_env.rules import Rules
+from conquian_env.rules import LEGACY_KEY, Rules, upgrade_record
 from conquian_env.rules import add_arguments as rule_arguments
 
 #: what a whole-number knob holds at most (numpy's and torch's int64)
@@ -139,22 +139,33 @@ def add_resume_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def to_dict(config: Any) -> dict[str, Any]:
-    """The fields of a knob dataclass as JSON-ready data (tuples as lists)."""
-    return {
-        f.name: list(v) if isinstance(v := getattr(config, f.name), tuple) else v for f in dataclasses.fields(config)
-    }
+    """The fields of a knob dataclass as JSON-ready data (tuples as lists, a ``Rules`` as its fields)."""
+    return {f.name: _data(getattr(config, f.name)) for f in dataclasses.fields(config)}
+
+
+def _data(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return value.to_dict() if isinstance(value, Rules) else value
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    """The knob dataclass ``cls`` from :func:`to_dict`'s data, :func:`check`\\ ed; an unknown key is an
-    error naming the known ones, a value of the wrong type or range one naming the key, the value
-    and what is allowed."""
+    """The knob dataclass ``cls`` from :func:`to_dict`'s data, :func:`check`\\ ed (a ``Rules`` field from
+    its fields' object; a config written before the rules object, with its older flag (``rules.LEGACY_KEY``), upgraded);
+    an unknown key is an error naming the known ones, a value of the wrong type or range one naming
+    the key, the value and what is allowed."""
     if not isinstance(data, dict):
         raise ValueError(f"a config is a JSON object of knobs, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
+    rule_fields = [f.name for f in dataclasses.fields(cls) if f.metadata.get("rules")]
+    if rule_fields == ["rules"] and LEGACY_KEY not in names:
+        if "rules" in data and LEGACY_KEY in data:
+            raise ValueError(f"a config holds 'rules' or the older '{LEGACY_KEY}', not both")
+        data = upgrade_record(data)  # a config written before the rules object: its flag as rules
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")
+    data = {k: Rules.from_dict(v, k) if k in rule_fields and not isinstance(v, Rules) else v for k, v in data.items()}
     config = cls(**data)
     check(config)
     return config

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from conquian_env.rules import rules_of_record
+from conquian_env.rules import Rules
 
 from .runfiles import write_atomic
 
@@ -25,7 +25,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     deals = "duplicate deals (seats swapped)" if cfg["duplicate"] else "one deal per game"
     lines = [
         f"Conquian tournament: {len(cfg['labels'])} bots, {kind}, {cfg['games']} games per pair, {deals}, "
-        f"seed {cfg['seed']}, rules {rules_of_record(cfg, 'config')}",
+        f"seed {cfg['seed']}, rules {cfg['rules']}",
         "",
         f"{'A':<24} {'B':<24} {'W':>5} {'D':>5} {'L':>5} {'W/(W+L)':>7}  {'score A':>7} {f'[{pct}% CI]':<15} "
         f"{'stake/game A':>12} {f'[{pct}% CI]':<19} {'moves':>6}  fail A/B",
@@ -109,9 +109,11 @@ def write_summary(summary: dict[str, Any], out_dir: Path) -> None:
 
 
 def _json_safe(obj: Any) -> Any:
-    """NaN is not JSON: write null instead."""
+    """NaN is not JSON: write null instead (and the rules as their fields)."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if isinstance(obj, Rules):
+        return obj.to_dict()
     if isinstance(obj, dict):
         return {k: _json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -163,7 +165,7 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
     cfg = summary["config"]
     fig.suptitle(
         f"Conquian: {cfg['games']} games per pair, {'duplicate deals' if cfg['duplicate'] else 'single deals'}, "
-        f"rules {rules_of_record(cfg, 'config')}, seed {cfg['seed']}",
+        f"rules {cfg['rules']}, seed {cfg['seed']}",
         fontsize=11,
     )
     fig.tight_layout()

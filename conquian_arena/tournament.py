@@ -253,7 +253,6 @@ def play_pair(
     rules: Rules | None = None,
     jobs: int = 1,
     a_batch: Any = None,
-    **rule_fields: bool,
 ) -> list[dict[str, Any]]:
     """The games of ``conquian-evaluate A B --games GAMES --seed SEED`` (duplicate deals, A in
     seat 0 of swap 0), each as ``deal swap deal_seed game_seed moves score``, ``score`` A's
@@ -265,9 +264,10 @@ def play_pair(
     games run at once on the batched engine: the same deals and seats (a batched bot draws
     its random numbers its own way, so only deterministic bots play the very same games);
     otherwise game by game in ``jobs`` worker processes, exactly as the tournament plays them.
+    ``rules``: the :class:`~conquian_env.rules.Rules` of the games (None: the standard game).
     """
     label_a = a if isinstance(a, str) else a.name
-    rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
+    rules = resolve(rules)
     config = make_config(TournamentConfig(specs=[label_a, b], games=games, seed=seed, rules=rules))
     tasks = make_schedule(config)
     labels = config["labels"]
@@ -487,9 +487,7 @@ def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any], wha
     confirm; with ``--verify`` every game) and say how ``obj`` differs from it, or None when it
     is that game.  ``what``: how the message names the line."""
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
-    worker.ensure_setup(
-        spec_of, bot_seeds(config), rules_of_record(config, "config")
-    )  # the bots are built once, as in a worker
+    worker.ensure_setup(spec_of, bot_seeds(config), config["rules"])  # the bots are built once, as in a worker
     fresh = play_task(task)
     differ = [k for k in LINE_KEYS if k not in TIMING_KEYS and not _same(obj[k], fresh[k])]
     if differ:
@@ -548,7 +546,7 @@ def load_games(
     if not raw:
         return {}
     tasks = make_schedule(config)
-    rules = rules_of_record(config, "config")
+    rules = config["rules"]
     names = bot_names(config) if names is None else names
     chunks = raw.split(b"\n")
     torn = not raw.endswith(b"\n")  # the last line was cut short (a kill while it was written)
@@ -614,8 +612,10 @@ def load_games(
 
 
 def make_config(options: TournamentConfig) -> dict[str, Any]:
-    """What defines the tournament: a resume must ask for the same.  (config.json keeps it
-    with the ``options`` of the latest run, whose other knobs may change between runs.)"""
+    """What defines the tournament: a resume must ask for the same.  (config.json keeps it,
+    as :func:`config_data`, with the ``options`` of the latest run, whose other knobs may change
+    between runs.)  Its ``rules`` are the :class:`~conquian_env.rules.Rules` object itself, parsed
+    once (from the command line or the options), which everything that plays or checks a game reads."""
     bot_specs = ([options.gauntlet] if options.gauntlet is not None else []) + list(options.specs)
     return {
         "format": FORMAT_VERSION,
@@ -626,9 +626,21 @@ def make_config(options: TournamentConfig) -> dict[str, Any]:
         "games": games_per_pair(options.games, options.duplicate),
         "games_requested": options.games,
         "seed": options.seed,
-        "rules": options.rules.to_dict(),
+        "rules": options.rules,
         "duplicate": bool(options.duplicate),
     }
+
+
+def config_data(config: dict[str, Any]) -> dict[str, Any]:
+    """:func:`make_config`'s ``config`` as JSON data (its rules as their fields), as config.json keeps it."""
+    return {**config, "rules": config["rules"].to_dict()}
+
+
+def config_from_data(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``config`` of a folder's config.json (:func:`config_data`'s form, or an older folder's with
+    its older flag, ``rules.LEGACY_KEY``), its rules parsed into the rules object once, as
+    :func:`make_config` makes it."""
+    return {**upgrade_record(data), "rules": rules_of_record(data, "config")}
 
 
 def default_out_dir(config: dict[str, Any]) -> Path:
@@ -637,7 +649,7 @@ def default_out_dir(config: dict[str, Any]) -> Path:
         slug = "gauntlet-" + slug
     if len(slug) > 60:
         slug = slug[:50] + "-" + hashlib.sha1(slug.encode()).hexdigest()[:8]
-    rules = rules_of_record(config, "config")
+    rules = config["rules"]
     extra = ("" if rules == STANDARD else "_" + rules.name) + ("" if config["duplicate"] else "_nodup")
     return Path("results") / f"{slug}_g{config['games']}_s{config['seed']}{extra}"
 
@@ -649,10 +661,11 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
             old = upgrade_record(json.loads(path.read_text()))  # a folder written before: its flag as rules
         except ValueError as err:
             raise ValueError(f"{path} is not valid JSON ({err}); fix it or use another --out") from err
-        compare = [k for k in config if k != "games_requested"]
-        diff = [k for k in compare if old.get(k) != config[k]]
+        data = config_data(config)
+        compare = [k for k in data if k != "games_requested"]
+        diff = [k for k in compare if old.get(k) != data[k]]
         if diff:
-            details = "; ".join(f"{k}: folder has {old.get(k)!r}, this run asks {config[k]!r}" for k in diff)
+            details = "; ".join(f"{k}: folder has {old.get(k)!r}, this run asks {data[k]!r}" for k in diff)
             raise ValueError(
                 f"{out_dir} holds a different tournament ({details}). "
                 "Resume it with the same settings, or choose another --out."
@@ -717,7 +730,8 @@ def run_tournament(
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, config)
     runfiles.remove_partials(out)  # what a killed run was writing
-    runfiles.write_atomic(out / "config.json", json.dumps({**config, "options": options.to_dict()}, indent=2) + "\n")
+    written = {**config_data(config), "options": options.to_dict()}
+    runfiles.write_atomic(out / "config.json", json.dumps(written, indent=2) + "\n")
 
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"

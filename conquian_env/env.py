@@ -99,7 +99,7 @@ def check_reset_caller(depth: int = 6) -> None:
                 "RLlib has no default encoder for its Dict observation, and with FlattenObservations its policy "
                 "ignores the action mask (RLlib's action-masking module reads the key 'observations'; PettingZoo's "
                 "is 'observation'), so illegal moves end the games. Use conquian_env.integrations.rllib: "
-                "ConquianMultiAgentEnv, or ppo_config() for the whole self-play PPOConfig with a masked module "
+                "ConquianMultiAgentEnv, or conquian_train.rllib.ppo_config() for the whole self-play PPOConfig "
                 "(docs/integrations/rllib.md)"
             )
         frame = frame.f_back

@@ -16,6 +16,7 @@ older uses keep their own arithmetic, named and documented here rather than writ
 where they are used: :func:`seat_seed` (``seed * 2 + seat``), :func:`worker_seed`
 (``seed * 1000 + rank``), :func:`stream_rng` and :func:`bot_game_rng` (numpy generators on
 the words' ``SeedSequence``).  New code uses :func:`derive_seed` with a new stream word.
+The training recipes' stream words are theirs (:mod:`conquian_train.seeding`).
 """
 
 from __future__ import annotations
@@ -33,15 +34,6 @@ TOURNAMENT_GAME = 1
 TOURNAMENT_BOT = 3
 #: the vector environments' opponent: ``derive_seed(seed, VECTOR_OPPONENT)``
 VECTOR_OPPONENT = 1
-#: expert iteration's self-play games: ``derive_seed(seed, EXIT_GAMES, round, game)``
-EXIT_GAMES = 23
-#: expert iteration's search analysis: ``derive_seed(seed, EXIT_ANALYSIS, round, chunk)``
-EXIT_ANALYSIS = 29
-#: a PPO run's segment from step ``step`` on (deals and every random number):
-#: ``derive_seed(seed, PPO_SEGMENT, step)``
-PPO_SEGMENT = 31
-#: the warm start's (DAgger) games: ``derive_seed(seed, WARM_START_GAMES, round, game)``
-WARM_START_GAMES = 11
 
 # ---------------------------------------------------------------- stream words (stream_rng(seed, WORD, ...))
 #: the Elo bootstrap's resampling generator: ``stream_rng(seed, BOOTSTRAP)``
@@ -50,8 +42,6 @@ BOOTSTRAP = 2
 POOL_DRAWS = 7
 #: the integrations' (RLlib, Tianshou) first-player draws: ``stream_rng(seed, FIRST_PLAYER)``
 FIRST_PLAYER = 1
-#: behaviour cloning's held-out split and batch order: ``stream_rng(seed, IMITATION_SPLIT, rows)``
-IMITATION_SPLIT = 5
 
 
 def derive_seed(*words: int) -> int:

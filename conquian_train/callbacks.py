@@ -1,7 +1,9 @@
 """The named callbacks of ``MaskablePPO.learn`` (SB3's ``BaseCallback``; combine them in a ``CallbackList``).
 
 Each acts at the start of a rollout, not at its end: SB3 updates the policy after
-``_on_rollout_end``, so what was taken there saw the weights from before the update.
+``_on_rollout_end``, so what was taken there saw the weights from before the update.  Their names
+are not SB3's own (``EvalCallback``, ``CheckpointCallback`` do other things): :class:`EvaluateEvery`
+plays this package's duplicate-deal evaluation, :class:`CheckpointEvery` writes a resumable run folder.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .evaluation import Evaluator
 from .run import RunFolder
 
 
-class SnapshotCallback(BaseCallback):
+class SnapshotEvery(BaseCallback):
     """Every ``every`` steps a snapshot of the learner joins the opponent pools (``self`` / ``past``)."""
 
     def __init__(self, run: RunFolder, every: int, max_snapshots: int):
@@ -37,7 +39,7 @@ class SnapshotCallback(BaseCallback):
         return True
 
 
-class EvalCallback(BaseCallback):
+class EvaluateEvery(BaseCallback):
     """Every ``every`` steps (0: never) an evaluation (:class:`Evaluator`), and the opponents met so far."""
 
     def __init__(self, run: RunFolder, evaluate: Evaluator, every: int):
@@ -59,7 +61,7 @@ class EvalCallback(BaseCallback):
         return True
 
 
-class CheckpointCallback(BaseCallback):
+class CheckpointEvery(BaseCallback):
     """Every ``every`` steps (0: never), from step 0 on, a checkpoint for ``--resume``, then
     ``on_checkpoint(step)`` (the PPO recipe starts a segment there); the elapsed time to TensorBoard."""
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from agents.batched import BatchPool, parse_pool
+from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import worker_seed
 
 
 def make_vec_env(
-    opponents: tuple[str, ...], n_envs: int, *, features: str = "meld", forcing: bool = False, seed: int = 0,
+    opponents: tuple[str, ...], n_envs: int, *, features: str = "meld", rules: Rules = STANDARD, seed: int = 0,
     max_snapshots: int = 10,
 ):  # fmt: skip
     """``n_envs`` games of the learner as an SB3 ``VecEnv`` (in a ``VecMonitor``): all of them in one
     compiled engine (:class:`conquian_env.sb3.ConquianVecEnv`), the pool's opponents deciding in
-    batches (:class:`agents.batched.BatchPool`).  ``opponents`` is the pool, ``SPEC@WEIGHT`` each.
+    batches (:class:`agents.batched.BatchPool`).  ``opponents`` is the pool, ``SPEC@WEIGHT`` each;
+    ``rules`` the :class:`~conquian_env.rules.Rules` the games are played by.
 
     (The per-game paths, ``SingleAgentEnv`` in ``SubprocVecEnv`` or ``DummyVecEnv`` workers, are
     gone: the batched one trains several times faster, docs/benchmarks.md "Speed of the batched engine".)
@@ -22,4 +24,4 @@ def make_vec_env(
     from conquian_env.sb3 import ConquianVecEnv
 
     opponent = BatchPool(parse_pool(opponents), seed=worker_seed(seed, 1), max_snapshots=max_snapshots)
-    return VecMonitor(ConquianVecEnv(n_envs, opponent, forcing=forcing, observation=features, seed=seed))
+    return VecMonitor(ConquianVecEnv(n_envs, opponent, rules=rules, observation=features, seed=seed))

@@ -8,27 +8,27 @@ from agents.base import Agent
 from agents.batched import BatchPolicy
 from agents.ppo import NumpyPolicy, PolicyAgent
 from conquian_arena.tournament import pair_score, play_pair
+from conquian_env.rules import STANDARD, Rules
 
 from .run import RunFolder, plot_learning_curve
 
 
-def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, forcing: bool = False,
+def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, rules: Rules = STANDARD,
                     batched: bool = True, jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """The deterministic policy against the bot ``spec`` on the duplicate deals of ``conquian-evaluate
     --seed SEED`` (:func:`conquian_arena.tournament.play_pair`; ``batched``: on the batched engine
-    where ``spec`` has a batched form), as W/D/L and the score with its interval over deals."""
+    where ``spec`` has a batched form; ``rules``: the games' :class:`~conquian_env.rules.Rules`), as W/D/L and the
+    score with its interval over deals."""
     learner, learner_batch = PolicyAgent(policy, deterministic=True), BatchPolicy(policy, deterministic=True)
-    played = play_pair(
-        learner, spec, games, seed, forcing=forcing, jobs=jobs, a_batch=learner_batch if batched else None
-    )
+    played = play_pair(learner, spec, games, seed, rules=rules, jobs=jobs, a_batch=learner_batch if batched else None)
     return {"opponent": spec, **pair_score(played)}
 
 
-def evaluate_agent(agent: Agent, spec: str, games: int, seed: int, *, forcing: bool = False,
+def evaluate_agent(agent: Agent, spec: str, games: int, seed: int, *, rules: Rules = STANDARD,
                    jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """A bot object against the bot ``spec`` on the duplicate deals of ``conquian-evaluate --seed
     SEED``, game by game, as W/D/L and the score with its interval over deals."""
-    return {"opponent": spec, **pair_score(play_pair(agent, spec, games, seed, forcing=forcing, jobs=jobs))}
+    return {"opponent": spec, **pair_score(play_pair(agent, spec, games, seed, rules=rules, jobs=jobs))}
 
 
 def model_suffix(model: Any) -> str:
@@ -42,12 +42,12 @@ class Evaluator:
     against ``best_by`` is the best so far, and ``learning_curve.png``."""
 
     def __init__(self, run: RunFolder, opponents: tuple[str, ...], best_by: str, *, games: int, seed: int,
-                 forcing: bool = False, batched: bool = True, jobs: int = 1,
+                 rules: Rules = STANDARD, batched: bool = True, jobs: int = 1,
                  xlabel: str = "learner steps"):  # fmt: skip
         if best_by not in opponents:
             raise ValueError(f"best_by {best_by!r} must be one of the evaluation opponents {list(opponents)}")
         self.run, self.opponents, self.best_by, self.xlabel = run, opponents, best_by, xlabel
-        self.settings = dict(games=games, seed=seed, forcing=forcing, batched=batched, jobs=jobs)
+        self.settings = dict(games=games, seed=seed, rules=rules, batched=batched, jobs=jobs)
 
     def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
         """Evaluate ``model``: an SB3 model (its policy, on the batched engine where it can), or any
@@ -61,7 +61,7 @@ class Evaluator:
                 return evaluate_policy(policy, spec, **self.settings)
         else:
             agent = model.agent()
-            fixed = {k: self.settings[k] for k in ("games", "seed", "forcing", "jobs")}
+            fixed = {k: self.settings[k] for k in ("games", "seed", "rules", "jobs")}
 
             def play(spec: str) -> dict[str, Any]:
                 return evaluate_agent(agent, spec, **fixed)

@@ -67,7 +67,7 @@ from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
-from conquian_env.seeding import EXIT_ANALYSIS, EXIT_GAMES, derive_seed
+from conquian_env.seeding import derive_seed
 
 from . import files
 from .envs import make_vec_env
@@ -77,7 +77,8 @@ from .policy_files import restore_checkpoint
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
 from .scorer_fit import ScorerSettings, fit_scorer, initial_scorer
-from .settings import RunSettings
+from .seeding import EXIT_ANALYSIS, EXIT_GAMES
+from .settings import RunSettings, recipe_knobs
 
 
 @dataclass
@@ -133,7 +134,6 @@ class ExItConfig(RunSettings):
         True,
         "evaluate the network the run starts from (untrained: its random weights) before round 0: the curve's step 0",
     )
-    forcing: bool = knob(False, "play the forcing variant (RULES.md section 7)")
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the knob that is wrong (before any work starts)."""
@@ -217,7 +217,7 @@ def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> t
         game_seed = derive_seed(c.seed, EXIT_GAMES, round_, g)
         hands, stock = deal_for_seed(game_seed)
         players = [recorder, opponents[spec]] if seat == 0 else [opponents[spec], recorder]
-        record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=c.forcing)
+        record = play_game(players, hands=hands, stock=stock, seed=game_seed, rules=c.rules)
         if record.failure is not None:
             raise RuntimeError(f"round {round_} game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
@@ -289,8 +289,8 @@ def recipe(config: ExItConfig) -> dict[str, Any]:
     """The knobs that make the run what it is: a checkpoint or a shard made with others is refused.
     ``pool_after`` at its default (-1, no pooling) is left out, so that a run from before the knob keeps
     its recipe."""
-    return {k: v for k, v in knobs.to_dict(config).items()
-            if k not in ("out", *MAY_CHANGE) and not (k == "pool_after" and v == -1)}  # fmt: skip
+    return {k: v for k, v in recipe_knobs(config, ("out", *MAY_CHANGE)).items()
+            if not (k == "pool_after" and v == -1)}  # fmt: skip
 
 
 class ExItRun:
@@ -317,13 +317,13 @@ class ExItRun:
             from sb3_contrib import MaskablePPO
 
             # the file format is MaskablePPO's (ppo:PATH plays the result); its env only gives the spaces
-            self.venv = make_vec_env(("random",), 1, features=c.features, forcing=c.forcing, seed=c.seed)
+            self.venv = make_vec_env(("random",), 1, features=c.features, rules=c.rules, seed=c.seed)
             policy_kwargs = {"net_arch": {"pi": list(c.hidden()), "vf": list(c.hidden())}}
             self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy_kwargs, seed=c.seed, verbose=0)
             stamp_model(self.model, c.features)  # its files carry the feature set and layout hash
         self.suffix = model_suffix(self.model)
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
-                                  forcing=c.forcing, jobs=c.processes, xlabel="labelled decisions")  # fmt: skip
+                                  rules=c.rules, jobs=c.processes, xlabel="labelled decisions")  # fmt: skip
         state = self.run.open_checkpoint(EXIT_STATE)
         if state is not None and not resume:
             raise RunFolderError(f"{c.out} already holds a run: use --resume {c.out} or another --out")

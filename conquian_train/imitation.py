@@ -41,7 +41,9 @@ import numpy as np
 from agents.base import Agent, PlayerView
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.game import PHASE_NAMES
-from conquian_env.seeding import IMITATION_SPLIT, stream_rng
+from conquian_env.seeding import stream_rng
+
+from .seeding import IMITATION_SPLIT
 
 #: the phases in which a player decides (the observation's phase plane starts with them, in this order)
 DECISION_PHASES = PHASE_NAMES[:4]

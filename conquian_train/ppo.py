@@ -59,17 +59,18 @@ from agents.ppo import stamp_model
 from agents.registry import make_agent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
-from conquian_env.seeding import PPO_SEGMENT, derive_seed
+from conquian_env.seeding import derive_seed
 
 from . import files, recipes
-from .callbacks import CheckpointCallback, EvalCallback, ProgressCallback, SnapshotCallback
+from .callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
 from .envs import make_vec_env
 from .evaluation import Evaluator
 from .imitation import ImitationSettings
 from .policy_files import export_model
 from .recipes import Recipe, parser, run_recipe
 from .run import PPO_STATE, RunFolder, RunFolderError
-from .settings import RunSettings
+from .seeding import PPO_SEGMENT
+from .settings import RunSettings, recipe_knobs
 from .warm_start import WarmStart, warm_start
 
 
@@ -83,7 +84,6 @@ class TrainConfig(RunSettings):
         "PPO learner decisions in total (the warm start not counted), rounded up to whole rollouts of n_envs x n_steps",
         low=1,
     )
-    forcing: bool = knob(False, "train and evaluate on the forcing variant (RULES.md section 7)")
     device: str = knob("cpu", "torch device of the learner ('cpu', 'cuda', 'auto'); workers always use numpy")
     features: str = knob(
         "meld", "policy input: 'meld' (raw observation + meld-aware features) or 'raw'", choices=("meld", "raw")
@@ -177,7 +177,7 @@ class TrainConfig(RunSettings):
         return WarmStart(
             games=self.bc_games, teacher=self.teacher, opponents=self.bc_opponents, data=self.bc_data,
             dagger_rounds=self.dagger_rounds, dagger_games=self.dagger_games, features=self.features,
-            forcing=self.forcing, seed=self.seed, processes=self.processes, imitation=self.imitation(),
+            rules=self.rules, seed=self.seed, processes=self.processes, imitation=self.imitation(),
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,7 +189,7 @@ class TrainConfig(RunSettings):
 
 
 #: the seed stream of a segment's random numbers: ``derive_seed(seed, SEGMENT_STREAM, step)``
-#: (:data:`conquian_env.seeding.PPO_SEGMENT`)
+#: (:data:`conquian_train.seeding.PPO_SEGMENT`)
 SEGMENT_STREAM = PPO_SEGMENT
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
 MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")
@@ -197,7 +197,7 @@ MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")
 
 def recipe(config: Any) -> dict[str, Any]:
     """The knobs that make the run what it is (a checkpoint refuses a ``config.json`` that changed them)."""
-    return {k: v for k, v in config.to_dict().items() if k not in ("out", *MAY_CHANGE)}
+    return recipe_knobs(config, ("out", *MAY_CHANGE))
 
 
 def start_segment(model: Any, seed: int, step: int) -> None:
@@ -229,11 +229,11 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     c, run = config, RunFolder(config.out, recipe(config))
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
-    venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, forcing=c.forcing, seed=c.seed,
+    venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, rules=c.rules, seed=c.seed,
                         max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
     stamp_model(model, c.features)  # its files carry the feature set and layout hash
-    evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, forcing=c.forcing,
+    evaluate = Evaluator(run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed, rules=c.rules,
                          batched=True, jobs=c.processes)  # fmt: skip
     if resume:
         resumed = run.resume(model, c.features)
@@ -253,9 +253,9 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
         evaluate(model, 0, stage="warm start" if warmed else "init")
         run.state.update(next_eval=c.eval_every, next_snapshot=0, next_checkpoint=0)
     callbacks = [
-        SnapshotCallback(run, c.snapshot_every, c.max_snapshots),
-        EvalCallback(run, evaluate, c.eval_every),
-        CheckpointCallback(run, c.checkpoint_every, lambda step: start_segment(model, c.seed, step)),
+        SnapshotEvery(run, c.snapshot_every, c.max_snapshots),
+        EvaluateEvery(run, evaluate, c.eval_every),
+        CheckpointEvery(run, c.checkpoint_every, lambda step: start_segment(model, c.seed, step)),
     ]
     if c.progress if c.progress is not None else sys.stderr.isatty():
         callbacks.insert(0, ProgressCallback(c.total_steps))

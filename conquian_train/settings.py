@@ -1,4 +1,4 @@
-"""What every training recipe shares: the run folder, the seed, the evaluation, the processes.
+"""What every training recipe shares: the run folder, the seed, the rules, the evaluation, the processes.
 
 :class:`RunSettings` is the base of each recipe's knobs (``ppo``'s
 :class:`~conquian_train.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.exit.ExItConfig`):
@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from agents.registry import make_agent
+from conquian_arena import knobs
 from conquian_arena.knobs import knob
+from conquian_env.rules import STANDARD, Rules
 
 
 @dataclass
 class RunSettings:
-    """The run folder, seed, evaluation and process knobs that every recipe has."""
+    """The run folder, seed, rules, evaluation and process knobs that every recipe has."""
 
     out: str = knob("runs/default", "run folder (config, logs, checkpoints, models)")
     seed: int = knob(0, "seed of everything in the run (deals, bots, searches, network init)", low=0)
+    rules: Rules = knob(
+        STANDARD, "the rules the run trains and evaluates on (a flag per field of conquian_env.rules.Rules)", rules=True
+    )
     eval_games: int = knob(600, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
     eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
     eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used in training)", low=0)
@@ -41,3 +47,12 @@ class RunSettings:
             raise ValueError(f"best_by {self.best_by!r} must be one of eval_opponents {list(self.eval_opponents)}")
         for spec in self.eval_opponents:
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
+
+
+def recipe_knobs(config: Any, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The knobs of ``config`` as data, less ``leave_out``, with the fields of its ``rules`` in place of
+    ``rules``, each by its own name: the form a run's recipe hash and its shards' settings have named
+    the rules in since before the rules object, so a run started then resumes."""
+    data = knobs.to_dict(config)
+    rules = data.pop("rules")
+    return {**{k: v for k, v in data.items() if k not in leave_out}, **rules}

@@ -12,10 +12,12 @@ import numpy as np
 from agents.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.seeding import WARM_START_GAMES, derive_seed
+from conquian_env.rules import STANDARD, Rules
+from conquian_env.seeding import derive_seed
 
 from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
 from .run import RunFolder
+from .seeding import WARM_START_GAMES
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class WarmStart:
     dagger_rounds: int = 0
     dagger_games: int = 1000
     features: str = "meld"
-    forcing: bool = False
+    rules: Rules = STANDARD
     seed: int = 0
     processes: int = 1
     imitation: ImitationSettings = field(default_factory=ImitationSettings)
@@ -63,7 +65,7 @@ def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_:
     """Round ``round_``: ``games`` games over the worker processes; the teacher's decisions and W/D/L by opponent."""
     n = max(1, min(ws.processes, games))
     per = [games // n + (1 if i < games % n else 0) for i in range(n)]
-    jobs = [(ws.teacher, ws.opponents, int(s), k, ws.seed, round_, ws.features, ws.forcing, student)
+    jobs = [(ws.teacher, ws.opponents, int(s), k, ws.seed, round_, ws.features, ws.rules, student)
             for s, k in zip(np.cumsum([0, *per[:-1]]), per, strict=True) if k]  # fmt: skip
     chunks = map_jobs(_record_chunk, jobs, ws.processes)
     results: dict[str, list[int]] = {}
@@ -75,7 +77,7 @@ def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_:
 
 def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
     """Games ``start .. start+count`` of a warm-start round (in a worker): the teacher's decisions, W/D/L."""
-    teacher_spec, opponent_specs, start, count, seed, round_, features, forcing, student = job
+    teacher_spec, opponent_specs, start, count, seed, round_, features, rules, student = job
     learner = PolicyAgent(student, deterministic=False) if student is not None else None
     teacher = RecordingAgent(make_agent(teacher_spec, seed), features, learner)
     opponents = {spec: make_agent(spec, seed + 1) for spec in opponent_specs}
@@ -86,7 +88,7 @@ def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
         game_seed = derive_seed(seed, WARM_START_GAMES, round_, g)
         hands, stock = deal_for_seed(game_seed)
         players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
-        record = play_game(players, hands=hands, stock=stock, seed=game_seed, forcing=forcing)
+        record = play_game(players, hands=hands, stock=stock, seed=game_seed, rules=rules)
         if record.failure is not None:
             raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
         result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)

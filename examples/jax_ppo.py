@@ -8,7 +8,7 @@ and update in one ``jax.jit``.
 
 The learner plays seat 0 of every game (``first="random"``: it moves first in half of
 them) against ``--opponent``: ``random`` (a uniformly random legal action) or ``greedy``
-(:func:`conquian_env.jax.greedy_actions`, the decisions of ``agents.greedy.GreedyAgent``,
+(:func:`agents.greedy_jax.greedy_actions`, the decisions of ``agents.greedy.GreedyAgent``,
 computed only in the games where the opponent is to move).  Every step of the rollout is one
 decision in every game, the learner's (sampled from the masked policy) or the opponent's;
 only the learner's decisions are trained on.  Their advantages (GAE) link each learner
@@ -34,7 +34,8 @@ import jax.numpy as jnp
 import optax
 from pgx.experimental import auto_reset
 
-from conquian_env.jax import Conquian, greedy_actions
+from agents.greedy_jax import greedy_actions
+from conquian_env.jax import Conquian
 from conquian_env.rules import add_arguments as add_rule_arguments
 
 LEARNER = 0

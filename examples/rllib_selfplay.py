@@ -4,7 +4,7 @@ Run: ``python examples/rllib_selfplay.py --iterations 50 --out runs/rllib`` (nee
 ``pip install "ray[rllib]"``).  Then play the checkpoint like any bot, e.g. with the bot
 spec ``python:agents.rllib_bot:RLlibAgent,path=runs/rllib``.
 
-Both seats share one masked policy (:func:`conquian_env.integrations.rllib.ppo_config`);
+Both seats share one masked policy (:func:`conquian_train.rllib.ppo_config`);
 sampling runs in ``--env-runners`` actors (0: in this process, the fastest on a machine
 with two cores), each stepping ``--envs`` games at once.  Use ``--address`` to train on
 a running Ray cluster (``ray start --head`` first).
@@ -38,7 +38,7 @@ def main(
     from agents import make_agent
     from agents.rllib_bot import RLlibAgent
     from conquian_arena import deal_for_seed, play_game
-    from conquian_env.integrations.rllib import ppo_config
+    from conquian_train.rllib import ppo_config
 
     started_ray = not ray.is_initialized()
     if started_ray:

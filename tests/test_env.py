@@ -907,7 +907,7 @@ def test_no_module_of_the_environment_names_an_upper_layer():
     # the bots import nothing of the runner or the training package, the runner nothing of training
     # (read from the syntax tree: a docstring line that starts with "from" is no import)
     for package, above in (("agents", ("conquian_arena", "conquian_train")), ("conquian_arena", ("conquian_train",))):
-        for path in sorted((root.parent / package).glob("*.py")):
+        for path in sorted((root.parent / package).rglob("*.py")):  # sub-packages too
             imported = []
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
@@ -915,6 +915,28 @@ def test_no_module_of_the_environment_names_an_upper_layer():
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     imported.append(node.module or "")
             assert not any(n.split(".")[0] in above for n in imported), f"{package}/{path.name}: {imported}"
+
+
+def test_the_environment_defines_no_bot_network_or_training_config():
+    # the ground floor holds rules, observations, engines, envs and adapters: a bot (something with
+    # the Agent interface's act, or named as a bot), a network or a training config lives above it
+    import ast
+    import re
+
+    root = Path(conquian_env.__file__).resolve().parent
+    named = re.compile(r"[Gg]reedy|(^|_)ppo(_|$)|PPO|RLModule|_bot$|Bot$|Agent$")
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and named.search(node.name):
+                found.append(f"{path.relative_to(root)}: {node.name}")
+            if isinstance(node, ast.ClassDef):
+                for f in node.body:  # agents.base.Agent's one method: act(observation, action_mask, view)
+                    if isinstance(f, ast.FunctionDef) and {"action_mask", "view"} <= {a.arg for a in f.args.args}:
+                        found.append(f"{path.relative_to(root)}: {node.name}.{f.name}")
+    assert found == [], found
+    # nor any module named after one
+    assert [p.name for p in root.rglob("*.py") if named.search(p.stem) or re.search("greedy|weights", p.stem)] == []
 
 
 def test_spec_strings_are_resolved_by_the_installed_bots(monkeypatch):

@@ -620,7 +620,7 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
     assert b"Traceback" not in err
     saved = path.read_text().splitlines()
     assert 2 <= len(saved) < games
-    config = json.loads((out / "config.json").read_text())
+    config = tournament.config_from_data(json.loads((out / "config.json").read_text()))
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResumeWarning)  # every line is whole and replays
         assert len(tournament.load_games(path, config)) == len(saved)
@@ -820,7 +820,7 @@ def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
     tasks = tournament.make_schedule(config)
     assert tournament.Task is worker.Task and tournament.play_task is worker.play_task
-    rules = rules_of_record(config)
+    rules = config["rules"]  # the rules object, parsed once
     on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), rules) for t in tasks]
     worker.setup(spec_of, tournament.bot_seeds(config), rules)
     local = [worker.play_task(t) for t in tasks]

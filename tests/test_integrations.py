@@ -1,4 +1,5 @@
-"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_bot), Tianshou,
+"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_model, agents.rllib_bot,
+conquian_train.rllib), Tianshou,
 AgileRL, and the client examples in examples/.
 
 Each part is skipped when its library is not installed.  The RLlib tests share one local
@@ -45,11 +46,23 @@ def test_importing_the_env_imports_no_client_library():
 
 @pytest.fixture(scope="module")
 def rllib():
+    """The three sides of RLlib: the env (conquian_env), the network and its reader (agents), the
+    training config (conquian_train)."""
     pytest.importorskip("ray.rllib")
     pytest.importorskip("torch")
-    from conquian_env.integrations import rllib
+    from types import SimpleNamespace
 
-    return rllib
+    from agents import rllib_model
+    from conquian_env.integrations import rllib as env_side
+    from conquian_train import rllib as train_side
+
+    return SimpleNamespace(
+        ConquianMultiAgentEnv=env_side.ConquianMultiAgentEnv,
+        MaskedPPOTorchRLModule=rllib_model.MaskedPPOTorchRLModule,
+        MODULE_ID=rllib_model.MODULE_ID,
+        load_module=rllib_model.load_module,
+        ppo_config=train_side.ppo_config,
+    )
 
 
 def test_rllib_own_pettingzoo_recipe_is_refused_with_the_fix(rllib):
@@ -431,6 +444,32 @@ def test_rllib_weights_only_loader_matches_rllibs_own(trained, rllib):
         a = ours.forward_inference(batch)["action_dist_inputs"]
         b = theirs.forward_inference(batch)["action_dist_inputs"]
     assert torch.equal(a, b)
+
+
+def test_a_checkpoint_naming_the_modules_former_home_still_loads(trained, rllib, tmp_path, monkeypatch):
+    """MaskedPPOTorchRLModule lived in conquian_env.integrations.rllib before the environment package
+    held no network: a checkpoint written then names that class path, which the reader (reading it
+    as data, importing nothing) still accepts."""
+    import shutil
+
+    from agents import rllib_model
+    from conquian_env.integrations import rllib as env_side
+
+    _, path, _ = trained
+    copy = tmp_path / "former"
+    shutil.copytree(path / "learner_group" / "learner" / "rl_module" / rllib.MODULE_ID, copy)
+    with open(copy / "class_and_ctor_args.pkl", "rb") as f:
+        info = pickle.load(f)  # our own checkpoint, trusted
+    former = type("MaskedPPOTorchRLModule", (rllib_model.MaskedPPOTorchRLModule,), {"__module__": env_side.__name__})
+    monkeypatch.setattr(env_side, "MaskedPPOTorchRLModule", former, raising=False)  # only to pickle the name
+    info["class"] = former
+    with open(copy / "class_and_ctor_args.pkl", "wb") as f:
+        pickle.dump(info, f)
+    monkeypatch.delattr(env_side, "MaskedPPOTorchRLModule")
+    assert b"conquian_env.integrations.rllib" in (copy / "class_and_ctor_args.pkl").read_bytes()
+    module = rllib.load_module(copy)
+    assert type(module) is rllib_model.MaskedPPOTorchRLModule
+    assert np.array_equal(_rllib_logits(module), _rllib_logits(rllib.load_module(path)))
 
 
 def test_rllib_bad_checkpoints_get_errors_naming_the_fault(trained, rllib, tmp_path):

@@ -305,14 +305,14 @@ def test_import_conquian_env_needs_no_jax():
 @functools.cache
 def _greedy():
     """greedy_actions jitted for the batch shape of every test (compiled once per test run)."""
-    from conquian_env.jax import greedy_actions
+    from agents.greedy_jax import greedy_actions
 
     return jax.jit(greedy_actions)
 
 
 def test_greedy_constants_match_agents_greedy():
     from agents import greedy as G
-    from conquian_env.jax import greedy as JG
+    from agents import greedy_jax as JG
 
     for name in (
         "PARTIAL_WEIGHT",
@@ -337,7 +337,7 @@ def test_greedy_constants_match_agents_greedy():
 def _reference_choice(s: game.GameState) -> int:
     """GreedyAgent.choose on the mover's PlayerView, the agent holding the take plan in the
     meld phase (the plan it made when it took the card, as the stateless JAX bot recomputes
-    it; see conquian_env.jax.greedy and tests/test_batched_greedy.py)."""
+    it; see agents.greedy_jax and tests/test_batched_greedy.py)."""
     from agents.base import PlayerView
     from agents.greedy import GreedyAgent, plan_take
 
@@ -397,14 +397,14 @@ def test_greedy_action_equals_greedy_agent_on_many_positions(forcing):
 @pytest.mark.slow
 def test_greedy_action_of_one_state_vmapped_equals_the_agent():
     """greedy_action (one state, the batched bot on a batch of one) under jax.vmap."""
-    from conquian_env.jax import greedy_action
+    from agents.greedy_jax import greedy_action
 
     phases = _greedy_matches_on_random_play(True, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
     assert sum(phases.values()) == 20 * N
 
 
 def test_greedy_actions_rejects_a_bad_where():
-    from conquian_env.jax import greedy_actions
+    from agents.greedy_jax import greedy_actions
 
     state = _compiled(False, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
     with pytest.raises(ValueError, match="one bool per game"):

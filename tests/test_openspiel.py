@@ -24,6 +24,7 @@ from agents.openspiel_bot import (  # noqa: E402
     OpenSpielAgent,
     OpenSpielISMCTSAgent,
     OpenSpielRandomAgent,
+    ismcts_bot,
 )
 from agents.registry import make_agent  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
@@ -36,7 +37,6 @@ from conquian_env.integrations.openspiel import (  # noqa: E402
     INFO_STATE_SIZE,
     MAX_DECISIONS,
     game_state_of,
-    ismcts_bot,
     load_game,
 )
 from conquian_env.observation import OBS_SIZE, encode  # noqa: E402

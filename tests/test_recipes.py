@@ -12,6 +12,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
 train = pytest.importorskip("train")
+from conquian_arena import knobs  # noqa: E402
+from conquian_env.rules import Rules  # noqa: E402
 from conquian_train import cli, recipes  # noqa: E402
 from conquian_train.belief import FitConfig, GenerateConfig  # noqa: E402
 from conquian_train.exit import ExItConfig  # noqa: E402
@@ -21,8 +23,9 @@ from conquian_train.settings import RunSettings  # noqa: E402
 #: every knob of each recipe as it was before the shared settings, less those removed for measuring no
 #: gain (bc_smoothing_phases, bc_loss, bc_greedy_bonus; exit's loss and greedy_bonus): a run's config.json
 #: names these, and its checkpoint's recipe hash is taken over them, so an older run resumes only if they stay
+#: (the rules object stands for the older "forcing" knob: the hash still names each rule field)
 PPO_KNOBS = {
-    "out", "seed", "total_steps", "forcing", "device", "features", "net_arch", "bc_games", "teacher", "bc_opponents",
+    "out", "seed", "total_steps", "rules", "device", "features", "net_arch", "bc_games", "teacher", "bc_opponents",
     "bc_epochs", "bc_lr", "bc_smoothing", "bc_temperature", "bc_data", "dagger_rounds", "dagger_games", "n_envs",
     "vec_env", "opponents", "snapshot_every", "max_snapshots",
     "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
@@ -32,7 +35,7 @@ PPO_KNOBS = {
 EXIT_KNOBS = {
     "out", "seed", "rounds", "games", "chunk", "playouts", "z", "opponents", "features", "network", "net_arch", "init",
     "epochs", "lr", "temperature", "value_coef", "eval_games", "eval_opponents", "eval_seed",
-    "best_by", "forcing", "torch_threads", "workers", "eval_start", "pool_after",
+    "best_by", "rules", "torch_threads", "workers", "eval_start", "pool_after",
 }  # fmt: skip
 
 
@@ -105,7 +108,8 @@ def test_train_py_is_the_command_under_another_name(capsys):
     text = capsys.readouterr().out
     assert text.startswith("usage: train.py exit ")
     for f in dataclasses.fields(ExItConfig):
-        assert "--" + f.name.replace("_", "-") in text
+        flags = [f"--{n}" for n in Rules.field_names()] if f.name == "rules" else ["--" + f.name.replace("_", "-")]
+        assert all(flag in text for flag in flags), flags
     with pytest.raises(SystemExit):
         cli.main(["ppo", "--help"])
     assert capsys.readouterr().out.startswith("usage: conquian-train ppo ")
@@ -160,3 +164,44 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     # nor a run from before the deep-sets scorer (no pool_after): no pooling, the same recipe
     assert config.pool_after == -1 and "pool_after" not in exit_recipe.recipe(config)
     assert exit_recipe.recipe(dataclasses.replace(config, pool_after=0))["pool_after"] == 0
+
+
+@pytest.mark.parametrize("config_class", [TrainConfig, ExItConfig])
+def test_a_run_from_before_the_rules_object_resumes_with_its_recipe_hash(config_class, tmp_path):
+    """A config.json written when the recipes had a ``forcing`` knob resumes on the same rules, and the
+    recipe (whose hash its checkpoint and shards hold) still names each rule field by itself."""
+    from conquian_train import exit as exit_recipe
+    from conquian_train import ppo as ppo_recipe
+
+    recipe = exit_recipe.recipe if config_class is ExItConfig else ppo_recipe.recipe
+    written = json.loads(json.dumps(dataclasses.asdict(config_class())))
+    assert written.pop("rules") == {"forcing": False}
+    for forcing in (False, True):
+        folder = tmp_path / f"old{forcing}"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps({**written, "forcing": forcing}))
+        config, resumed = recipes.config_from_args(config_class, {"resume": str(folder)}, ())
+        assert resumed and config.rules == Rules(forcing=forcing)
+        made = recipe(config)
+        assert "rules" not in made and made["forcing"] is forcing
+    both = {**written, "forcing": True, "rules": {"forcing": True}}
+    (folder / "config.json").write_text(json.dumps(both))
+    with pytest.raises(ValueError, match="'rules' or the older 'forcing', not both"):
+        recipes.config_from_args(config_class, {"resume": str(folder)}, ())
+    # a new run's config.json holds the rules object, and --forcing sets it
+    args = vars(recipes.parser("x", "", config_class).parse_args(["--forcing"]))
+    config, _ = recipes.config_from_args(config_class, args, ())
+    assert config.rules == Rules(forcing=True) and knobs.to_dict(config)["rules"] == {"forcing": True}
+
+
+def test_the_training_callbacks_do_not_take_stable_baselines3s_names():
+    """SB3's EvalCallback and CheckpointCallback do other things than ours: a user who knows SB3's
+    would be misled by a class of that name (ours were called so once)."""
+    from stable_baselines3.common import callbacks as sb3_callbacks
+
+    from conquian_train import callbacks
+
+    ours = {name for name, value in vars(callbacks).items()
+            if isinstance(value, type) and value.__module__ == callbacks.__name__}  # fmt: skip
+    assert {"EvaluateEvery", "CheckpointEvery", "SnapshotEvery"} <= ours
+    assert ours & set(vars(sb3_callbacks)) == set()

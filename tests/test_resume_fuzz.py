@@ -204,7 +204,7 @@ def mutate_line(line: str, rng: random.Random) -> tuple[str, str]:
 
 def _played(folder: Path, games: int, seed: int) -> tuple[list[str], dict[str, Any]]:
     run_tournament(SPECS, games=games, seed=seed, out=folder, jobs=1, **QUICK)
-    config = json.loads((folder / "config.json").read_text())
+    config = tournament.config_from_data(json.loads((folder / "config.json").read_text()))
     lines = (folder / "games.jsonl").read_text().splitlines()
     assert any(json.loads(x)["failure"] for x in lines) and any(not json.loads(x)["failure"] for x in lines)
     assert any(json.loads(x)["failure"] and json.loads(x)["moves"] > 4 for x in lines)  # failures mid-game too

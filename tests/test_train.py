@@ -262,7 +262,12 @@ def test_help_lists_every_knob(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
+    from conquian_env.rules import Rules
+
     for f in dataclasses.fields(train.TrainConfig):
+        if f.name == "rules":  # one flag per rule field, each with the field's help
+            assert all(f"--{n.replace('_', '-')}, --no-{n.replace('_', '-')}" in text for n in Rules.field_names())
+            continue
         assert "--" + f.name.replace("_", "-") in text
         assert f.metadata["help"].split()[0] in text
 
@@ -398,7 +403,7 @@ def test_forcing_variant_run(tmp_path):
     args = _tiny_args(out, total=256) + ["--forcing"]
     args[args.index("--n-steps") + 1] = "128"
     assert train.main(args) == 0
-    assert json.loads((out / "config.json").read_text())["forcing"] is True
+    assert json.loads((out / "config.json").read_text())["rules"] == {"forcing": True}
     data = np.load(out / "bc_data.npz")
     from conquian_env.observation import OBS_LAYOUT
 

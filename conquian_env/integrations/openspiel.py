@@ -18,8 +18,7 @@ after the deal wraps one)::
         else:
             state.apply_action(state.legal_actions()[0])
 
-    # OpenSpiel's ISMCTS, ready for evaluate_bots (see ismcts_bot):
-    bots = [ismcts_bot(game, seed=1, simulations=50), pyspiel.make_uniform_random_bot(1, 2)]
+    # OpenSpiel's ISMCTS, ready for evaluate_bots: agents.openspiel_bot.ismcts_bot
 
 What OpenSpiel gets:
 
@@ -99,7 +98,6 @@ __all__ = [
     "ConquianObserver",
     "ConquianState",
     "game_state_of",
-    "ismcts_bot",
     "load_game",
 ]
 
@@ -468,36 +466,6 @@ def load_game(rules: Rules | None = None, **rule_fields: bool) -> ConquianGame:
     """``pyspiel.load_game("python_conquian", rules.to_dict())``; the rule fields work as keyword
     shortcuts, as in ``env()``."""
     return pyspiel.load_game(GAME_NAME, resolve(rules, **rule_fields).to_dict())
-
-
-def ismcts_bot(
-    game: pyspiel.Game,
-    *,
-    seed: int | None = None,
-    simulations: int = 100,
-    rollouts: int = 1,
-    uct_c: float = 2.0,
-) -> pyspiel.Bot:
-    """OpenSpiel's Python ``ISMCTSBot`` with random-rollout evaluation, seeded and usable in ``evaluate_bots``.
-
-    Two things the stock bot lacks for this: ``restart_at`` (``evaluate_bots`` calls it; the
-    bot keeps nothing between searches, so it only resets) and a seeded re-deal (its own
-    resampler draws from an unseeded sampler; here the bot's ``RandomState`` seeds it).
-    """
-    from open_spiel.python.algorithms import ismcts, mcts
-
-    class _ISMCTSBot(ismcts.ISMCTSBot):
-        def restart_at(self, state: pyspiel.State) -> None:
-            self.reset()
-
-        def restart(self) -> None:
-            self.reset()
-
-    rs = np.random.RandomState(seed)
-    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=np.random.RandomState(rs.randint(2**31)))
-    bot = _ISMCTSBot(game, evaluator, uct_c, simulations, random_state=rs)
-    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, rs.uniform))
-    return bot
 
 
 pyspiel.register_game(_GAME_TYPE, ConquianGame)

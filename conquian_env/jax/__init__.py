@@ -3,8 +3,8 @@
 ``pip install conquian-env[jax]`` brings JAX and Pgx; ``import conquian_env`` never imports
 this package.  :class:`Conquian` is the environment (:mod:`conquian_env.jax.env`),
 :mod:`conquian_env.jax.game` the rules on one game's state, :mod:`conquian_env.jax.melds`
-the meld questions as bit arithmetic, :func:`greedy_action` the greedy bot
-(:mod:`conquian_env.jax.greedy`).  Exactly the scalar engine: ``tests/test_jax.py``
+the meld questions as bit arithmetic (the greedy bot in JAX, a bot and so not the
+environment's, is :mod:`agents.greedy_jax`).  Exactly the scalar engine: ``tests/test_jax.py``
 plays thousands of games through both and compares every mask, observation, player and
 result.
 """
@@ -21,6 +21,5 @@ except ImportError as err:  # pragma: no cover - depends on the installation
 
 from .env import Conquian
 from .game import State, to_game_state
-from .greedy import greedy_action, greedy_actions
 
-__all__ = ["Conquian", "State", "greedy_action", "greedy_actions", "to_game_state"]
+__all__ = ["Conquian", "State", "to_game_state"]

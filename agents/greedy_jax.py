@@ -48,7 +48,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from conquian_env.greedy_weights import (
+from conquian_env import actions as _actions
+from conquian_env.jax.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row
+from conquian_env.jax.melds import RANK_BITS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
+
+from .greedy_weights import (
     DISTANT_WEIGHT,
     FEED_PENALTY,
     FEED_PENALTY_NEAR_OUT,
@@ -59,10 +63,6 @@ from conquian_env.greedy_weights import (
     PARTIAL_WEIGHT,
     READY_BONUS,
 )
-
-from .. import actions as _actions
-from .game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row
-from .melds import RANK_BITS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
 
 TAKE, REFUSE, FINISH, FORCE, NO_FORCE = (
     _actions.TAKE,
