@@ -10,6 +10,8 @@ record of what was tried and measured.  Each research note, a new one included, 
 The home page's ``<!-- ladder -->`` marker becomes the bot ladder's table, read from the
 ladder's files (``docs/ladder/ratings.csv`` and ``config.json``, written by ``conquian-evaluate``),
 so the home page names every bot of the ladder and its numbers as they were measured.
+
+And the API reference's generated nav file is taken out of the pages once the nav is read from it.
 """
 
 from __future__ import annotations
@@ -49,12 +51,21 @@ def ladder_table(folder: Path = LADDER) -> str:
     return "\n".join(lines) + "\n"
 
 
+def on_files(files, config):
+    """The API reference's nav file (written by docs/_ext/gen_api.py, read by mkdocs-literate-nav,
+    whose ``on_files`` runs before the hooks') is no page of the site."""
+    nav = files.get_file_from_path("api/SUMMARY.md")
+    if nav is not None:
+        files.remove(nav)
+    return files
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     if page.file.src_uri.startswith(RESEARCH):
         search = page.meta.setdefault("search", {})
         search.setdefault("boost", RESEARCH_BOOST)
         note = (
-            f"*A research note: the record of an experiment, with its numbers and the commit it ran at. "
+            f"*A research note: the record of an experiment and of what it measured. "
             f"To use the package, read [the guide]({_relative(page, 'getting-started.md')}).*\n"
         )
         head, sep, rest = markdown.partition("\n")
