@@ -166,8 +166,21 @@ def test_the_readme_ladder_is_the_ladders_files():
         line = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{r['spec']}`")), None)
         assert line is not None, f"the README's ladder has no row for {r['spec']}"
         assert f"{elo:+d} [{low:+d}, {high:+d}] | {float(r['score']):.3f}" in line, line
+    pytest.importorskip("mkdocs", reason="docs/_ext/sections.py is a mkdocs hook (the docs extra)")
     table = _ext("sections").ladder_table()
     assert all(f"| `{r['spec']}` |" in table for r in rows)
+
+
+def test_the_research_notes_nav_is_their_folder():
+    # a research note added under docs/experiments/ is in the site's nav with no line in mkdocs.yml
+    pytest.importorskip("mkdocs", reason="docs/_ext/sections.py is a mkdocs hook (the docs extra)")
+    nav = _ext("sections").research_nav().splitlines()
+    notes = sorted((DOCS / "experiments").rglob("*.md"))
+    assert nav[0].endswith("](README.md)")
+    assert sorted(line.rsplit("](", 1)[1][:-1] for line in nav) == sorted(
+        p.relative_to(DOCS / "experiments").as_posix() for p in notes
+    )
+    assert "experiments/" in _nav_pages(_load_config()["nav"])
 
 
 def test_the_rules_page_is_the_package_rule_book():

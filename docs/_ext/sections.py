@@ -11,7 +11,9 @@ The home page's ``<!-- ladder -->`` marker becomes the bot ladder's table, read 
 ladder's files (``docs/ladder/ratings.csv`` and ``config.json``, written by ``conquian-evaluate``),
 so the home page names every bot of the ladder and its numbers as they were measured.
 
-And the API reference's generated nav file is taken out of the pages once the nav is read from it.
+The research notes' nav is made from their folder (flat: the index, then each note under its
+title), and it and the API reference's generated nav file are taken out of the pages once
+mkdocs-literate-nav has read them.
 """
 
 from __future__ import annotations
@@ -21,9 +23,14 @@ import json
 import posixpath
 from pathlib import Path
 
+from mkdocs.plugins import CombinedEvent, event_priority
+from mkdocs.structure.files import File
+
+DOCS = Path(__file__).resolve().parents[1]
 RESEARCH = "experiments/"
+NAV_FILE = "SUMMARY.md"
 RESEARCH_BOOST = 0.1
-LADDER = Path(__file__).resolve().parents[1] / "ladder"
+LADDER = DOCS / "ladder"
 MARKER = "<!-- ladder -->"
 
 
@@ -51,13 +58,39 @@ def ladder_table(folder: Path = LADDER) -> str:
     return "\n".join(lines) + "\n"
 
 
-def on_files(files, config):
-    """The API reference's nav file (written by docs/_ext/gen_api.py, read by mkdocs-literate-nav,
-    whose ``on_files`` runs before the hooks') is no page of the site."""
-    nav = files.get_file_from_path("api/SUMMARY.md")
-    if nav is not None:
-        files.remove(nav)
+def research_nav(docs: Path = DOCS) -> str:
+    """The research notes' nav (mkdocs-literate-nav's form), flat: the folder's index, then every
+    other page under it by path, each under its own title (its first heading)."""
+    folder = docs / RESEARCH
+    pages = sorted(folder.rglob("*.md"), key=lambda p: (p != folder / "README.md", p.as_posix()))
+    lines = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), page.parent.name)
+        title = title.replace("`", "").replace("[", "(").replace("]", ")")
+        lines.append(f"* [{title}]({page.relative_to(folder).as_posix()})")
+    return "\n".join(lines) + "\n"
+
+
+@event_priority(-50)  # after the plugins that add pages, before mkdocs-literate-nav reads the nav files (-100)
+def _add_research_nav(files, config):
+    """The research notes' nav file, made from their folder (a new note needs no line anywhere)."""
+    files.append(File.generated(config, RESEARCH + NAV_FILE, content=research_nav(Path(config["docs_dir"]))))
     return files
+
+
+@event_priority(-110)  # once mkdocs-literate-nav has read them
+def _drop_nav_files(files, config):
+    """The nav files (the research notes', and the API reference's, written by docs/_ext/gen_api.py)
+    are no pages of the site."""
+    for path in (RESEARCH + NAV_FILE, "api/" + NAV_FILE):
+        nav = files.get_file_from_path(path)
+        if nav is not None:
+            files.remove(nav)
+    return files
+
+
+on_files = CombinedEvent(_add_research_nav, _drop_nav_files)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
