@@ -10,7 +10,8 @@
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
-#              npm fetches the iframe-worker shim for the search from disk)
+#              npm fetches the iframe-worker shim for the search from disk), from .venv-docs: the docs extra only
+#              (no torch, not the package: the API pages are read from the source)
 # PyTorch: the CPU build torch==$(TORCH_SPEC) is installed first when the venv has no torch.
 #   Pick another build with e.g.  make TORCH_SPEC="torch==2.9.1" test   or install torch into
 #   .venv yourself before running make (an existing torch is kept).
@@ -103,10 +104,22 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# the docs extra is installed on demand; --strict: a broken link, anchor or docstring reference fails the build
-docs: $(STAMP) docs-vendor
-	$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python" 2>/dev/null || $(BIN)/python -m pip install -e ".[docs]"
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+# the site's tools alone, in a venv of their own: the docs extra's requirements, read from pyproject.toml (the
+# package itself is not installed: griffe reads its source, nothing is imported); --strict: a broken link,
+# anchor or docstring reference fails the build
+DOCS_VENV ?= .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.installed
+MKDOCS_QUIET := DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1
+$(DOCS_STAMP): pyproject.toml Makefile
+	test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -c 'import re; t = open("pyproject.toml").read(); \
+		m = re.search(r"^docs = \[(.*?)\]$$", t, re.M | re.S); print("\n".join(re.findall(r"\"([^\"]+)\"", m.group(1))))' \
+		> $(DOCS_VENV)/requirements.txt
+	$(DOCS_VENV)/bin/python -m pip install -q -r $(DOCS_VENV)/requirements.txt
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP) docs-vendor
+	$(MKDOCS_QUIET) $(DOCS_VENV)/bin/mkdocs build --strict
 
 # the search from disk (file://) needs material's iframe-worker shim: fetched from the npm registry into
 # the git-ignored .docs-vendor/ (never committed); docs/_ext/offline_search.py copies it into the site
@@ -122,8 +135,12 @@ $(VENDOR_SHIM):
 	test -f $(VENDOR_SHIM)
 
 # builds the site and follows every internal link in headless Chromium (tests/test_docs.py)
-test-docs: docs
+# (in .venv, with the docs extra added there too, so that the tests reading mkdocs.yml and the docstring
+# converter run rather than skip)
+test-docs: $(STAMP) docs
+	$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python, mkdocs_gen_files, mkdocs_literate_nav" \
+		2>/dev/null || $(BIN)/python -m pip install -e ".[docs]"
 	CONQUIAN_DOCS_SITE=site $(BIN)/python -m pytest -q -m "slow or not slow" tests/test_docs.py
 
 clean:
-	rm -rf $(VENV) $(JAX_VENV) site .docs-vendor build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JAX_VENV) $(DOCS_VENV) site .docs-vendor build *.egg-info .pytest_cache .ruff_cache .hypothesis

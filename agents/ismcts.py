@@ -33,7 +33,7 @@ are answered at once.  The move played is the root action with the most visits (
 to the greedy rules' choice).
 
 Its time per decision and its score against ``greedy`` are measured in ``docs/benchmarks.md``;
-the numbers live there, not here.  The knobs that measured nothing are gone (issue 27): the
+the numbers live there, not here.  The knobs that measured nothing are gone: the
 ``rollout`` policy (fast and random rollouts were no stronger per second than greedy ones),
 ``batch`` (greedy playouts batched on the compiled engine gained nothing at equal time: the
 time goes to the Python tree) and ``depth`` (never measured); docs/benchmarks.md keeps those

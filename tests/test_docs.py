@@ -1,20 +1,25 @@
 """The documentation site (mkdocs.yml, docs/): complete, buildable, and without a broken link.
 
-The fast tests need no browser: every public module has an API reference page in the nav, the
-rules page takes the package's rule book as it is, and the docstring converter of the site
-(docs/_ext/rst_docstrings.py) turns reStructuredText into the Markdown it renders.
+The fast tests need no browser: the API reference is generated from the modules (one page per
+public module, by docs/_ext/gen_api.py: adding or moving a module needs no edit here or in
+mkdocs.yml), no page speaks of issue numbers, the rules page takes the package's rule book as it
+is, and the docstring converter of the site (docs/_ext/rst_docstrings.py) turns reStructuredText
+into the Markdown it renders.
 
 The slow tests build the site (``mkdocs build --strict``: a warning fails the build), serve it
 over HTTP on localhost and open every page in the system's headless Chromium through Playwright:
 every internal link and resource must answer 200, every ``#fragment`` must name an element of
 its target page, every built page must be reachable from the home page, no page may fetch
-anything from another host (the site works offline), and the search must find pages.
+anything from another host (the site works offline), and the search must find pages: a user's
+topic typed into it answers with the guide page that explains it, not with a research note.
 ``make test-docs`` runs them on the site it has just built (``CONQUIAN_DOCS_SITE=site``); without
 mkdocs (the ``docs`` extra) or Chromium they are skipped, saying why.
 """
 
 from __future__ import annotations
 
+import ast
+import csv
 import functools
 import http.server
 import importlib.util
@@ -61,21 +66,121 @@ def _load_config() -> dict:
     return yaml.safe_load((ROOT / "mkdocs.yml").read_text())
 
 
+def _ext(name: str):
+    """A module of docs/_ext (the site's build scripts), loaded from its file."""
+    spec = importlib.util.spec_from_file_location(f"docs_ext_{name}", DOCS / "_ext" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 # --------------------------------------------------------------------------- without a browser
-def test_every_public_module_has_an_api_page_in_the_nav():
-    config = _load_config()
-    nav = set(_nav_pages(config["nav"]))
-    documented = {}
-    for page in sorted((DOCS / "api").rglob("*.md")):
-        targets = re.findall(r"^::: ([\w.]+)\s*$", page.read_text(), flags=re.M)
-        for target in targets:
-            documented[target] = page.relative_to(DOCS).as_posix()
-    modules = _public_modules()
-    assert modules - set(documented) == set(), "public modules without an API page under docs/api/"
-    assert set(documented) - modules == set(), "API pages for modules that do not exist"
-    assert {p for p in documented.values()} - nav == set(), "API pages missing from the nav of mkdocs.yml"
-    # and every page of the nav exists (mkdocs would only warn about a missing one)
-    assert [p for p in nav if not (DOCS / p).is_file()] == []
+def test_the_api_reference_is_generated_from_the_modules():
+    gen = _ext("gen_api")
+    generated = gen.public_modules()
+    # every module that imports as a public one (pkgutil) has its page; the generator finds more only
+    # where pkgutil cannot look without an optional extra (conquian_env.jax needs jax to import)
+    assert _public_modules() - set(generated) == set(), "public modules the API reference leaves out"
+    assert [m for m in generated if m not in _public_modules() and not m.startswith("conquian_env.jax")] == []
+    assert len(generated) == len(set(generated))
+    pages = gen._pages()
+    for module in generated:
+        assert pages[gen.page_of(module)].endswith(f"::: {module}\n")
+        assert f"]({gen.page_of(module)})" in pages["SUMMARY.md"], f"{module} missing from the API nav"
+        assert f"[`{module}`]({gen.page_of(module)})" in pages["index.md"], f"{module} missing from the overview"
+    # nothing hand-kept: no page under docs/api/, no module line in mkdocs.yml's nav
+    assert not (DOCS / "api").exists() or list((DOCS / "api").rglob("*.md")) == []
+    nav = _nav_pages(_load_config()["nav"])
+    assert "api/" in nav and [p for p in nav if p.startswith("api/") and p != "api/"] == []
+    # and every page the nav names exists (mkdocs would only warn about a missing one)
+    assert [p for p in nav if not p.endswith("/") and not (DOCS / p).is_file()] == []
+
+
+def test_a_new_module_gets_its_page(tmp_path):
+    # found in the folders, not listed: a module added (or moved) is in the reference at the next build
+    gen = _ext("gen_api")
+    for package in gen.PACKAGES:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text(f'"""The {package} package."""\n')
+    (tmp_path / "agents" / "newbot.py").write_text('"""A new bot | its one line.\n\nMore."""\n')
+    (tmp_path / "agents" / "_private.py").write_text("")
+    (tmp_path / "agents" / "family").mkdir()
+    (tmp_path / "agents" / "family" / "__init__.py").write_text("")
+    (tmp_path / "agents" / "family" / "twin.py").write_text("")
+    (tmp_path / "agents" / "data").mkdir()  # no package: nothing in it is a module
+    (tmp_path / "agents" / "data" / "make.py").write_text("")
+    assert gen.public_modules(tmp_path) == [
+        "conquian_env", "agents", "agents.family", "agents.family.twin", "agents.newbot",
+        "conquian_arena", "conquian_train",
+    ]  # fmt: skip
+    assert gen.page_of("agents.family.twin") == "agents/family.twin.md"
+    assert gen.summary_line("agents.newbot", tmp_path) == "A new bot &#124; its one line."
+
+
+# an issue tracker's numbers mean nothing to a reader of the docs (who has no tracker): "issue 28",
+# "issues 7 and 9", "#28"; a fragment (rules.md#6-stakes), an entity (&#124;) or code (``#2``) is none
+_ISSUE = re.compile(r"\b(?:issues?|pr|pull request)\s*#?\s*\d+|(?<![\w&#/.`])#\d+(?![\w-])", re.I)
+
+
+def _issue_references(text: str) -> list[str]:
+    return [m.group(0) for m in _ISSUE.finditer(text)]
+
+
+def test_the_issue_pattern():
+    found = _issue_references("as issue 28 asks; Issues 7; (#28); see #9.")
+    assert found == ["issue 28", "Issues 7", "#28", "#9"]
+    assert _issue_references("[s6](rules.md#6-stakes), a &#124; b, ``#2``, (#what-is-in-it), 28 issues") == []
+
+
+def test_no_page_of_the_docs_names_an_issue_number():
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    found = {p.relative_to(ROOT).as_posix(): _issue_references(p.read_text()) for p in pages}
+    assert {page: refs for page, refs in found.items() if refs} == {}
+    # nor the API pages, which are the public modules' docstrings
+    gen = _ext("gen_api")
+    in_docstrings = {}
+    for module in gen.public_modules():
+        path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+        path = path if path.is_file() else ROOT.joinpath(*module.split("."), "__init__.py")
+        tree = ast.parse(path.read_text())
+        nodes = [
+            tree,
+            *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))),
+        ]
+        refs = [r for n in nodes for r in _issue_references(ast.get_docstring(n) or "")]
+        if refs:
+            in_docstrings[module] = refs
+    assert in_docstrings == {}
+
+
+def test_the_readme_ladder_is_the_ladders_files():
+    # the README's ladder table, hand-written, says what docs/ladder/ratings.csv says (the home page's is
+    # generated from that file by docs/_ext/sections.py)
+    readme = (ROOT / "README.md").read_text()
+    assert "\n## The bot ladder\n" in readme
+    readme = readme.split("\n## The bot ladder\n", 1)[1].split("\n## ", 1)[0]
+    with open(DOCS / "ladder" / "ratings.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        elo, low, high = (round(float(r[k])) for k in ("elo", "elo_low", "elo_high"))
+        line = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{r['spec']}`")), None)
+        assert line is not None, f"the README's ladder has no row for {r['spec']}"
+        assert f"{elo:+d} [{low:+d}, {high:+d}] | {float(r['score']):.3f}" in line, line
+    pytest.importorskip("mkdocs", reason="docs/_ext/sections.py is a mkdocs hook (the docs extra)")
+    table = _ext("sections").ladder_table()
+    assert all(f"| `{r['spec']}` |" in table for r in rows)
+
+
+def test_the_research_notes_nav_is_their_folder():
+    # a research note added under docs/experiments/ is in the site's nav with no line in mkdocs.yml
+    pytest.importorskip("mkdocs", reason="docs/_ext/sections.py is a mkdocs hook (the docs extra)")
+    nav = _ext("sections").research_nav().splitlines()
+    notes = sorted((DOCS / "experiments").rglob("*.md"))
+    assert nav[0].endswith("](README.md)")
+    assert sorted(line.rsplit("](", 1)[1][:-1] for line in nav) == sorted(
+        p.relative_to(DOCS / "experiments").as_posix() for p in notes
+    )
+    assert "experiments/" in _nav_pages(_load_config()["nav"])
 
 
 def test_the_rules_page_is_the_package_rule_book():
@@ -99,11 +204,8 @@ def test_the_readme_links_to_pages_that_exist():
 
 
 def _converter():
-    spec = importlib.util.spec_from_file_location("rst_docstrings", DOCS / "_ext" / "rst_docstrings.py")
     pytest.importorskip("griffe", reason="the docstring converter is a griffe extension (the docs extra)")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.convert
+    return _ext("rst_docstrings").convert
 
 
 def test_docstring_converter_roles_blocks_doctests():
@@ -354,6 +456,56 @@ def test_the_search_works_from_disk(site, browser):
     page.goto((site / "api/conquian_env/env.html").as_uri())
     assert any("/environment.html" in h for h in _search(page, "Observation layout"))
     assert outside == [], "the search fetched something from another host"
+    context.close()
+
+
+def _search_as_typed(page, query: str) -> list[str]:
+    """Type ``query`` into the search box key by key, as a person does, and return the pages of the
+    results in their order (each result item is a page; its first link is the page itself)."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    items = page.locator(".md-search-result__item")
+    for attempt in range(30):  # the index may still be loading: a query typed before it is not run
+        page.fill("input.md-search__input", "")
+        page.type("input.md-search__input", query, delay=30)
+        try:
+            items.first.wait_for(state="attached", timeout=1_000 + 100 * attempt)
+            break
+        except PageTimeout:
+            continue
+    page.wait_for_timeout(300)  # the last key's results
+    hrefs = items.evaluate_all("items => items.map(li => li.querySelector('a').href)")
+    return [urldefrag(h)[0].split("?")[0] for h in hrefs]
+
+
+#: a user's topic and the guide page that explains it
+USER_TOPICS = {
+    "action mask": "environment.html",
+    "observation": "environment.html",
+    "reward": "environment.html",
+    "train": "training.html",
+    "tournament": "tournaments.html",
+    "seed": "environment.html",
+}
+
+
+@pytest.mark.slow
+def test_the_search_answers_a_users_topic_with_the_guide(site, browser):
+    # before: from disk, "action mask" gave three API pages (the scorer, AgileRL, wrappers) and not the
+    # environment page, "reward" neither; "train" answered with the experiments' index first and "seed"
+    # put a research note (dmcA) in its top three
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.goto((site / "index.html").as_uri())
+    research = (site / "experiments").as_uri()
+    tops = {}
+    for query, guide in USER_TOPICS.items():
+        top = _search_as_typed(page, query)[:3]
+        tops[query] = [t.removeprefix(site.as_uri() + "/") for t in top]
+        assert len(top) == 3, (query, tops[query])
+        assert not any(t.startswith(research) for t in top), f"{query!r}: a research note in the top three {tops}"
+        assert (site / guide).as_uri() in top, f"{query!r}: {guide} not in the top three {tops}"
     context.close()
 
 
