@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import knobs
+from .files import RunFolderInUseError
 from .run import run_command
 
 
@@ -72,8 +73,10 @@ def steps_main(
     kept: str = "the shards written are kept",
 ) -> int:
     """The command of a recipe made of steps (``generate``, then ``fit``): ``steps`` maps each
-    sub-command to its help, its knobs' dataclass and the function that runs it on the knobs; a
-    ``ValueError`` is one ``error:`` line (status 2), Ctrl-C a line saying ``kept`` (status 130)."""
+    sub-command to its help, its knobs' dataclass and the function that runs it on the knobs (each
+    holds its folder's lock: :func:`conquian_train.files.hold_folder`); a ``ValueError`` or a
+    folder in use by another process is one ``error:`` line (status 2), Ctrl-C a line saying
+    ``kept`` (status 130)."""
     made = argparse.ArgumentParser(prog=prog, description=description,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = made.add_subparsers(dest="command", required=True)
@@ -83,7 +86,7 @@ def steps_main(
     _, config, run = steps[args.pop("command")]
     try:
         run(knobs.from_dict(config, args))
-    except ValueError as err:
+    except (ValueError, RunFolderInUseError) as err:  # a bad knob or file; a folder another process holds
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
