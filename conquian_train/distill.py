@@ -61,7 +61,7 @@ import numpy as np
 from conquian_env.seeding import derive_seed
 
 from . import knobs
-from .files import hold_folder, write_atomic, write_text
+from .files import hold_folder, remove_partials, write_atomic, write_text
 from .knobs import knob
 from .recipes import Recipe, steps_main
 from .run import plot_learning_curve
@@ -319,6 +319,8 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     from .scorer_fit import network_layers, network_scores, regret, scorer_network
 
     claim_folder(out, config, ("out", "torch_threads"), "fit")
+    if gone := remove_partials(out):  # under the lock: a killed writer's, no live one's
+        log(f"deleted the half-written {', '.join(gone)} of a killed fit")
     torch.set_num_threads(config.torch_threads)
     t0 = time.perf_counter()
     d = load_labels(config.data, config.positions)
