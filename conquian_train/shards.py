@@ -169,8 +169,10 @@ def folder_shards(folder: str | Path, cls: type) -> tuple[Any, list[Path]]:
     return config, paths
 
 
-#: what a shard that is not a readable archive raises on the way (truncated, a bad CRC, not a zip)
-_UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, KeyError)
+#: what a shard that is not a readable archive raises on the way (truncated, a bad CRC, not a zip, an
+#: unknown compression or an encrypted member)
+_UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, KeyError, NotImplementedError,
+               RuntimeError)
 
 
 def open_shard(
