@@ -19,7 +19,7 @@ cards the player cannot see (:func:`agents.search.label_rows`: ``pimc``'s values
 inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
 written atomically (complete or absent): a killed run loses at most the shards in progress and the
 same command resumes at the missing ones, making the same games and labels; with ``ray`` the
-shards are Ray tasks (the shard pattern of :mod:`conquian_train.belief`).
+shards are Ray tasks (the shard library, :mod:`conquian_train.shards`).
 
 **fit** reads the shards (plain ``.npz``, no pickles, each array's dtype and shape checked, each the
 shard of its folder's config.json it says it is, every value within [0, 1]), holds

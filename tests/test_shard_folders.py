@@ -310,3 +310,17 @@ def test_a_kill_between_the_last_checkpoint_and_its_tables_is_resumed_whole(labe
     (cut / "config.json").write_text("[1]")
     with pytest.raises(ValueError, match="a JSON object of knobs, got list"):
         distill.fit(_fit_config(labels, cut), log=lambda _: None)
+
+
+def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, capsys):
+    from conquian_train import distill, files
+    from conquian_train.cli import main as cli
+
+    out = tmp_path / "fit"
+    with files.hold_folder(out):  # a fit in progress: its lock held
+        with pytest.raises(files.RunFolderInUseError, match=f"in use by pid {os.getpid()} "):
+            distill.fit(_fit_config(labels, out, epochs=1), log=lambda _: None)
+        assert cli(["distill", "fit", "--data", str(labels), "--out", str(out), "--hidden", "8"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and f"in use by pid {os.getpid()}" in err[0], err
+    assert not (out / "checkpoint.npz").exists() and not (out / "config.json").exists()
