@@ -146,8 +146,9 @@ def load_belief(path: str | Path | None = None) -> BeliefModel:
             got = sorted(n[: -len(".npy")] if n.endswith(".npy") else n for n in members)
             raise ModelFileError(f"{where}: holds arrays {got}, expected exactly {expected}")
         arrays = {
-            name: read_npy(zf, members[f"{name}.npy"], where, kinds="f", max_bytes=caps[f"{name}.npy"],
-                           ndims=(ndim,))  # fmt: skip
+            name: read_npy(
+                zf, members[f"{name}.npy"], where, kinds="f", max_bytes=caps[f"{name}.npy"], ndims=(ndim,)
+            )  # fmt: skip
             for name, ndim in (("w0", 2), ("b0", 1), ("w1", 2), ("b1", 1))
         }
         meta = read_meta(zf, members["meta.npy"], where, MAX_META_BYTES)

@@ -186,8 +186,10 @@ def read_npy(
                 raise ValueError(f"npy format version {version}")
             header = fp.tell()
             if dtype.hasobject:
-                raise ModelFileError(f"{where}: {name} holds Python objects (pickles are refused: a model file "
-                                     "is a readable .npz of plain arrays)")
+                raise ModelFileError(
+                    f"{where}: {name} holds Python objects (pickles are refused: a model file "
+                    "is a readable .npz of plain arrays)"
+                )
             if dtype.kind not in kinds or (dtype.kind != "U" and dtype.itemsize > 8):
                 raise ModelFileError(f"{where}: {name} has dtype {dtype}, expected {_kind_names(kinds)}")
             if dtype.fields is not None or dtype.subdtype is not None:

@@ -250,8 +250,9 @@ def read_shard(path: str | Path, index: int | None = None, config: Any = None) -
         "a card set outside the 40 cards": ((masks < 0) | (masks > full)).any() or ((pool < 0) | (pool > full)).any(),
         "a player to move other than 0 or 1": ((rows[:, PLAYER] != 0) & (rows[:, PLAYER] != 1)).any(),
         "an opponent's hand outside the unseen cards": ((truth & ~pool) != 0).any() or (truth < 0).any(),
-        "an opponent's hand of another size than n_opp": (((truth[:, None] >> np.arange(40)) & 1).sum(1)
-                                                           != n_opp).any(),  # fmt: skip
+        "an opponent's hand of another size than n_opp": (
+            ((truth[:, None] >> np.arange(40)) & 1).sum(1) != n_opp
+        ).any(),  # fmt: skip
         f"a bot index outside its {len(kinds)} kinds": any(
             ((arrays[n] < 0) | (arrays[n] >= len(kinds))).any() for n in ("kind", "observer")
         ),

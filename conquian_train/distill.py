@@ -303,8 +303,6 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
     after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
     in the tests).  The path of the scorer file."""
 
-
-
     config.validate()
     out = Path(config.out)
     with hold_folder(out, log):  # one process per fit folder: a second stops with a line naming the first

@@ -171,8 +171,16 @@ def folder_shards(folder: str | Path, cls: type) -> tuple[Any, list[Path]]:
 
 #: what a shard that is not a readable archive raises on the way (truncated, a bad CRC, not a zip, an
 #: unknown compression or an encrypted member)
-_UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, KeyError, NotImplementedError,
-               RuntimeError)
+_UNREADABLE = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    ValueError,
+    KeyError,
+    NotImplementedError,
+    RuntimeError,
+)
 
 
 def open_shard(

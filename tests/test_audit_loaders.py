@@ -90,9 +90,14 @@ def test_the_shipped_belief_loads_within_its_caps_with_room():
     [
         ({"w0": np.full((NUM_FEATURES, 4), 1e300)}, r"w0 holds a value of magnitude 1e\+300"),
         ({"w1": np.full((4, 1), -1e5)}, "at most 10000 in absolute value"),
-        ({"w0": np.zeros((NUM_FEATURES, MAX_HIDDEN + 1)), "b0": np.zeros(MAX_HIDDEN + 1),
-          "w1": np.zeros((MAX_HIDDEN + 1, 1))},
-         r"w0.npy of shape \(53, 1025\) holds 434600 bytes, more than"),  # fmt: skip
+        (
+            {
+                "w0": np.zeros((NUM_FEATURES, MAX_HIDDEN + 1)),
+                "b0": np.zeros(MAX_HIDDEN + 1),
+                "w1": np.zeros((MAX_HIDDEN + 1, 1)),
+            },
+            r"w0.npy of shape \(53, 1025\) holds 434600 bytes, more than",
+        ),  # fmt: skip
         ({"b0": np.zeros((4, 1 << 14))}, "more than its cap"),
         ({"w0": np.zeros((NUM_FEATURES, 0)), "b0": np.zeros(0), "w1": np.zeros((0, 1))}, "0 hidden units"),
         ({"b1": np.zeros(1, dtype=np.complex128)}, "dtype complex128"),
