@@ -65,7 +65,7 @@ from .files import hold_folder, remove_partials, write_atomic, write_text
 from .knobs import knob
 from .recipes import Recipe, steps_main
 from .run import plot_learning_curve
-from .shards import MAX_SHARDS, ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
+from .shards import ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xD1571
@@ -83,9 +83,8 @@ class GenerateConfig:
 
     out: str = knob("runs/distill/labels", "run folder (config.json, shards/)")
     seed: int = knob(0, "seed of the deals, the seats and the labels' draws", low=0)
-    games: int = knob(300_000, "games of greedy against greedy to record", low=1, high=10**9)
-    chunk: int = knob(5000, f"games per shard (the unit a killed run redoes; at most {MAX_SHARDS} shards)", low=1,
-                      high=10**9)  # fmt: skip
+    games: int = knob(300_000, "games of greedy against greedy to record", low=1)
+    chunk: int = knob(5000, "games per shard (the unit a killed run redoes)", low=1)
     playouts: int = knob(32, "greedy playouts valuing each candidate (each from its own determinization)", low=1)
     kinds: tuple[str, ...] = knob(("greedy",), "the bots that play: greedy against greedy (the only kind so far)")
     ray: str = knob("", "make the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
