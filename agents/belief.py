@@ -22,9 +22,12 @@ size (:func:`agents.belief_kernels.exact_count_logits`).  The forward pass runs 
 (:func:`agents.belief_kernels.forward`); :func:`forward_numpy` is its twin (the tests hold them
 equal to 1e-6) and the fit's.
 
-**File.**  A plain ``.npz`` read with ``allow_pickle=False``: ``w0 (F, H)``, ``b0 (H,)``, ``w1 (H, 1)``,
-``b1 (1,)`` (float64, finite) and ``meta`` (a JSON string naming the format, the feature layout and
-its hash).  Anything else is refused with an error naming what is wrong: a file read never runs code.
+**File.**  A plain ``.npz`` read as untrusted data by :mod:`agents.model_files` (the archive's
+directory and each array's header checked before any data is decompressed): ``w0 (F, H)``,
+``b0 (H,)``, ``w1 (H, 1)``, ``b1 (1,)`` (float64, finite, bounded; ``H`` at most :data:`MAX_HIDDEN`)
+and ``meta`` (a JSON string naming the format, the feature layout and its hash).  Anything else is
+a :class:`~agents.model_files.ModelFileError` naming the file and what is wrong: a file read never
+runs code.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
-from .model_files import write_npz
+from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_meta, read_npy, write_npz
 
 #: the shipped belief model (fitted by ``python -m conquian_train.belief fit``)
 DEFAULT_BELIEF = Path(__file__).resolve().parent / "data" / "conquian_belief.npz"
@@ -103,54 +106,77 @@ def save_belief(path: str | Path, weights: tuple[np.ndarray, ...], meta: dict[st
     return write_npz(path, arrays, compressed=False)
 
 
+#: the most hidden units a belief model file may have (the shipped one has 32)
+MAX_HIDDEN = 1024
+#: the most bytes of a belief file's JSON meta (4 per character; the shipped one's is 2 KB)
+MAX_META_BYTES = 1 << 16
+#: every feature of a card lies within ±this (the logit prior within ±6.9, the rest within 0 .. 3),
+#: the range :func:`agents.model_files.check_weights` bounds the network for
+INPUT_BOUND = 10.0
+_NPY_HEADER = 1024  # room for an .npy member's header beside its data
+
+
+def _member_caps() -> dict[str, int]:
+    widths = {"w0": NUM_FEATURES * MAX_HIDDEN, "b0": MAX_HIDDEN, "w1": MAX_HIDDEN, "b1": 1}
+    return {**{f"{n}.npy": 8 * size for n, size in widths.items()}, "meta.npy": MAX_META_BYTES}
+
+
 def load_belief(path: str | Path | None = None) -> BeliefModel:
-    """Read and check a belief model file (``None``: the shipped one); ``ValueError`` naming what
-    is wrong for anything that is not one (no pickles are read)."""
+    """Read and check a belief model file (``None``: the shipped one) as untrusted data
+    (:mod:`agents.model_files`): the archive's directory first (exactly ``w0, b0, w1, b1, meta``,
+    each member's uncompressed size capped before a byte of it is decompressed), each array's
+    ``.npy`` header (dtype, shape, size) before its data, at most :data:`MAX_HIDDEN` hidden units,
+    float64 weights that are finite and bounded (:func:`agents.model_files.check_weights`), a
+    strict JSON meta naming the format and the feature layout.  Anything else is a
+    :class:`~agents.model_files.ModelFileError` (a ``ValueError``) naming the file and what is
+    wrong; no pickle is read."""
     path = Path(DEFAULT_BELIEF if path is None else path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except FileNotFoundError:
-        raise ValueError(f"belief model {str(path)!r}: no such file") from None
-    except (OSError, ValueError, EOFError) as err:  # not a zip, a pickled array, a truncated file
-        raise ValueError(f"belief model {str(path)!r}: not a readable .npz without pickles ({err})") from None
-    expected = {*WEIGHT_NAMES, "meta"}
-    if set(arrays) != expected:
-        raise ValueError(
-            f"belief model {str(path)!r}: holds arrays {sorted(arrays)}, expected exactly {sorted(expected)}"
-        )
-    meta_array = arrays.pop("meta")
-    if meta_array.shape != () or meta_array.dtype.kind != "U":
-        raise ValueError(f"belief model {str(path)!r}: meta must be one JSON string, got {meta_array.dtype} "
-                         f"{meta_array.shape}")  # fmt: skip
-    try:
-        meta = json.loads(str(meta_array))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"belief model {str(path)!r}: meta is not JSON ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        got = meta.get("format") if isinstance(meta, dict) else meta
-        raise ValueError(f"belief model {str(path)!r}: format {got!r}, expected {FORMAT!r}")
-    if meta.get("layout") != layout_hash():
-        raise ValueError(
-            f"belief model {str(path)!r}: fitted on feature layout {meta.get('layout')!r}, this code reads "
-            f"{layout_hash()!r} ({NUM_FEATURES} features: {[n for n, _ in FEATURE_LAYOUT]})"
-        )
-    for name in WEIGHT_NAMES:
-        a = arrays[name]
+    where = f"belief model {str(path)!r}"
+    if not path.is_file():
+        what = "a folder, not a model file" if path.is_dir() else "no such file"
+        raise ModelFileError(f"{where}: {what} (give a .npz of conquian-train belief fit)")
+    caps = _member_caps()
+    expected = sorted(n[: -len(".npy")] for n in caps)
+    with open_archive(path, where, "readable .npz without pickles") as zf:
+        members = check_archive(
+            zf, where, lambda name: caps[name] + _NPY_HEADER if name in caps else None,
+            max_members=len(caps), max_total=sum(caps.values()) + len(caps) * _NPY_HEADER,
+        )  # fmt: skip
+        if set(members) != set(caps):
+            got = sorted(n[: -len(".npy")] if n.endswith(".npy") else n for n in members)
+            raise ModelFileError(f"{where}: holds arrays {got}, expected exactly {expected}")
+        arrays = {
+            name: read_npy(
+                zf, members[f"{name}.npy"], where, kinds="f", max_bytes=caps[f"{name}.npy"], ndims=(ndim,)
+            )  # fmt: skip
+            for name, ndim in (("w0", 2), ("b0", 1), ("w1", 2), ("b1", 1))
+        }
+        meta = read_meta(zf, members["meta.npy"], where, MAX_META_BYTES)
+        if meta.get("format") != FORMAT:
+            raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        if meta.get("layout") != layout_hash():
+            raise ModelFileError(
+                f"{where}: fitted on feature layout {meta.get('layout')!r}, this code reads "
+                f"{layout_hash()!r} ({NUM_FEATURES} features: {[n for n, _ in FEATURE_LAYOUT]})"
+            )
+    for name, a in arrays.items():
         if a.dtype != np.float64:
-            raise ValueError(f"belief model {str(path)!r}: {name} has dtype {a.dtype}, expected float64")
+            raise ModelFileError(f"{where}: {name} has dtype {a.dtype}, expected float64")
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"belief model {str(path)!r}: {name} holds values that are not finite")
+            raise ModelFileError(f"{where}: {name} holds values that are not finite")
     w0, b0, w1, b1 = (arrays[n] for n in WEIGHT_NAMES)
-    hidden = w0.shape[1] if w0.ndim == 2 else -1
+    hidden = w0.shape[1]
+    if hidden < 1 or hidden > MAX_HIDDEN:
+        raise ModelFileError(f"{where}: w0 has shape {w0.shape}: {hidden} hidden units, expected 1 .. {MAX_HIDDEN}")
     shapes = {"w0": (NUM_FEATURES, hidden), "b0": (hidden,), "w1": (hidden, 1), "b1": (1,)}
     for name, shape in shapes.items():
-        if arrays[name].shape != shape or hidden < 1:
-            raise ValueError(
-                f"belief model {str(path)!r}: {name} has shape {arrays[name].shape}, expected {shape} "
-                f"(w0 is (features={NUM_FEATURES}, hidden >= 1))"
+        if arrays[name].shape != shape:
+            raise ModelFileError(
+                f"{where}: {name} has shape {arrays[name].shape}, expected {shape} "
+                f"(w0 is (features={NUM_FEATURES}, hidden in 1 .. {MAX_HIDDEN}))"
             )
+    check_weights(where, [("w0", "b0", w0.T, b0, "ReLU"), ("w1", "b1", w1.T, b1, "Identity")], INPUT_BOUND)
     return BeliefModel(w0, b0, w1, b1, meta)
 
 
-__all__ = ["DEFAULT_BELIEF", "BeliefModel", "forward_numpy", "layout_hash", "load_belief", "save_belief"]
+__all__ = ["DEFAULT_BELIEF", "MAX_HIDDEN", "BeliefModel", "forward_numpy", "layout_hash", "load_belief", "save_belief"]

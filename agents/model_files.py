@@ -24,6 +24,7 @@ and a :class:`NonFiniteScoresWarning` says so once per bot (turn it into an erro
 from __future__ import annotations
 
 import io
+import json
 import os
 import tempfile
 import warnings
@@ -45,7 +46,9 @@ __all__ = [
     "check_archive",
     "check_weights",
     "open_archive",
+    "parse_json",
     "read_member",
+    "read_meta",
     "read_npy",
 ]
 
@@ -183,7 +186,10 @@ def read_npy(
                 raise ValueError(f"npy format version {version}")
             header = fp.tell()
             if dtype.hasobject:
-                raise ModelFileError(f"{where}: {name} holds Python objects (not a readable .npz of plain arrays)")
+                raise ModelFileError(
+                    f"{where}: {name} holds Python objects (pickles are refused: a model file "
+                    "is a readable .npz of plain arrays)"
+                )
             if dtype.kind not in kinds or (dtype.kind != "U" and dtype.itemsize > 8):
                 raise ModelFileError(f"{where}: {name} has dtype {dtype}, expected {_kind_names(kinds)}")
             if dtype.fields is not None or dtype.subdtype is not None:
@@ -209,6 +215,41 @@ def read_npy(
     if len(data) != nbytes:
         raise ModelFileError(f"{where}: {name} holds {len(data)} bytes of data, its header says {nbytes}")
     return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
+
+
+def parse_json(text: str | bytes, where: str, what: str = "meta") -> object:
+    """``text`` as strict JSON (no repeated key, no NaN or Infinity), or a :class:`ModelFileError`
+    naming ``where`` and ``what``: bad UTF-8, bad JSON, an integer of thousands of digits (Python's
+    limit on int conversion) and nesting too deep for the parser all end here."""
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"the key {next(k for k in keys if keys.count(k) > 1)!r} is repeated")
+        return dict(items)
+
+    def constant(name: str) -> object:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except RecursionError:
+        raise ModelFileError(f"{where}: its {what} is not JSON (nested too deep)") from None
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit integer, a repeated key
+        raise ModelFileError(f"{where}: its {what} is not JSON ({str(err)[:200]})") from None
+
+
+def read_meta(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, max_bytes: int) -> dict:
+    """The JSON object of the ``meta.npy`` member ``info`` (one unicode string of at most
+    ``max_bytes``: :func:`read_npy`), parsed by :func:`parse_json`; a :class:`ModelFileError` for
+    anything else."""
+    text = read_npy(zf, info, where, kinds="U", max_bytes=max_bytes, ndims=(0,))
+    meta = parse_json(str(text), where)
+    if not isinstance(meta, dict):
+        raise ModelFileError(f"{where}: its meta is {type(meta).__name__}, expected a JSON object")
+    return meta
 
 
 def _kind_names(kinds: str) -> str:

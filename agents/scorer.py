@@ -60,7 +60,16 @@ from .base import Agent
 from .catalog import bot
 from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
 from .greedy import GreedyAgent
-from .model_files import ModelFileError, best_legal, check_archive, check_weights, open_archive, read_npy, write_npz
+from .model_files import (
+    ModelFileError,
+    best_legal,
+    check_archive,
+    check_weights,
+    open_archive,
+    read_meta,
+    read_npy,
+    write_npz,
+)
 
 __all__ = [
     "CANDIDATE_SIZE",
@@ -321,14 +330,9 @@ def load_scorer(path: str | Path) -> ActionScorer:
         members = check_archive(zf, where, _member_cap, max_members=2 * MAX_LAYERS + 1, max_total=MAX_FILE_BYTES)
         if "meta.npy" not in members:
             raise ModelFileError(f"{where}: no JSON 'meta' string (is it a scorer from train.py exit?)")
-        text = read_npy(zf, members.pop("meta.npy"), where, kinds="U", max_bytes=MAX_META_BYTES, ndims=(0,))
-        try:
-            meta = json.loads(str(text))
-        except (json.JSONDecodeError, RecursionError) as err:
-            raise ModelFileError(f"{where}: its meta is not JSON ({err})") from err
-        if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, FORMAT_POOLED):
-            got = meta.get("format") if isinstance(meta, dict) else meta
-            raise ModelFileError(f"{where}: format {got!r}, expected {FORMAT!r} or {FORMAT_POOLED!r}")
+        meta = read_meta(zf, members.pop("meta.npy"), where, MAX_META_BYTES)  # strict JSON: a named error
+        if meta.get("format") not in (FORMAT, FORMAT_POOLED):
+            raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r} or {FORMAT_POOLED!r}")
         if (meta["format"] == FORMAT_POOLED) != ("pool_after" in meta):
             raise ModelFileError(f"{where}: a {meta['format']!r} file " + ("needs" if meta["format"] == FORMAT_POOLED
                                  else "has no") + " a 'pool_after' entry in its meta")  # fmt: skip

@@ -69,6 +69,11 @@ def read_key(folder: str | Path) -> bytes | None:
         text = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as err:  # a folder in its place, no permission to read it
+        raise ValueError(
+            f"{path} cannot be read as a run key ({err.strerror}): the lines of games.jsonl cannot be checked. "
+            "Remove it and resume with --verify (every game re-played), or choose another --out"
+        ) from None
     if not _KEY.match(text.decode("ascii", "replace")):
         raise ValueError(
             f"{path} is not a run key (64 hexadecimal digits expected): the lines of games.jsonl cannot be "

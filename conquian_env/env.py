@@ -242,6 +242,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
         return {"observation": encode(game, p), "action_mask": action_mask(game, p)}
 
     def step(self, action: Any) -> None:
+        self._require_game("step")  # before reset() there is no agent to move
         agent = self.agent_selection
         if self.terminations.get(agent) or self.truncations.get(agent):
             self._was_dead_step(action)

@@ -1,4 +1,5 @@
-"""Text rendering of a game state (the environment's ``"ansi"`` and ``"human"`` modes)."""
+"""Text rendering of a game state (the environments' ``"ansi"`` and ``"human"`` modes): the
+referee's table, or one player's view of it."""
 
 from __future__ import annotations
 
@@ -41,13 +42,23 @@ def _ordered(kind: str, mask: int) -> list[int]:
     return cards
 
 
-def render_text(state: GameState, names: tuple[str, str] = ("player_0", "player_1")) -> str:
-    """A readable table of the whole game (both hands shown: this is the referee's view)."""
+def render_text(
+    state: GameState, names: tuple[str, str] = ("player_0", "player_1"), observer: int | None = None
+) -> str:
+    """A readable table of the game.  ``observer``: ``None`` shows both hands (the referee's view);
+    ``0`` or ``1`` shows that player's view: the other hand as its size alone (as the picture
+    draws card backs), the cards being laid down in a meld, which are shown to both, aside."""
     lines = []
     width = max(len(n) for n in names)
+    chosen = state.chosen if state.phase == MELD else 0
     for p in (0, 1):
         hand = state.hands[p]
-        lines.append(f"{names[p]:<{width}}  hand ({hand.bit_count():2d}): {_sorted_hand(hand)}")
+        if observer is None or observer == p:
+            shown = _sorted_hand(hand)
+        else:
+            laid = hand & chosen
+            shown = "hidden" + (f" (laying down {cards_str(laid)})" if laid else "")
+        lines.append(f"{names[p]:<{width}}  hand ({hand.bit_count():2d}): {shown}")
         lines.append(f"{'':<{width}}  meld ({state.melds[p].bit_count():2d}): {meld_text(state.melds[p])}")
     if state.face_up >= 0:
         how = "discarded" if state.source == DISCARDED else "turned"

@@ -34,6 +34,9 @@ both::
   arguments; or a bot spec string such as ``"greedy"``, built by the resolver the installed
   bots register (:func:`conquian_env.plugins.make_opponent`).
   The opponent sees only its own view.
+* ``render_mode``: ``"ansi"``, ``"human"`` or ``"rgb_array"``, each the agent's view from its
+  seat (the opponent's hand as its size, or as card backs); :meth:`SingleAgentEnv.render_referee`
+  is the referee's table with both hands, a separate call that no render mode makes.
 """
 
 from __future__ import annotations
@@ -198,18 +201,29 @@ class SingleAgentEnv(gymnasium.Env):
             return game_over_mask().astype(bool)
         return action_mask(self.game, self.seat).astype(bool)
 
+    def _names(self) -> tuple[str, str]:
+        return ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
+
+    def _require_game(self, what: str) -> GameState:
+        if self.game is None:
+            raise RuntimeError(f"call reset() before {what}()")
+        return self.game
+
     def render_text(self) -> str:
-        assert self.game is not None
-        names = ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
-        return render_text(self.game, names)
+        """The table as the agent sees it from its seat: the opponent's hand as its size alone."""
+        return render_text(self._require_game("render_text"), self._names(), observer=self.seat)
+
+    def render_referee(self) -> str:
+        """The referee's table: both hands shown (for debugging and replays; never what the agent sees)."""
+        return render_text(self._require_game("render_referee"), self._names())
 
     def render(self) -> str | np.ndarray | None:
+        """The agent's view from its seat in every mode (``rgb_array``: the opponent's hand as card
+        backs; ``ansi`` and ``human``: as its size); the referee's view is :meth:`render_referee`."""
         if self.render_mode == "rgb_array":
             from .image import render_rgb  # Pillow, the 'render' extra
 
-            assert self.game is not None
-            names = ("agent", "opponent") if self.seat == 0 else ("opponent", "agent")
-            return render_rgb(self.game, names, observer=self.seat)
+            return render_rgb(self._require_game("render"), self._names(), observer=self.seat)
         if self.render_mode == "ansi":
             return self.render_text()
         if self.render_mode == "human":

@@ -16,12 +16,15 @@ hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
 (:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
 action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
 ``shards/s{k:05d}.npz`` written atomically (complete or absent), so a killed run loses at most
-the shards in progress and the same command resumes at the missing ones, making the same games.
+the shards in progress and the same command resumes at the missing ones, making the same games;
+one ``generate`` at a time works in a folder (a second stops with a line naming the first), and
+each shard carries the settings that made it (:mod:`conquian_train.shards`).
 With ``ray`` (an address, or ``local``) the shards are Ray tasks (:mod:`conquian_arena.ray_runner`'s
 connection), whose positions come back to this process to be written; without it they are
 played here, one after the other.
 
-**fit** reads the shards of ``data`` (plain ``.npz``, no pickles), keeps one game in
+**fit** reads the shards of ``data`` (plain ``.npz``, no pickles; each folder's shards exactly as
+its ``config.json`` makes them, each the shard it says it is, its contents bounded), keeps one game in
 ``val_every`` aside, computes the features (:mod:`agents.belief_kernels`, compiled) of at most
 ``positions`` positions, and fits the network of :mod:`agents.belief` with Adam on the cross
 entropy of each unseen card, keeping the epoch of lowest held-out log loss (the logits shifted
@@ -30,10 +33,8 @@ to the exact count, as the search uses them); the model file is written atomical
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,15 @@ from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
 from conquian_env.seeding import derive_seed
 
-from .files import write_atomic, write_text
 from .recipes import Recipe, steps_main
+from .shards import (
+    ShardError,
+    folder_shards,
+    generate_shards,
+    open_shard,
+    shard_count,
+    shard_path,  # noqa: F401 (the shards of a run, as the value recipe imports it)
+)
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xBE11E0
@@ -85,6 +93,7 @@ class GenerateConfig:
 
     def validate(self) -> None:
         knobs.check(self)  # every knob's type and declared range
+        shard_count(self)
         if not self.kinds:
             raise ValueError("kinds is empty")
         for spec in self.kinds:
@@ -182,109 +191,12 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
     return arrays
 
 
-def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """``np.savez_compressed`` through :func:`conquian_train.files.write_atomic`: complete or absent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, lambda tmp: np.savez_compressed(tmp, **arrays))
-
-
-def shard_path(out: str | Path, k: int) -> Path:
-    return Path(out) / "shards" / f"s{k:05d}.npz"
-
-
-def _shard_arrays(config: Any, k: int, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    meta = {"kinds": list(config.kinds), "seed": config.seed, "shard": k, "chunk": config.chunk}
-    return {**arrays, "meta": np.array(json.dumps(meta))}
-
-
-def _remote_shard(play: Any, kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
-    return play(kinds, seed, first, last)
-
-
 def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
     """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
     return generate_shards(config, play_shard, log)
 
 
-def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
-    """The missing shards of ``config.out``, each ``play(kinds, seed, first, last)`` (a module-level
-    function: Ray ships it by name) for its games, written atomically, locally or as Ray tasks
-    (``config.ray``); ``config`` is a recipe's knobs with ``out``, ``kinds``, ``seed``, ``games``,
-    ``chunk`` and ``ray`` (the belief's and the value's).  The shard paths."""
-    config.validate()
-    out = Path(config.out)
-    claim_folder(out, config, ("ray", "out"), "run")
-    n_shards = -(-config.games // config.chunk)
-    paths = [shard_path(out, k) for k in range(n_shards)]
-    todo = [k for k in range(n_shards) if not paths[k].exists()]
-    log(f"{out}: {n_shards - len(todo)} of {n_shards} shards already made")
-    bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
-    t0 = time.perf_counter()
-    if config.ray and todo:
-        from conquian_arena.ray_runner import connect
-
-        ray, started = connect(config.ray, None)
-        try:
-            remote = ray.remote(num_cpus=1, max_retries=2)(_remote_shard)
-            refs = {remote.remote(play, config.kinds, config.seed, *bounds[k]): k for k in todo}
-            pending = list(refs)
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for ref in done:
-                    k = refs[ref]
-                    write_npz(paths[k], _shard_arrays(config, k, ray.get(ref)))
-                    log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
-        finally:
-            if started:
-                ray.shutdown()
-    else:
-        for k in todo:
-            write_npz(paths[k], _shard_arrays(config, k, play(config.kinds, config.seed, *bounds[k])))
-            log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
-    return paths
-
-
 # --------------------------------------------------------------------------- reading the data
-
-
-def claim_folder(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> None:
-    """``out`` holds ``config``'s knobs in ``config.json``: written when it is new, else compared
-    (the knobs of ``ignore`` aside) and a ``ValueError`` naming the knobs that differ (``what``: the
-    folder's kind, "run" or "fit")."""
-    saved = out / "config.json"
-    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ignore}
-    if saved.exists():
-        theirs = {k: v for k, v in json.loads(saved.read_text()).items() if k not in ignore}
-        if theirs != mine:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            raise ValueError(f"{out} holds a {what} with other knobs ({', '.join(diff)}): use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
-
-
-def open_shard(
-    path: str | Path, dtypes: dict[str, Any], shapes: Callable[[int], dict[str, tuple[int, ...]]]
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and meta of a shard holding the arrays of ``dtypes`` and a JSON ``meta``, checked
-    (no pickles; exactly those arrays; each of its dtype and of its shape in ``shapes(n)``, ``n`` the
-    length of ``game``): ``ValueError`` naming what is wrong.  The belief's, the value's and the
-    distilled scorer's shards."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError) as err:
-        raise ValueError(f"shard {str(path)!r}: not a readable .npz without pickles ({err})") from None
-    expected = {*dtypes, "meta"}
-    if set(arrays) != expected:
-        raise ValueError(f"shard {str(path)!r}: holds {sorted(arrays)}, expected {sorted(expected)}")
-    meta = json.loads(str(arrays.pop("meta")))
-    shape_of = shapes(len(arrays["game"]))
-    for name, dtype in dtypes.items():
-        if arrays[name].dtype != dtype or arrays[name].shape != shape_of[name]:
-            raise ValueError(f"shard {str(path)!r}: {name} is {arrays[name].dtype} {arrays[name].shape}, "
-                             f"expected {np.dtype(dtype)} {shape_of[name]}")  # fmt: skip
-    return arrays, meta
 
 
 def _row_shapes(n: int) -> dict[str, tuple[int, ...]]:
@@ -292,33 +204,60 @@ def _row_shapes(n: int) -> dict[str, tuple[int, ...]]:
     return {name: (n, ROW_COLUMNS) if name == "rows" else (n,) for name in SHARD_ARRAYS}
 
 
-def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and meta of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
-    return open_shard(path, SHARD_ARRAYS, _row_shapes)
+def read_shard(path: str | Path, index: int | None = None, config: Any = None) -> tuple[dict[str, np.ndarray],
+                                                                                        dict[str, Any]]:  # fmt: skip
+    """The arrays and meta of a shard, checked (:func:`conquian_train.shards.open_shard`; with
+    ``index`` and ``config``, its origin too), and what it holds bounded: every card set a mask of
+    the 40 cards, the player to move 0 or 1, the opponent's hand within the unseen cards and of
+    the size it says, its bots' indices within the shard's kinds: a
+    :class:`~conquian_train.shards.ShardError` naming the file and what is wrong."""
+    from conquian_env.kernels import PLAYER
+
+    arrays, meta = open_shard(path, SHARD_ARRAYS, _row_shapes, index=index, config=config)
+    where = f"shard {str(path)!r}"
+    kinds = meta.get("kinds")
+    if not (isinstance(kinds, list) and kinds and all(isinstance(k, str) for k in kinds)):
+        raise ShardError(f"{where}: its meta names no kinds (a list of bot specs), got {kinds!r}")
+    full = (1 << 40) - 1
+    rows, pool, truth, n_opp = arrays["rows"], arrays["pool"], arrays["truth"], arrays["n_opp"]
+    masks = rows[:, :10]  # hands, melds, discards, refusals, dead pile, chosen cards
+    problems = {
+        "a card set outside the 40 cards": ((masks < 0) | (masks > full)).any() or ((pool < 0) | (pool > full)).any(),
+        "a player to move other than 0 or 1": ((rows[:, PLAYER] != 0) & (rows[:, PLAYER] != 1)).any(),
+        "an opponent's hand outside the unseen cards": ((truth & ~pool) != 0).any() or (truth < 0).any(),
+        "an opponent's hand of another size than n_opp": (
+            ((truth[:, None] >> np.arange(40)) & 1).sum(1) != n_opp
+        ).any(),  # fmt: skip
+        f"a bot index outside its {len(kinds)} kinds": any(
+            ((arrays[n] < 0) | (arrays[n] >= len(kinds))).any() for n in ("kind", "observer")
+        ),
+    }
+    for what, bad in problems.items():
+        if bad:
+            raise ShardError(f"{where}: {what}")
+    return arrays, meta
 
 
 def load_positions(folders: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """Every position of the shards of ``folders``: the arrays of :data:`SHARD_ARRAYS`, with
-    ``kind`` and ``observer`` as names (arrays of strings) and ``game`` made unique across folders."""
+    """Every position of the shards of ``folders`` (each folder's shards exactly as its config.json
+    makes them, each one's origin checked: :func:`conquian_train.shards.folder_shards`): the arrays
+    of :data:`SHARD_ARRAYS`, with ``kind`` and ``observer`` as names (arrays of strings) and
+    ``game`` made unique across folders."""
     parts: dict[str, list] = {name: [] for name in SHARD_ARRAYS}
     offset = 0
     for folder in folders:
-        paths = sorted((Path(folder) / "shards").glob("s*.npz"))
-        if not paths:
-            raise ValueError(f"{folder}: no shards (run generate first)")
-        top = 0
-        for path in paths:
-            arrays, meta = read_shard(path)
+        config, paths = folder_shards(folder, GenerateConfig)
+        for k, path in enumerate(paths):
+            arrays, meta = read_shard(path, k, config)
             names = np.array(meta["kinds"])
             for name in SHARD_ARRAYS:
                 value = arrays[name]
                 if name in ("kind", "observer"):
                     value = names[value]
                 elif name == "game":
-                    top = max(top, int(value.max()) + 1) if len(value) else top
                     value = value + offset
                 parts[name].append(value)
-        offset += top
+        offset += config.games
     return {name: np.concatenate(parts[name]) for name in SHARD_ARRAYS}
 
 

@@ -19,9 +19,10 @@ cards the player cannot see (:func:`agents.search.label_rows`: ``pimc``'s values
 inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
 written atomically (complete or absent): a killed run loses at most the shards in progress and the
 same command resumes at the missing ones, making the same games and labels; with ``ray`` the
-shards are Ray tasks (the shard pattern of :mod:`conquian_train.belief`).
+shards are Ray tasks (the shard library, :mod:`conquian_train.shards`).
 
-**fit** reads the shards (plain ``.npz``, no pickles, each array's dtype and shape checked), holds
+**fit** reads the shards (plain ``.npz``, no pickles, each array's dtype and shape checked, each the
+shard of its folder's config.json it says it is, every value within [0, 1]), holds
 out the games with id % ``holdout`` == 0 and fits the scorer of ``hidden`` layers (pooled after
 layer ``pool_after``: deep sets, :class:`agents.scorer.ActionScorer`) by cross-entropy on
 softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
@@ -29,9 +30,12 @@ rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2
 and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
 the weights, Adam's moments, the tables) and ``out/fit.csv`` (held-out regret by epoch), atomic; a
 rerun of the same command resumes after the last epoch written and ends with the same network as a
-run never stopped.  With ``eval_deals`` the network plays greedy on that many duplicate deals before
-the first epoch (the untrained network: the curve's step 0) and after each, compiled
-(:func:`agents.selfplay_kernels.duplicate_score`, the arena's games), into ``out/eval.csv`` and
+run never stopped; one process works in a fit folder at a time (a second stops with a line naming
+the first), and a resume first writes the tables its checkpoint holds (a kill between the two
+leaves none behind).  With ``eval_deals`` the network plays greedy on that many duplicate deals
+before the first epoch (the untrained network: the curve's step 0, played once and kept in the
+checkpoint) and after each, compiled (:func:`agents.selfplay_kernels.duplicate_score`, the arena's
+games), into ``out/eval.csv`` and
 ``out/learning_curve.png`` (score by positions trained on, and the held-out regret beside greedy's).
 ``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each position's
 best candidate), printed beside greedy's on the same positions.
@@ -46,6 +50,8 @@ import json
 import math
 import sys
 import time
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,10 +62,10 @@ from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from .belief import claim_folder, generate_shards, open_shard, shard_path
-from .files import write_atomic, write_text
+from .files import hold_folder, remove_partials, write_atomic, write_text
 from .recipes import Recipe, steps_main
 from .run import plot_learning_curve
+from .shards import ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xD1571
@@ -85,6 +91,7 @@ class GenerateConfig:
 
     def validate(self) -> None:
         knobs.check(self)  # every knob's type and declared range
+        shard_count(self)
         if tuple(self.kinds) != ("greedy",):
             raise ValueError(f"kinds {list(self.kinds)!r}: the compiled games are greedy's, kinds must be ['greedy']")
 
@@ -171,53 +178,48 @@ def _shapes(n: int) -> dict[str, tuple[int, ...]]:
             "game": (n,)}  # fmt: skip
 
 
-def read_shard(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of a shard, checked (no pickles): ``ValueError`` naming what is wrong."""
-    arrays, _ = open_shard(path, SHARD_ARRAYS, _shapes)
+def read_shard(path: str | Path, index: int | None = None, config: Any = None) -> dict[str, np.ndarray]:
+    """The arrays of a shard, checked (:func:`conquian_train.shards.open_shard`; with ``index`` and
+    ``config``, its origin too) and bounded: every position with two candidates or more, every
+    value a win probability (within [0, 1]), every input finite and within the scorer's range: a
+    :class:`~conquian_train.shards.ShardError` naming the file and what is wrong."""
+    from agents.scorer import INPUT_BOUND
+
+    arrays, _ = open_shard(path, SHARD_ARRAYS, _shapes, index=index, config=config)
+    where = f"shard {str(path)!r}"
     valid = arrays["actions"] >= 0
-    if (valid.sum(1) < 2).any() or not np.isfinite(arrays["q"]).all() or not np.isfinite(arrays["x"]).all():
-        raise ValueError(f"shard {str(path)!r}: a position with fewer than two candidates, or a value or an "
-                         "input that is not finite")  # fmt: skip
+    if (valid.sum(1) < 2).any():
+        raise ShardError(f"{where}: a position with fewer than two candidates")
+    q = arrays["q"]
+    if not np.isfinite(q).all() or (q < 0).any() or (q > 1).any():
+        raise ShardError(f"{where}: a value that is not finite or not within [0, 1] (a value is a win probability)")
+    if not np.isfinite(arrays["x"]).all() or (np.abs(arrays["x"]) > INPUT_BOUND).any():
+        raise ShardError(f"{where}: an input that is not finite or not within ±{INPUT_BOUND:g}")
     return arrays
 
 
 def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[str, np.ndarray]:
-    """The positions of the shards of ``folders`` in order (``game`` made unique across folders),
-    the first ``limit`` only when it is not 0."""
-    plan: list[tuple[Path, int]] = []  # each shard to read and the game offset of its folder
+    """The positions of the shards of ``folders`` in order (each folder's shards exactly as its
+    config.json makes them: :func:`conquian_train.shards.folder_shards`; ``game`` made unique across
+    folders), the first ``limit`` only when it is not 0."""
+    plan: list[tuple[Path, int, Any, int]] = []  # each shard to read, its index, its folder's config, game offset
     offset, count = 0, 0
     for folder in folders:
-        config = Path(folder) / "config.json"
-        if not config.is_file():
-            raise ValueError(f"{folder}: no config.json (is it a folder of conquian-train distill generate?)")
-        try:
-            saved = json.loads(config.read_text())
-            games, chunk = int(saved["games"]), int(saved["chunk"])
-        except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"{config}: not a config of conquian-train distill generate ({err})") from None
-        paths = [shard_path(folder, k) for k in range(-(-games // chunk))]
-        missing = [p.name for p in paths if not p.exists()]
-        if missing:
-            raise ValueError(f"{folder}: shards {missing[:3]}{' ...' if len(missing) > 3 else ''} missing "
-                             "(run generate again to make them)")  # fmt: skip
-        for path in paths:
-            try:  # the positions' count first (only the small array is read), to fill arrays made once
-                with np.load(path, allow_pickle=False) as data:
-                    count += len(data["game"])
-            except (OSError, ValueError, EOFError, KeyError) as err:
-                raise ValueError(f"shard {str(path)!r}: not a readable shard ({type(err).__name__}: {err})") from None
-            plan.append((path, offset))
+        config, paths = folder_shards(folder, GenerateConfig)
+        for k, path in enumerate(paths):
+            count += _positions_in(path)  # the small array alone first, to fill arrays made once
+            plan.append((path, k, config, offset))
             if limit and count >= limit:
                 break
-        offset += games
+        offset += config.games
         if limit and count >= limit:
             break
     n = min(count, limit) if limit else count
     shapes = _shapes(n)
     out = {name: np.empty(shapes[name], dtype) for name, dtype in SHARD_ARRAYS.items()}
     at = 0
-    for path, first_game in plan:
-        arrays = read_shard(path)
+    for path, k, config, first_game in plan:
+        arrays = read_shard(path, k, config)
         arrays["game"] = arrays["game"] + first_game
         take = min(len(arrays["game"]), n - at)
         for name in SHARD_ARRAYS:
@@ -226,6 +228,20 @@ def load_labels(folders: tuple[str, ...] | list[str], limit: int = 0) -> dict[st
     if at != n:
         raise ValueError(f"the shards of {list(folders)} changed while they were read")
     return out
+
+
+def _positions_in(path: Path) -> int:
+    """How many positions shard ``path`` holds (its ``game`` array read alone); a shard that is not a
+    readable archive is set aside (:func:`conquian_train.shards.open_shard`)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            game = data["game"]
+            if game.ndim == 1:
+                return len(game)
+    except Exception:  # noqa: BLE001, S110 - open_shard names it (and sets an unreadable one aside)
+        pass
+    open_shard(path, SHARD_ARRAYS, _shapes)
+    raise ShardError(f"shard {str(path)!r}: game is not one number per position")
 
 
 # --------------------------------------------------------------------------- fit
@@ -276,7 +292,7 @@ def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, dict, di
         layers = [(arrays[f"bw{i}"], arrays[f"bb{i}"]) for i in range(len(params) // 2)]
         return int(meta["epoch"]), int(meta["step"]), dict(meta["tables"]), {"regret": meta["best_regret"],
                                                                            "layers": layers}  # fmt: skip
-    except (OSError, ValueError, KeyError, RuntimeError, EOFError, TypeError) as err:
+    except (OSError, ValueError, KeyError, RuntimeError, EOFError, TypeError, zipfile.BadZipFile, zlib.error) as err:
         raise ValueError(f"checkpoint {str(path)!r} is not a checkpoint of this fit ({type(err).__name__}: {err}); "
                          "remove it to start the fit again") from None  # fmt: skip
 
@@ -285,15 +301,23 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
     """Fit the scorer on ``config.data`` into ``config.out`` (see the module docstring), resuming
     after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
     in the tests).  The path of the scorer file."""
+
+    config.validate()
+    out = Path(config.out)
+    with hold_folder(out, log):  # one process per fit folder: a second stops with a line naming the first
+        return _fit(config, out, log, stop_after)
+
+
+def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path:
     import torch
 
     from agents.scorer import ActionScorer
 
     from .scorer_fit import network_layers, network_scores, regret, scorer_network
 
-    config.validate()
-    out = Path(config.out)
     claim_folder(out, config, ("out", "torch_threads"), "fit")
+    if gone := remove_partials(out):  # under the lock: a killed writer's, no live one's
+        log(f"deleted the half-written {', '.join(gone)} of a killed fit")
     torch.set_num_threads(config.torch_threads)
     t0 = time.perf_counter()
     d = load_labels(config.data, config.positions)
@@ -351,10 +375,12 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
                                 regret_csv=out / "fit.csv")  # fmt: skip
 
     done, step, best = -1, 0, {"regret": math.inf, "layers": export()}
-    tables: dict[str, list] = {"fit": [], "eval": strength(0, "start")}  # step 0: the untrained network
     if checkpoint.exists():
         done, step, tables, best = _load_checkpoint(checkpoint, net, opt)
         log(f"resumed after epoch {done}")
+        write_tables(tables)  # a kill between the checkpoint and its tables: the tables catch up
+    else:
+        tables = {"fit": [], "eval": strength(0, "start")}  # step 0: the untrained network, played once
     rows = tables["fit"]
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()

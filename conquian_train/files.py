@@ -1,14 +1,16 @@
 """Every file a training run writes goes through here: complete or absent, whatever stops the process.
 
-- :func:`write_atomic`: a file is written under a temporary name (``NAME.partial.SUFFIX``,
-  fsynced) and renamed into place: a reader sees the old file or the new one, never half.
+- :func:`write_atomic`: a file is written under a temporary name of its own
+  (``NAME.partial.PID-RANDOM.SUFFIX``, fsynced) and renamed into place: a reader sees the old
+  file or the new one, never half.
 - :func:`commit_dir`: a folder of files (a checkpoint) replaces the old one together: it is
   written as ``NAME.partial/``, renamed ``NAME.ready/`` once complete, then swapped in;
   :func:`recover_dir` finishes or undoes an interrupted swap, so a checkpoint is whole or absent.
 - :func:`append_rows`: rows appended to a CSV file (the run state records how many bytes of
   each CSV belong to the checkpoint; :func:`cut_to` drops what a killed session added after it).
 - :class:`RunLock`: one process per run folder (``fcntl.flock`` on ``run.lock``, released by
-  the operating system however the holder ends; the holder's pid, host and start time in it).
+  the operating system however the holder ends; the holder's pid, host and start time in it);
+  :func:`hold_folder` holds it around a block.
 - :func:`file_event`: every write, rename and append above is one numbered *file event*.  With
   the environment variable ``CONQUIAN_KILL_AT=N`` the process ends (``os._exit``) at the N-th,
   as a kill would; :func:`kill_at` does the same in this process by raising :class:`Killed`
@@ -20,15 +22,17 @@ A full disk raises :class:`OSError` with ``errno.ENOSPC`` like any other write e
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +96,10 @@ def disk_full(err: BaseException) -> bool:
 
 
 def partial_path(path: Path) -> Path:
-    """The temporary name of ``path`` while it is written: ``NAME.partial.SUFFIX`` (the suffix kept:
-    ``np.savez`` and SB3's ``save`` add theirs to a name without it)."""
-    return path.with_name(path.stem + PARTIAL + path.suffix)
+    """The temporary name of ``path`` while it is written: ``NAME.partial.PID-RANDOM.SUFFIX``, its own
+    for each writer (two processes writing one name never share a temporary file) and its suffix
+    kept (``np.savez`` and SB3's ``save`` add theirs to a name without it)."""
+    return path.with_name(f"{path.stem}{PARTIAL}.{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
 
 
 def fsync_path(path: Path) -> None:
@@ -257,13 +262,24 @@ def recover_dir(final: Path) -> str | None:
 
 
 def remove_partials(folder: Path) -> list[str]:
-    """Delete the temporary files (``*.partial.*``) a killed writer left in ``folder``; their names."""
+    """Delete the temporary files (``*.partial.*``) a killed writer left in ``folder``; their names.
+    Only the holder of the folder's :class:`RunLock` may call it (another writer's are live)."""
     gone = []
     for path in sorted(folder.glob(f"*{PARTIAL}.*")):
         if path.is_file():
             path.unlink()
             gone.append(path.name)
     return gone
+
+
+def set_aside(path: Path, why: str) -> Path:
+    """Rename ``path`` to ``path.WHY`` (``path.WHY2`` ... when taken): kept, out of the way."""
+    for k in range(1, 1000):
+        dest = path.with_name(f"{path.name}.{why}{k if k > 1 else ''}")
+        if not dest.exists():
+            os.replace(path, dest)
+            return dest
+    raise RunFolderError(f"{path}: too many set-aside copies ({path.name}.{why}*); delete some")
 
 
 # --------------------------------------------------------------------------- one process per folder
@@ -334,3 +350,19 @@ class RunLock:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+@contextlib.contextmanager
+def hold_folder(folder: str | Path, log: Callable[[str], Any] | None = None) -> Iterator[None]:
+    """Hold ``folder``'s :class:`RunLock` while the block runs (the folder made if need be);
+    :class:`RunFolderInUseError` naming the holder when another live process has it.  A lock
+    taken over from a killed holder is said through ``log``."""
+    lock = RunLock(folder)
+    stale = lock.acquire()
+    try:
+        if stale and log is not None:
+            log(f"took over the lock of pid {stale.get('pid')} on {stale.get('host')} (since {stale.get('since')}): "
+                "that process ended without releasing it")  # fmt: skip
+        yield
+    finally:
+        lock.release()

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.features import FEATURE_SIZE, FeatureObservation
-from agents.model_files import ModelFileError, check_archive, check_weights, open_archive, read_npy
+from agents.model_files import ModelFileError, check_archive, check_weights, open_archive, parse_json, read_npy
 from agents.ppo import ACTIVATIONS, INPUT_BOUND, MAX_TENSOR_ELEMENTS, MEMBER_CAPS, NumpyPolicy, read_model, stamp_model
 from conquian_env.observation import OBS_SIZE
 from conquian_env.wrappers import SingleAgentEnv
@@ -76,10 +76,7 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
         names = read_npy(zf, members.pop("acts.npy"), where, kinds="Uf", max_bytes=1 << 20, ndims=(1,))
         if names.dtype.kind != "U" and len(names):  # no snapshots: numpy writes an empty float array
             raise ModelFileError(f"{where}: acts has dtype {names.dtype}, expected a unicode string")
-        try:
-            acts = [json.loads(str(text)) for text in names]
-        except (json.JSONDecodeError, RecursionError) as err:
-            raise ModelFileError(f"{where}: its acts are not JSON ({err})") from err
+        acts = [parse_json(str(text), where, "acts") for text in names]
         if len(acts) > MAX_SNAPSHOTS or not all(
             isinstance(a, list) and 0 < len(a) <= MAX_SNAPSHOT_LAYERS and all(x in ACTIVATIONS for x in a) for a in acts
         ):

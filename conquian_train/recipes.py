@@ -20,6 +20,7 @@ from typing import Any
 
 from conquian_arena import knobs
 
+from .files import RunFolderInUseError
 from .run import run_command
 
 
@@ -73,8 +74,10 @@ def steps_main(
     kept: str = "the shards written are kept",
 ) -> int:
     """The command of a recipe made of steps (``generate``, then ``fit``): ``steps`` maps each
-    sub-command to its help, its knobs' dataclass and the function that runs it on the knobs; a
-    ``ValueError`` is one ``error:`` line (status 2), Ctrl-C a line saying ``kept`` (status 130)."""
+    sub-command to its help, its knobs' dataclass and the function that runs it on the knobs (each
+    holds its folder's lock: :func:`conquian_train.files.hold_folder`); a ``ValueError`` or a
+    folder in use by another process is one ``error:`` line (status 2), Ctrl-C a line saying
+    ``kept`` (status 130)."""
     made = argparse.ArgumentParser(prog=prog, description=description,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = made.add_subparsers(dest="command", required=True)
@@ -84,7 +87,7 @@ def steps_main(
     _, config, run = steps[args.pop("command")]
     try:
         run(knobs.from_dict(config, args))
-    except ValueError as err:
+    except (ValueError, RunFolderInUseError) as err:  # a bad knob or file; a folder another process holds
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

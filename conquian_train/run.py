@@ -7,7 +7,6 @@ import csv
 import hashlib
 import json
 import math
-import os
 import shutil
 import sys
 import time
@@ -192,12 +191,7 @@ class RunFolder:
 
     def aside(self, path: Path, why: str) -> Path:
         """Rename ``path`` to ``path.WHY`` (``path.WHY2`` ... when taken): kept, out of the way."""
-        for k in range(1, 1000):
-            dest = path.with_name(f"{path.name}.{why}{k if k > 1 else ''}")
-            if not dest.exists():
-                os.replace(path, dest)
-                return dest
-        raise RunFolderError(f"{path}: too many set-aside copies ({path.name}.{why}*); delete some")
+        return files.set_aside(path, why)
 
     # ---------------------------------------------------------------- the PPO recipe's checkpoint
 
