@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
+from conquian_env.extras import missing
 
 from .base import PlayerView, SearchBot
 from .catalog import bot
@@ -73,11 +74,8 @@ CHUNK_SHARE = 0.5
 
 
 def _need_numba() -> None:
-    if K is None:
-        raise ImportError(
-            "the compiled search (spec 'ismcts') needs numba: pip install 'conquian-env[fast]' "
-            "(or play the Python search, spec 'ismcts-py')"
-        ) from _IMPORT_ERROR
+    if K is None:  # the registry names the spec the user typed in place of "the compiled search"
+        raise missing(_IMPORT_ERROR, "the compiled search", instead="or play the Python search, spec 'ismcts-py'")
 
 
 _WARM = False

@@ -63,14 +63,14 @@ def _make_vector_env(num_envs: int = 1, **kwargs: Any) -> Any:
     """The vector entry point of :data:`GYM_ENV_ID`: ``ConquianVectorEnv(num_envs, **kwargs)``."""
     try:
         from .vector_env import ConquianVectorEnv
-    except ModuleNotFoundError as err:  # the batched engine is the 'fast' extra
-        if err.name != "numba":
-            raise
-        raise ImportError(
-            f"gymnasium.make_vec({GYM_ENV_ID!r}) builds the batched ConquianVectorEnv, which needs numba "
-            "(pip install 'conquian-env[fast]'); without it pass vectorization_mode='sync' for gymnasium's "
-            "SyncVectorEnv over the single-agent env"
-        ) from err
+    except ImportError as err:  # the batched engine is the 'fast' extra
+        from .extras import missing
+
+        raise missing(
+            err,
+            f"gymnasium.make_vec({GYM_ENV_ID!r}) (the batched ConquianVectorEnv)",
+            instead="or pass vectorization_mode='sync' for gymnasium's SyncVectorEnv over the single-agent env",
+        ) from None
     return ConquianVectorEnv(num_envs, **kwargs)
 
 

@@ -53,12 +53,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium import spaces
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from ..extras import missing
+
+try:  # Ray first: its extra's line also says to install torch first
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.rllib", extra="rllib") from None
+try:
+    import torch
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.rllib", extra="rllib") from None
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
