@@ -26,8 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from conquian_env.extras import missing
+
 from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_npy, write_npz
-from .value_kernels import FEATURE_LAYOUT, NUM_FEATURES
+
+try:
+    from .value_kernels import FEATURE_LAYOUT, NUM_FEATURES
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "agents.value (the leaf value)") from None
 
 FORMAT = "conquian-value/1"
 WEIGHT_NAMES = ("w0", "b0", "w1", "b1")

@@ -18,9 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.callbacks import BaseCallback
 
+from conquian_env.extras import missing
 from conquian_env.sb3 import ConquianVecEnv
+
+try:
+    from stable_baselines3.common.callbacks import BaseCallback
+except ImportError as err:
+    raise missing(err, "conquian_train.selfplay") from None
 
 
 class LearnerOpponent:
