@@ -43,7 +43,9 @@ def names_an_install_line(text: str) -> bool:
 
 def test_every_bot_spec_without_its_extra_builds_or_fails_in_one_line_naming_the_spec():
     # before: `search` said a bare "No module named 'numba'", and `pimc` said the compiled search "(spec 'ismcts')"
-    code = BLOCK + """
+    code = (
+        BLOCK
+        + """
 import json
 from agents.registry import KNOWN_BOTS, make_agent
 from conquian_env.extras import MissingExtraError
@@ -59,6 +61,7 @@ for kind, info in KNOWN_BOTS.items():
         out[spec] = str(err)
 print(json.dumps(out))
 """
+    )
     run = run_python(code, OPTIONAL)
     assert run.returncode == 0, run.stderr
     told = json.loads(run.stdout)
@@ -81,7 +84,9 @@ print(json.dumps(out))
 
 def test_every_module_imports_or_fails_in_one_line_naming_itself():
     # the compiled kernels (*kernels) are numba code through and through: the modules above them say it
-    code = BLOCK + """
+    code = (
+        BLOCK
+        + """
 import importlib, json, pkgutil
 from conquian_env.extras import MissingExtraError
 out = {}
@@ -96,10 +101,11 @@ for package in ("conquian_env", "agents", "conquian_arena", "conquian_train"):
             out[info.name] = str(err)
 print(json.dumps(out))
 """
+    )
     run = run_python(code, OPTIONAL)
     assert run.returncode == 0, run.stderr  # any other error (a bare ModuleNotFoundError) fails here
     told = json.loads(run.stdout)
-    for module, line in told.items():
+    for line in told.values():
         if line is not None:  # the module itself, or the one of ours it imports that needs the package
             assert len(line.splitlines()) == 1 and line.split()[0].startswith(PACKAGE_PREFIXES), line
             assert names_an_install_line(line), line
@@ -130,9 +136,12 @@ def test_numba_missing_from_sys_modules_is_one_line_for_the_module_the_cli_and_g
     code = head + "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
     run = run_python(code, "search", "greedy", "--games", "2", "--no-plot", "--out", "/nonexistent/never-made")
     assert run.returncode == 2
-    assert run.stderr.endswith(  # the prog is argv[0]: conquian-evaluate from the console script
-        ": error: bot spec 'search' needs numba, the 'fast' extra: pip install 'conquian-env[fast]'\n"
-    ) and len(run.stderr.splitlines()) == 1, run.stderr
+    assert (
+        run.stderr.endswith(  # the prog is argv[0]: conquian-evaluate from the console script
+            ": error: bot spec 'search' needs numba, the 'fast' extra: pip install 'conquian-env[fast]'\n"
+        )
+        and len(run.stderr.splitlines()) == 1
+    ), run.stderr
 
     code = head + "import gymnasium, conquian_env\ngymnasium.make('conquian_env/Conquian-v0', opponent='pimc')"
     run = run_python(code)
