@@ -168,8 +168,8 @@ TRIES = Integer(1, 10**6)
 TAKE_OPTIONS_REMOVED = Removed(
     False,
     "a take is valued with greedy's discard, as it was by default; valuing it with each discard that could "
-    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games, "
-    "docs/benchmarks.md)",
+    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games: the "
+    "documentation's Benchmarks page)",
 )
 
 
@@ -347,7 +347,10 @@ class BeliefSearchAgent(SearchAgent):
             from .value_kernels import NUM_FEATURES
 
             if value is None:
-                raise ValueError("leaf needs a leaf value model file, value=PATH (none is shipped: docs/bots.md)")
+                raise ValueError(
+                    "leaf needs a leaf value model file, value=PATH (none is shipped; conquian-train value fits one: "
+                    "the documentation's Training page, 'A leaf value for the search')"
+                )
             self.value = load_value(value)
             h = np.zeros(self.value.w0.shape[1])
             self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)

@@ -385,7 +385,7 @@ def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
     for spec, value in (("ismcts:take_options=true", True), ("search:take_options=true", True),
                         ("pimc:take_options=1", 1)):  # fmt: skip
         with pytest.raises(SpecError, match="take_options was removed: a take is valued with greedy's discard.*"
-                           "docs/benchmarks.md.*drop take_options") as err:  # fmt: skip
+                           "Benchmarks page.*drop take_options") as err:  # fmt: skip
             make_agent(spec)
         assert f"got {value!r}" in str(err.value), "the value given is named"
     for cls in (SearchAgent, BeliefSearchAgent):
