@@ -99,6 +99,22 @@ def test_rllib_module_construction_logs_no_deprecation(rllib):
     assert not [r.getMessage() for r in records if "deprecated" in r.getMessage()]
 
 
+def test_rllib_algorithm_modules_log_no_deprecation_in_a_fresh_process(rllib):
+    """RLlib logs the notice once per process, from the first RLModule built: building an algorithm
+    from ppo_config(), that is RLlib's MultiRLModule around ours, which a filter around our own
+    constructor missed (the notice was logged on every training run and Algorithm load).  A fresh
+    process, so that no earlier test has used up RLlib's one notice."""
+    code = (
+        "from conquian_env.integrations.rllib import ConquianMultiAgentEnv, ppo_config\n"
+        "spec = ppo_config(hiddens=(8,)).get_multi_rl_module_spec(env=ConquianMultiAgentEnv())\n"
+        "print(type(spec.build()).__name__)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "MultiRLModule"
+    assert "deprecated" not in run.stderr, run.stderr
+
+
 def _random_episode(env, seed: int):
     """Play one game with random legal actions; returns the per-step tuples."""
     rng = np.random.default_rng(seed)

@@ -44,7 +44,6 @@ its fields themselves (each a bool, default false), ``illegal_action``
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
@@ -177,23 +176,26 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
 
 
 class _RLModuleConfigNotice(logging.Filter):
-    """Drops RLlib's notice that ``RLModule(config=...)`` is deprecated: RLlib 2.x's own
-    ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction
-    (ours passes the keyword arguments RLlib asks for), so the notice names nothing to change."""
+    """Drops RLlib's notice that ``RLModule(config=[RLModuleConfig object])`` is deprecated: RLlib
+    2.x's own ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction of
+    every RLModule (ours passes the keyword arguments RLlib asks for, and so does the
+    ``MultiRLModule`` that RLlib builds around it), so the notice names nothing to change."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "RLModuleConfig" not in record.getMessage()
+        return "RLModule(config=[RLModuleConfig object])" not in record.getMessage()
 
 
-@contextlib.contextmanager
-def _no_rlmodule_config_notice() -> Any:
+def _drop_rlmodule_config_notice() -> None:
+    """Put the filter on RLlib's deprecation logger once per process: the notice comes once per
+    process, from the first RLModule built, which is RLlib's ``MultiRLModule`` when an algorithm is
+    built from :func:`ppo_config` (a filter around our own constructor alone missed it); every
+    process that builds our module imports this one first (env runners too)."""
     log = logging.getLogger("ray._common.deprecation")
-    notice = _RLModuleConfigNotice()
-    log.addFilter(notice)
-    try:
-        yield
-    finally:
-        log.removeFilter(notice)
+    if not any(isinstance(f, _RLModuleConfigNotice) for f in log.filters):
+        log.addFilter(_RLModuleConfigNotice())
+
+
+_drop_rlmodule_config_notice()
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
@@ -229,16 +231,15 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         # the networks are built for the observations alone; setup() puts the whole space back
         self.observation_space_with_mask = observation_space
-        with _no_rlmodule_config_notice():
-            super().__init__(
-                observation_space=observation_space["observations"],
-                action_space=action_space,
-                inference_only=inference_only,
-                learner_only=learner_only,
-                model_config=model_config,
-                catalog_class=catalog_class,
-                **kwargs,
-            )
+        super().__init__(
+            observation_space=observation_space["observations"],
+            action_space=action_space,
+            inference_only=inference_only,
+            learner_only=learner_only,
+            model_config=model_config,
+            catalog_class=catalog_class,
+            **kwargs,
+        )
 
     def setup(self) -> None:
         super().setup()
