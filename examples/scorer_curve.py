@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
                      "searched_positions": report[0]["positions"] + report[0]["held_out"],
                      "held_out_regret": scorer.meta["held_out_regret"],
                      "greedy_held_out_regret": scorer.meta["greedy_held_out_regret"], "games": args.games,
-                     "seed": args.seed, "score": round(r["score"], 4), "low": round(r["low"], 4),
-                     "high": round(r["high"], 4), "fit_s": round(fit_s, 1)})  # fmt: skip
+                     "seed": args.seed, "wins": r["wins"], "draws": r["draws"], "losses": r["losses"],
+                     "decided_won": round(r["decided_won"], 4), "score": round(r["score"], 4),
+                     "low": round(r["low"], 4), "high": round(r["high"], 4), "fit_s": round(fit_s, 1)})  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)
     Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
     with open(args.csv, "w", newline="") as f:

@@ -478,8 +478,11 @@ def test_rllib_bad_checkpoints_get_errors_naming_the_fault(trained, rllib, tmp_p
 
 
 def test_example_rllib_selfplay(ray_local):
-    stats = _example("rllib_selfplay").main(iterations=1, train_batch_size=300, minibatch_size=100, games=2)
+    stats = _example("rllib_selfplay").main(
+        iterations=1, train_batch_size=300, minibatch_size=100, games=2, opponent="greedy"
+    )
     assert stats["env_steps"] >= 300 and stats["failures"] == 0
+    assert stats["opponent"] == "greedy" and stats["wins"] + stats["draws"] + stats["losses"] == 2
 
 
 @pytest.mark.slow
@@ -877,7 +880,8 @@ def test_example_cleanrl_ppo_learns_without_illegal_moves_and_reports_its_speed(
     stats = ppo.main(args)
     out = capsys.readouterr().out
     assert stats["steps"] == 3072 and stats["sps"] > 0
-    assert f"SPS {stats['sps']:.0f}" in out and "eval step 2048 vs random" in out
+    assert f"SPS {stats['sps']:.0f}" in out and "eval step 2048 vs greedy: W/D/L " in out  # trained against random
+    assert "decided games won" in out and all(0 <= e["decided_won"] <= 1 for e in stats["evaluations"])
     assert stats["illegal"] == 0 and all(e["illegal"] == 0 for e in stats["evaluations"])
     assert sum(stats["results"].values()) > 30  # games were finished, their results read from final_info
     assert [e["step"] for e in stats["evaluations"]] == [2048, 3072]
