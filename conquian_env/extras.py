@@ -18,12 +18,15 @@ An import site wraps its optional imports::
 :func:`missing` turns the error into a :class:`MissingExtraError` only when the module that could not
 be found is one of :data:`PACKAGES`; any other error (a broken install, a bug) comes back as it
 was, to be raised with its own traceback.  :func:`require` imports a module or raises the same.
-The command-line tools print a :class:`MissingExtraError` as its one line, without a traceback.
+The command-line tools print a :class:`MissingExtraError` as its one line, without a traceback,
+and so do the examples (:func:`one_line`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -127,8 +130,22 @@ def require(module: str, asked: str, extra: str | None = None, typed: bool = Fal
         raise missing(err, asked, extra, typed=typed) from None
 
 
-def for_command(err: ImportError, command: str) -> ImportError:
+def for_command(err: ImportError, command: str, extra: str | None = None) -> ImportError:
     """What a command line prints for ``err``: a :class:`MissingExtraError` for what the user typed (a
     bot spec, a flag) as it is, any other missing optional package as one that ``command`` needs;
-    otherwise ``err`` itself (raise it)."""
-    return err if isinstance(err, MissingExtraError) and err.typed else missing(err, command)
+    otherwise ``err`` itself (raise it).  ``extra``: the extra that ``command`` installs a package with."""
+    return err if isinstance(err, MissingExtraError) and err.typed else missing(err, command, extra)
+
+
+@contextlib.contextmanager
+def one_line(command: str, extra: str | None = None) -> Iterator[None]:
+    """For a script's ``__main__``: a missing optional package inside the block exits with its one
+    line on standard error (status 1), naming ``command`` unless the user typed what needs it; any
+    other error passes as it is, with its traceback.  ``with one_line("examples/jax_ppo.py"): main()``"""
+    try:
+        yield
+    except ImportError as err:
+        told = for_command(err, command, extra)
+        if not isinstance(told, MissingExtraError):
+            raise
+        raise SystemExit(f"error: {told}") from None

@@ -25,7 +25,10 @@ import json
 import sys
 from pathlib import Path
 
-from conquian_train import ppo
+from conquian_env.extras import one_line
+
+with one_line("examples/baselines.py"):  # the ppo recipe: SB3, torch and numba
+    from conquian_train import ppo
 
 VARIANTS = {"raw": {"features": "raw"}, "meld": {"features": "meld"}}
 
@@ -135,4 +138,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with one_line("examples/baselines.py"):
+        sys.exit(main())

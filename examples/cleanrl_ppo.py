@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conquian_env.extras import one_line
+
 
 @dataclass
 class Args:
@@ -392,4 +394,5 @@ def main(args: Args | None = None, verbose: bool = True) -> dict:
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    with one_line("examples/cleanrl_ppo.py"):
+        main(parse_args())

@@ -32,13 +32,16 @@ import argparse
 import time
 from typing import Any, NamedTuple
 
-import jax
-import jax.numpy as jnp
-import optax
-from pgx.experimental import auto_reset
-
-from conquian_env.jax import Conquian, greedy_actions
+from conquian_env.extras import one_line
 from conquian_env.rules import add_arguments as add_rule_arguments
+
+with one_line("examples/jax_ppo.py"):  # JAX, Pgx and optax: the 'jax' extra
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from pgx.experimental import auto_reset
+
+    from conquian_env.jax import Conquian, greedy_actions
 
 LEARNER = 0
 OPPONENTS = ("random", "greedy")

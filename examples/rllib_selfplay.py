@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conquian_env.extras import one_line
+
 
 def main(
     iterations: int = 1,
@@ -122,15 +124,16 @@ if __name__ == "__main__":
     parser.add_argument("--address", default=None, help="a running Ray cluster (default: a local instance)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    main(
-        iterations=args.iterations,
-        train_batch_size=args.train_batch_size,
-        minibatch_size=args.minibatch_size,
-        num_env_runners=args.env_runners,
-        num_envs_per_env_runner=args.envs,
-        out=args.out,
-        games=args.games,
-        opponent=args.opponent,
-        address=args.address,
-        seed=args.seed,
-    )
+    with one_line("examples/rllib_selfplay.py", extra="rllib"):
+        main(
+            iterations=args.iterations,
+            train_batch_size=args.train_batch_size,
+            minibatch_size=args.minibatch_size,
+            num_env_runners=args.env_runners,
+            num_envs_per_env_runner=args.envs,
+            out=args.out,
+            games=args.games,
+            opponent=args.opponent,
+            address=args.address,
+            seed=args.seed,
+        )

@@ -19,12 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from agents.scorer import ScorerAgent
-from conquian_train import knobs
-from conquian_train.evaluation import evaluate_agent
-from conquian_train.exit import ExItConfig
-from conquian_train.imitation import ImitationData
-from conquian_train.scorer_fit import fit_scorer
+from conquian_env.extras import one_line
+
+with one_line("examples/scorer_curve.py"):  # numba, and torch for the fit
+    from agents.scorer import ScorerAgent
+    from conquian_train import knobs
+    from conquian_train.evaluation import evaluate_agent
+    from conquian_train.exit import ExItConfig
+    from conquian_train.imitation import ImitationData
+    from conquian_train.scorer_fit import fit_scorer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,4 +94,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_line("examples/scorer_curve.py"):
+        raise SystemExit(main())

@@ -197,3 +197,23 @@ def test_an_import_error_that_is_no_missing_extra_comes_back_as_it_was():
     # torch has no extra: its own line, whichever extra asked
     torch = missing(ModuleNotFoundError("No module named 'torch'", name="torch"), "y", extra="rllib")
     assert str(torch) == f"y needs torch: {TORCH_INSTALL}"
+
+
+@pytest.mark.parametrize(
+    ("example", "blocked", "install"),
+    [
+        ("jax_ppo", "jax,pgx,optax", "conquian-env[jax]"),
+        ("tianshou_dqn", "tianshou", "conquian-env[tianshou]"),
+        ("agilerl_dqn", "agilerl,peft,tensordict", "conquian-env[agilerl]"),
+        ("rllib_selfplay", "ray", "conquian-env[rllib]"),
+        ("cleanrl_ppo", "torch", TORCH_INSTALL),
+        ("scorer_curve", "numba", "conquian-env[fast]"),
+    ],
+)
+def test_an_example_without_its_extra_exits_with_one_line(example, blocked, install):
+    path = ROOT / "examples" / f"{example}.py"
+    code = BLOCK + f"import runpy\nsys.argv = [{str(path)!r}]\nrunpy.run_path({str(path)!r}, run_name='__main__')"
+    run = run_python(code, blocked)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith(f"error: examples/{example}.py needs "), run.stderr
+    assert len(run.stderr.splitlines()) == 1 and install in run.stderr, run.stderr
