@@ -56,6 +56,7 @@ else
 fi
 one_line_error "download.pytorch.org/whl/cpu" "$bin/conquian-evaluate" ppo greedy --games 2 --out "$work/p"
 grep -qF "[train]" "$work/err" && fail "the ppo error points to [train], which pulls a CUDA torch through SB3"
+bash "$repo/.ci/extras.sh" "$bin" || fail "a spec, module or command without its extra did not say what to install"
 
 "$bin/conquian-play" --rules | grep -q "Conquian" || fail "conquian-play --rules printed no rules"
 

@@ -34,7 +34,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
+from conquian_env.extras import missing
+
+try:
+    from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "agents.batched (the batched bots)") from None
 from conquian_env.observation import action_mask, encode
 from conquian_env.rules import Rules
 from conquian_env.seeding import POOL_DRAWS, pool_bot_seed, pool_member_seed, stream_rng

@@ -39,8 +39,15 @@ from typing import Any
 
 import numpy as np
 
+from conquian_env.extras import missing
+
 from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
 from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_meta, read_npy, write_npz
+
+try:
+    from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "agents.belief (the belief model)") from None
 
 #: the shipped belief model (fitted by ``python -m conquian_train.belief fit``)
 DEFAULT_BELIEF = Path(__file__).resolve().parent / "data" / "conquian_belief.npz"

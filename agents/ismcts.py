@@ -250,12 +250,14 @@ class ISMCTSAgent(SearchBot):
         infer=Flag(),
         rollout=Removed(
             "greedy",
-            "the playouts are greedy's (fast and random ones measured no stronger per second, docs/benchmarks.md)",
+            "the playouts are greedy's (fast and random ones measured no stronger per second: the documentation's "
+            "Benchmarks page)",
         ),
         depth=Removed(None, "the tree is unlimited (a cap was never measured)"),
         batch=Removed(
             1,
-            "playouts run one at a time (batched ones gained nothing at equal time, docs/benchmarks.md); "
+            "playouts run one at a time (batched ones gained nothing at equal time: the documentation's Benchmarks "
+            "page); "
             "the rollout bot batches its playouts with rollout:batch=true",
         ),
     )

@@ -30,7 +30,13 @@ import random
 from collections.abc import Callable
 
 import numpy as np
-import pyspiel
+
+from conquian_env.extras import missing
+
+try:
+    import pyspiel
+except ImportError as err:
+    raise missing(err, "agents.openspiel_bot") from None
 
 from conquian_env.integrations.openspiel import ConquianGame, game_state_of, load_game
 from conquian_env.observation import action_mask, encode

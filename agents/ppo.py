@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
+from conquian_env.extras import missing
 from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.seeding import bot_game_rng
 
@@ -292,10 +293,7 @@ def _torch_load(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> Any:
     try:
         import torch
     except ImportError as err:  # torch alone: the 'train' extra would add SB3, which pulls a CUDA torch
-        raise ModelFileError(
-            "the ppo bot needs torch to read a model file (no other package); the CPU build: "
-            "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-        ) from err
+        raise missing(err, "the ppo bot (to read a model file)") from None
     data = read_member(zf, info, where)
     torch_archive_check(data, where, info.filename, MEMBER_CAPS[info.filename])
     try:

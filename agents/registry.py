@@ -33,6 +33,8 @@ from collections.abc import Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from conquian_env.extras import missing
+
 from .base import Agent
 from .catalog import BotDeclarationError, BotInfo, Declaration, discover
 from .params import Integer, ParamError, Removed, bounds_of
@@ -226,7 +228,7 @@ def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
         if "seed" in params:
             params["seed"] = SEED.check("seed", params["seed"])
         if kind != "python":
-            for name, bound in bounds_of(KNOWN_BOTS[kind].factory()).items():
+            for name, bound in bounds_of(bot_class(spec, kind)).items():
                 if name in params and isinstance(bound, Removed):
                     bound.check(name, params.pop(name))  # its old default is dropped, anything else refused
                 elif name in params:
@@ -234,6 +236,14 @@ def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     except ParamError as err:
         raise SpecError(f"bot spec {spec!r}: {err}") from err
     return kind, positional, params
+
+
+def bot_class(spec: str, kind: str) -> type:
+    """The class of ``kind`` (imported now), or the :class:`~conquian_env.extras.MissingExtraError` naming ``spec``."""
+    try:
+        return KNOWN_BOTS[kind].factory()
+    except ImportError as err:
+        raise missing(err, f"bot spec {spec!r}", typed=True) from None
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -260,7 +270,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         declared = declaration_of(kind)
         needs = declared.needs if declared and declared.needs else f"a {kind} bot needs {info.positional}"
         raise SpecError(f"bot spec {spec!r}: {needs}")
-    cls = info.factory()
+    cls = bot_class(spec, kind)
     if takes_path(kind) and positional is not None:
         params = {"path": positional, **params}
     return _construct(spec, cls, params, seed)
@@ -284,8 +294,8 @@ def _construct(spec: str, cls: type[Agent], params: dict[str, Any], seed: int | 
     try:
         agent = cls(**params)
     except Exception as err:  # a bad value, a missing file; or, for a python: class, any failure of its own
-        if isinstance(err, ImportError) and not allow_any:
-            raise  # a missing extra (numba, torch): the error names what to install
+        if isinstance(err, ImportError) and not allow_any:  # a missing extra: one line naming the spec
+            raise missing(err, f"bot spec {spec!r}", typed=True) from None
         text = str(err) if isinstance(err, (TypeError, ValueError)) else f"{type(err).__name__}: {err}"
         raise SpecError(f"bot spec {spec!r}: {text}") from err
     if not getattr(agent, "spec", None):

@@ -8,19 +8,26 @@ reads one back from a trained run or a checkpoint without running any pickle in 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import pickle
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium import spaces
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from conquian_env.extras import missing
+
+try:  # Ray first: its extra's line also says to install torch first
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+except ImportError as err:
+    raise missing(err, "agents.rllib_model", extra="rllib") from None
+try:
+    import torch
+except ImportError as err:
+    raise missing(err, "agents.rllib_model", extra="rllib") from None
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.integrations.rllib import observation_space
@@ -30,26 +37,6 @@ __all__ = ["MODULE_ID", "MaskedPPOTorchRLModule", "load_module"]
 
 #: the id of the one policy (RLModule) both seats share in :func:`conquian_train.rllib.ppo_config`
 MODULE_ID = "shared"
-
-
-class _RLModuleConfigNotice(logging.Filter):
-    """Drops RLlib's notice that ``RLModule(config=...)`` is deprecated: RLlib 2.x's own
-    ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction
-    (ours passes the keyword arguments RLlib asks for), so the notice names nothing to change."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "RLModuleConfig" not in record.getMessage()
-
-
-@contextlib.contextmanager
-def _no_rlmodule_config_notice() -> Any:
-    log = logging.getLogger("ray._common.deprecation")
-    notice = _RLModuleConfigNotice()
-    log.addFilter(notice)
-    try:
-        yield
-    finally:
-        log.removeFilter(notice)
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
@@ -85,16 +72,17 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         # the networks are built for the observations alone; setup() puts the whole space back
         self.observation_space_with_mask = observation_space
-        with _no_rlmodule_config_notice():
-            super().__init__(
-                observation_space=observation_space["observations"],
-                action_space=action_space,
-                inference_only=inference_only,
-                learner_only=learner_only,
-                model_config=model_config,
-                catalog_class=catalog_class,
-                **kwargs,
-            )
+        # (RLlib's "RLModule(config=...) has been deprecated" notice is dropped by the env
+        # adapter this module imports: conquian_env.integrations.rllib)
+        super().__init__(
+            observation_space=observation_space["observations"],
+            action_space=action_space,
+            inference_only=inference_only,
+            learner_only=learner_only,
+            model_config=model_config,
+            catalog_class=catalog_class,
+            **kwargs,
+        )
 
     def setup(self) -> None:
         super().setup()

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from conquian_env import kernels as E
 from conquian_env.cards import cards_of
+from conquian_env.extras import missing
 from conquian_env.view import PlayerView
+
+try:
+    from conquian_env import kernels as E
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "agents.rows (the batched engine's rows)") from None
 
 
 def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:

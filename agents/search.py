@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
+from conquian_env.extras import missing
 
 from .base import PlayerView, SearchBot
 from .catalog import bot
@@ -72,11 +73,8 @@ CHUNK_SHARE = 0.5
 
 
 def _need_numba() -> None:
-    if K is None:
-        raise ImportError(
-            "the compiled search (spec 'pimc') needs numba: pip install 'conquian-env[fast]' "
-            "(or play the Python search, spec 'ismcts-py')"
-        ) from _IMPORT_ERROR
+    if K is None:  # the registry names the spec the user typed in place of "the compiled search"
+        raise missing(_IMPORT_ERROR, "the compiled search", instead="or play the Python search, spec 'ismcts-py'")
 
 
 _WARM = False
@@ -115,8 +113,8 @@ TRIES = Integer(1, 10**6)
 TAKE_OPTIONS_REMOVED = Removed(
     False,
     "a take is valued with greedy's discard, as it was by default; valuing it with each discard that could "
-    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games, "
-    "docs/benchmarks.md)",
+    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games: the "
+    "documentation's Benchmarks page)",
 )
 #: the leaf value (``leaf``, ``value``) and the second ply (``inner``) are gone: they measured no gain
 LEAF_REMOVED = Removed(

@@ -107,10 +107,12 @@ def question_text(view: PlayerView, names: Sequence[str], draft: MeldDraft | Non
         chosen = view.chosen | held.cards
         forced = "you are forced to take " if view.forced else "melding "
         so_far = f" + {cards_str(chosen)}" if chosen else ""
-        text = f"{forced}{card}{so_far}: lay down another hand card or finish"
-        if FINISH in held.legal(view):
-            text += f" (finish lays down {meld_text(view.meld | 1 << view.face_up | chosen)})"
-        return text
+        legal = held.legal(view)
+        more = any(0 <= a < NUM_CARDS for a in legal)
+        if FINISH not in legal:  # the finish button is disabled: the cards so far make no meld yet
+            return f"{forced}{card}{so_far}: lay down another hand card (these cards make no meld yet)"
+        finish = f"finish ({'finish' if more else 'it'} lays down {meld_text(view.meld | 1 << view.face_up | chosen)})"
+        return f"{forced}{card}{so_far}: {'lay down another hand card or ' if more else ''}{finish}"
     if view.phase == OFFER:
         if TAKE in view.legal_actions():
             return f"{card} is offered to you: take it (and meld it now) or refuse it?"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agents.base import Agent
 from agents.registry import make_agent
+from conquian_env.extras import missing
 from conquian_env.game import GameState
 from conquian_env.rules import Rules, resolve
 
@@ -46,7 +47,9 @@ def build_bot(spec: str, seed: int) -> Agent:
     when it cannot be built (an unknown bot, a bad parameter, a missing extra)."""
     try:
         return make_agent(spec, seed=seed)
-    except (ValueError, ImportError) as err:
+    except ImportError as err:  # a missing extra: its line names the spec and the install line
+        raise ValueError(str(missing(err, f"bot spec {spec!r}", typed=True))) from err
+    except ValueError as err:
         raise ValueError(f"cannot build the bot {spec!r}: {err}") from err
 
 

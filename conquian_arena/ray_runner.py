@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from conquian_env.extras import missing
 from conquian_env.rules import Rules
 
 from . import worker
@@ -30,7 +31,7 @@ def _require_ray() -> Any:
     try:
         import ray
     except ImportError as err:  # the 'ray' extra
-        raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'") from err
+        raise missing(err, "--ray", typed=True) from None
     return ray
 
 

@@ -83,6 +83,7 @@ from typing import Any
 from agents.base import Agent
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
+from conquian_env.extras import MissingExtraError, for_command
 from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
 from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
@@ -722,7 +723,7 @@ def run_tournament(
     if options.progress is None and progress:
         progress = importlib.util.find_spec("tqdm") is not None  # not asked for: no tqdm, no bar, no note
     if options.ray is not None and importlib.util.find_spec("ray") is None:
-        raise ValueError("--ray needs Ray: pip install 'conquian-env[ray]'")
+        raise MissingExtraError("ray", "conquian-evaluate --ray", typed=True)
     names = bot_names(config)  # builds every bot: fail fast, before any folder or worker exists
     plot, progress = optional_outputs(plot=options.plot, progress=progress)  # after any error: notes
 
@@ -822,7 +823,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as err:
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
-    except (ValueError, ImportError) as err:  # ImportError: a bot's missing extra, which the message names
+    except ImportError as err:  # a missing extra: one line naming what asked for it and its install line
+        told = for_command(err, parser.prog)
+        if not isinstance(told, MissingExtraError):
+            raise  # no optional package is missing: a broken install or a bug, with its traceback
+        print(f"{parser.prog}: error: {told}", file=sys.stderr)
+        return 2
+    except ValueError as err:
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -55,6 +55,7 @@ from typing import Any
 from agents.base import Resign
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
+from conquian_env.extras import missing
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
 from conquian_env.rules import Rules, resolve
@@ -582,8 +583,8 @@ def serve(
     The options are ``conquian-play``'s (``save`` defaults to :data:`DEFAULT_SAVE`)."""
     try:
         import flask  # noqa: F401
-    except ImportError:
-        output("the browser front end needs Flask: pip install 'conquian-env[web]'")
+    except ImportError as err:
+        output(str(missing(err, "conquian-play --web (the browser front end)")))
         return 2
     try:
         server = PlayServer(

@@ -11,7 +11,8 @@ The single-agent (Gymnasium) view, one seat against a bot, for SB3 / MaskablePPO
     env = gymnasium.make("conquian_env/Conquian-v0", opponent="greedy")
 
 Modules: :mod:`~conquian_env.cards` (card ids and text), :mod:`~conquian_env.melds`
-(meld logic), :mod:`~conquian_env.game` (the rules engine), :mod:`~conquian_env.actions`
+(meld logic), :mod:`~conquian_env.conquian_v0` (the environment as a versioned module, as
+PettingZoo's classic ones are), :mod:`~conquian_env.game` (the rules engine), :mod:`~conquian_env.actions`
 (action ids and text), :mod:`~conquian_env.observation` (observation layout and decoder),
 :mod:`~conquian_env.env` (the AEC adapter), :mod:`~conquian_env.render` (text),
 :mod:`~conquian_env.plugins` (bot spec strings, resolved by whichever installed package
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import actions, cards, game, melds, observation
+from . import actions, cards, conquian_v0, game, melds, observation
 from .env import env, parallel_env, raw_env
 from .game import GameState, IllegalActionError, new_game
 
@@ -41,6 +42,7 @@ __all__ = [
     "IllegalActionError",
     "actions",
     "cards",
+    "conquian_v0",
     "env",
     "game",
     "melds",
@@ -63,14 +65,14 @@ def _make_vector_env(num_envs: int = 1, **kwargs: Any) -> Any:
     """The vector entry point of :data:`GYM_ENV_ID`: ``ConquianVectorEnv(num_envs, **kwargs)``."""
     try:
         from .vector_env import ConquianVectorEnv
-    except ModuleNotFoundError as err:  # the batched engine is the 'fast' extra
-        if err.name != "numba":
-            raise
-        raise ImportError(
-            f"gymnasium.make_vec({GYM_ENV_ID!r}) builds the batched ConquianVectorEnv, which needs numba "
-            "(pip install 'conquian-env[fast]'); without it pass vectorization_mode='sync' for gymnasium's "
-            "SyncVectorEnv over the single-agent env"
-        ) from err
+    except ImportError as err:  # the batched engine is the 'fast' extra
+        from .extras import missing
+
+        raise missing(
+            err,
+            f"gymnasium.make_vec({GYM_ENV_ID!r}) (the batched ConquianVectorEnv)",
+            instead="or pass vectorization_mode='sync' for gymnasium's SyncVectorEnv over the single-agent env",
+        ) from None
     return ConquianVectorEnv(num_envs, **kwargs)
 
 

@@ -76,7 +76,8 @@ def check_last_caller(observe: Any) -> None:
             "tianshou.env.PettingZooEnv(conquian_env.env()) would credit each game's result to the seat that "
             "made the last move only (the other seat never sees its result): use "
             "conquian_env.integrations.tianshou.ConquianTianshouEnv() in its place, and its SeatReplayBuffer "
-            "for each seat's own next observation (docs/integrations/tianshou.md)"
+            "for each seat's own next observation (help(conquian_env.integrations.tianshou), or the documentation's "
+            "page Integrations > Tianshou)"
         )
 
 
@@ -100,7 +101,7 @@ def check_reset_caller(depth: int = 6) -> None:
                 "ignores the action mask (RLlib's action-masking module reads the key 'observations'; PettingZoo's "
                 "is 'observation'), so illegal moves end the games. Use conquian_env.integrations.rllib: "
                 "ConquianMultiAgentEnv, or conquian_train.rllib.ppo_config() for the whole self-play PPOConfig "
-                "(docs/integrations/rllib.md)"
+                "(help(conquian_env.integrations.rllib), or the documentation's page Integrations > RLlib)"
             )
         frame = frame.f_back
 

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
+
+from .extras import missing
+
+try:
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
+except ImportError as err:
+    raise missing(err, "conquian_env.sb3") from None
 
 from .actions import NUM_ACTIONS
 from .vector_env import SeatGames

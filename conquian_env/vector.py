@@ -33,7 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from . import kernels as K
+from .extras import missing
+
+try:
+    from . import kernels as K
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "conquian_env.vector (the batched engine)") from None
 from .actions import NUM_ACTIONS
 from .cards import CARD_NAMES, NUM_CARDS
 from .game import (

@@ -61,7 +61,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import kernels as K
+from .extras import missing
+
+try:
+    from . import kernels as K
+except ImportError as err:  # numba, the 'fast' extra
+    raise missing(err, "conquian_env.vector_env (the batched Gymnasium env)") from None
 from .actions import NUM_ACTIONS
 from .observation import OBS_SIZE
 from .rules import Rules, resolve

@@ -11,12 +11,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from stable_baselines3.common.callbacks import BaseCallback
-
 from agents.ppo import NumpyPolicy
+from conquian_env.extras import missing
 
 from .evaluation import Evaluator
 from .run import RunFolder
+
+try:
+    from stable_baselines3.common.callbacks import BaseCallback
+except ImportError as err:
+    raise missing(err, "conquian_train.callbacks") from None
 
 
 class SnapshotEvery(BaseCallback):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import sys
 
+from conquian_env.extras import MissingExtraError, for_command
+
 from . import recipes
 
 
@@ -44,7 +46,22 @@ def main(argv: list[str] | None = None, *, prog: str = "conquian-train") -> int:
     except ValueError as err:
         print(f"error: {err}\n\n{usage(prog)}", file=sys.stderr)
         return 2
-    return recipe.main(argv[1:], f"{prog} {recipe.name}")
+    except ImportError as err:
+        return missing_extra(err, f"{prog} {first}")
+    try:
+        return recipe.main(argv[1:], f"{prog} {recipe.name}")
+    except ImportError as err:
+        return missing_extra(err, f"{prog} {recipe.name}")
+
+
+def missing_extra(err: ImportError, command: str) -> int:
+    """A missing extra as one ``error:`` line naming what asked for it and its install line (status 2);
+    any other ``ImportError`` (a broken install, a bug) is raised again, with its traceback."""
+    told = for_command(err, command)
+    if not isinstance(told, MissingExtraError):
+        raise err
+    print(f"error: {told}", file=sys.stderr)
+    return 2
 
 
 def cli() -> None:

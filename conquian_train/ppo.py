@@ -110,7 +110,7 @@ class TrainConfig(RunSettings):
     vec_env: str = knob(
         "batched",
         "'batched': the games in one compiled engine, opponents deciding in batches (the per-game paths "
-        "'subproc' and 'dummy' are gone: docs/training.md)",
+        "'subproc' and 'dummy' are gone: the documentation's Training page)",
         choices=("batched",),
     )
     opponents: tuple[str, ...] = knob(

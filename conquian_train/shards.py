@@ -6,7 +6,7 @@ a time, each shard complete or absent, and read back only when it is the shard i
   (:func:`conquian_train.files.hold_folder`: a second ``generate`` on the folder stops with one line
   naming the holder), the folder's knobs claimed in ``config.json`` first (:func:`claim_folder`),
   every shard written atomically with the settings that made it and its index in its ``meta``.
-- :func:`folder_shards` reads a folder's ``config.json`` strictly (:func:`conquian_train.knobs.read_config`,
+- :func:`folder_shards` reads a folder's ``config.json`` strictly (:func:`conquian_arena.knobs.read_config`,
   every knob's type and declared range) and lists its shards: one missing, or one the config does
   not make (an edited ``games``), is refused by name.
 - :func:`open_shard` reads one shard (no pickles; exactly the named arrays, each dtype and shape
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from agents.model_files import ModelFileError, parse_json
+from conquian_arena import knobs
 
-from . import knobs
 from .files import hold_folder, remove_partials, set_aside, write_atomic, write_text
 
 #: the most shards a folder may have (``ceil(games / chunk)``)

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from conquian_env.extras import one_line
+
 
 def main(steps: int = 300, seed: int = 0, batch_size: int = 64, learn_every: int = 16, verbose: bool = True) -> dict:
     """Play ``steps`` decisions of self-play, learning as it goes; returns a few statistics."""
@@ -89,4 +91,5 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=300, help="decisions to play (default 300)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    main(steps=args.steps, seed=args.seed)
+    with one_line("examples/agilerl_dqn.py"):
+        main(steps=args.steps, seed=args.seed)

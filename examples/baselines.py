@@ -25,7 +25,10 @@ import json
 import sys
 from pathlib import Path
 
-from conquian_train import ppo
+from conquian_env.extras import one_line
+
+with one_line("examples/baselines.py"):  # the ppo recipe: SB3, torch and numba
+    from conquian_train import ppo
 
 VARIANTS = {"raw": {"features": "raw"}, "meld": {"features": "meld"}}
 
@@ -53,7 +56,8 @@ def run_one(variant: str, seed: int, steps: int, out: Path, eval_every: int, eva
 
 
 def gather(folders: list[Path], csv_path: Path) -> list[dict]:
-    """Every evaluation of every run, with the variant, seed and the run's wall time."""
+    """Every evaluation of every run (the score, and wins, draws, losses and the share of the decided
+    games won: against random most games are draws), with the variant, seed and the run's wall time."""
     rows = []
     for folder in folders:
         variant, seed = folder.name.rsplit("_s", 1)
@@ -62,8 +66,9 @@ def gather(folders: list[Path], csv_path: Path) -> list[dict]:
         for r in csv.DictReader(open(folder / "eval.csv")):
             rows.append({"variant": variant, "seed": int(seed), "step": int(r["step"]), "opponent": r["opponent"],
                          "score": float(r["score"]), "low": float(r["low"]), "high": float(r["high"]),
-                         "games": int(r["games"]), "run_wall_s": round(seconds),
-                         "run_steps": int(state["num_timesteps"])})  # fmt: skip
+                         "games": int(r["games"]), "wins": int(r["wins"]), "draws": int(r["draws"]),
+                         "losses": int(r["losses"]), "decided_won": float(r["decided_won"]),
+                         "run_wall_s": round(seconds), "run_steps": int(state["num_timesteps"])})  # fmt: skip
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with open(csv_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -133,4 +138,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with one_line("examples/baselines.py"):
+        sys.exit(main())

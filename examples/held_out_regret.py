@@ -30,9 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.scorer import KIND_SLOT, load_scorer
-from conquian_train.imitation import COLUMNS, ImitationData
-from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions
+from conquian_env.extras import one_line
+
+with one_line("examples/held_out_regret.py"):
+    from agents.scorer import KIND_SLOT, load_scorer
+    from conquian_train.imitation import COLUMNS, ImitationData
+    from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions
 
 
 def _scores(scorer, x: np.ndarray) -> np.ndarray:
@@ -124,4 +127,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with one_line("examples/held_out_regret.py"):
+        sys.exit(main())

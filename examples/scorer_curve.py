@@ -19,12 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from agents.scorer import ScorerAgent
-from conquian_arena import knobs
-from conquian_train.evaluation import evaluate_agent
-from conquian_train.exit import ExItConfig
-from conquian_train.imitation import ImitationData
-from conquian_train.scorer_fit import fit_scorer
+from conquian_env.extras import one_line
+
+with one_line("examples/scorer_curve.py"):  # numba, and torch for the fit
+    from agents.scorer import ScorerAgent
+    from conquian_arena import knobs
+    from conquian_train.evaluation import evaluate_agent
+    from conquian_train.exit import ExItConfig
+    from conquian_train.imitation import ImitationData
+    from conquian_train.scorer_fit import fit_scorer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                      "searched_positions": report[0]["positions"] + report[0]["held_out"],
                      "held_out_regret": scorer.meta["held_out_regret"],
                      "greedy_held_out_regret": scorer.meta["greedy_held_out_regret"], "games": args.games,
-                     "seed": args.seed, "score": round(r["score"], 4), "low": round(r["low"], 4),
-                     "high": round(r["high"], 4), "fit_s": round(fit_s, 1)})  # fmt: skip
+                     "seed": args.seed, "wins": r["wins"], "draws": r["draws"], "losses": r["losses"],
+                     "decided_won": round(r["decided_won"], 4), "score": round(r["score"], 4),
+                     "low": round(r["low"], 4), "high": round(r["high"], 4), "fit_s": round(fit_s, 1)})  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)
     Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
     with open(args.csv, "w", newline="") as f:
@@ -90,4 +94,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_line("examples/scorer_curve.py"):
+        raise SystemExit(main())

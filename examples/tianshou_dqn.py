@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from conquian_env.extras import one_line
+
 
 def main(steps: int = 300, seed: int = 0, batch_size: int = 64, update_every: int = 16, verbose: bool = True) -> dict:
     """Collect ``steps`` env steps of self-play, learning as it goes; returns a few statistics."""
@@ -96,4 +98,5 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=300, help="env steps to collect (default 300)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    main(steps=args.steps, seed=args.seed)
+    with one_line("examples/tianshou_dqn.py"):
+        main(steps=args.steps, seed=args.seed)

@@ -304,7 +304,7 @@ def test_generate_on_ray_makes_the_same_shards(tmp_path):
         import ray  # noqa: F401
     except ImportError:
         config = recipe.GenerateConfig(out=str(tmp_path / "r"), games=2, chunk=1, kinds=("greedy",), ray="local")
-        with pytest.raises(ValueError, match="needs Ray"):
+        with pytest.raises(ImportError, match="needs Ray"):
             recipe.generate(config, log=lambda *a: None)
         pytest.skip("Ray is not installed (the 'ray' extra): only its clear error is checked")
     kinds = ("greedy", "random")

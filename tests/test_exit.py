@@ -193,6 +193,7 @@ def test_the_baseline_script_trains_from_scratch_and_writes_its_csv(tmp_path):
     assert {(r["variant"], r["seed"]) for r in rows} == {("raw", "1"), ("meld", "1")}
     assert sorted({int(r["step"]) for r in rows}) == [0, 512, 1024]
     assert {r["opponent"] for r in rows} == {"random", "greedy"} and png.is_file()
+    assert all(int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == int(r["games"]) for r in rows)
     config = json.loads((out / "raw_s1" / "config.json").read_text())
     assert config["features"] == "raw" and config["bc_games"] == 0 and config["seed"] == 1
     assert baselines.main(args) == 0  # finished runs are skipped, not trained again

@@ -112,6 +112,23 @@ def test_rllib_module_construction_logs_no_deprecation(rllib):
     assert not [r.getMessage() for r in records if "deprecated" in r.getMessage()]
 
 
+def test_rllib_algorithm_modules_log_no_deprecation_in_a_fresh_process(rllib):
+    """RLlib logs the notice once per process, from the first RLModule built: building an algorithm
+    from ppo_config(), that is RLlib's MultiRLModule around ours, which a filter around our own
+    constructor missed (the notice was logged on every training run and Algorithm load).  A fresh
+    process, so that no earlier test has used up RLlib's one notice."""
+    code = (
+        "from conquian_env.integrations.rllib import ConquianMultiAgentEnv\n"
+        "from conquian_train.rllib import ppo_config\n"
+        "spec = ppo_config(hiddens=(8,)).get_multi_rl_module_spec(env=ConquianMultiAgentEnv())\n"
+        "print(type(spec.build()).__name__)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "MultiRLModule"
+    assert "deprecated" not in run.stderr, run.stderr
+
+
 def _random_episode(env, seed: int):
     """Play one game with random legal actions; returns the per-step tuples."""
     rng = np.random.default_rng(seed)
@@ -501,8 +518,11 @@ def test_rllib_bad_checkpoints_get_errors_naming_the_fault(trained, rllib, tmp_p
 
 
 def test_example_rllib_selfplay(ray_local):
-    stats = _example("rllib_selfplay").main(iterations=1, train_batch_size=300, minibatch_size=100, games=2)
+    stats = _example("rllib_selfplay").main(
+        iterations=1, train_batch_size=300, minibatch_size=100, games=2, opponent="greedy"
+    )
     assert stats["env_steps"] >= 300 and stats["failures"] == 0
+    assert stats["opponent"] == "greedy" and stats["wins"] + stats["draws"] + stats["losses"] == 2
 
 
 @pytest.mark.slow
@@ -900,7 +920,8 @@ def test_example_cleanrl_ppo_learns_without_illegal_moves_and_reports_its_speed(
     stats = ppo.main(args)
     out = capsys.readouterr().out
     assert stats["steps"] == 3072 and stats["sps"] > 0
-    assert f"SPS {stats['sps']:.0f}" in out and "eval step 2048 vs random" in out
+    assert f"SPS {stats['sps']:.0f}" in out and "eval step 2048 vs greedy: W/D/L " in out  # trained against random
+    assert "decided games won" in out and all(0 <= e["decided_won"] <= 1 for e in stats["evaluations"])
     assert stats["illegal"] == 0 and all(e["illegal"] == 0 for e in stats["evaluations"])
     assert sum(stats["results"].values()) > 30  # games were finished, their results read from final_info
     assert [e["step"] for e in stats["evaluations"]] == [2048, 3072]

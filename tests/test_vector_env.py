@@ -593,7 +593,7 @@ def test_make_vec_without_numba_says_what_to_install(monkeypatch):
         monkeypatch.delitem(sys.modules, f"conquian_env.{name}", raising=False)
         monkeypatch.delattr(conquian_env, name, raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
-    with pytest.raises(ImportError, match=r"needs numba \(pip install 'conquian-env\[fast\]'\).*'sync'"):
+    with pytest.raises(ImportError, match=r"needs numba, the 'fast' extra: pip install 'conquian-env\[fast\]'.*'sync'"):
         gymnasium.make_vec(GYM_ENV_ID, num_envs=2)
     assert isinstance(
         gymnasium.make_vec(GYM_ENV_ID, num_envs=2, vectorization_mode="sync"), gymnasium.vector.SyncVectorEnv

@@ -241,9 +241,10 @@ def play_server(tmp_path):
 _PLAYABLE = "[data-move]:not([disabled])"
 
 
-def _click_through_a_game(page, server, rng, take_back_once=True, limit=600):
+def _click_through_a_game(page, server, rng, take_back_once=True, limit=600, melds=None):
     """Click legal moves at random until the game is over; checks the page against the server
-    at every decision.  Returns the number of clicks and whether a laid card was taken back."""
+    at every decision.  Returns the number of clicks and whether a laid card was taken back;
+    ``melds`` (a list) gets, at each meld question, whether its finish button could be clicked."""
     clicks = 0
     took_back = not take_back_once
     while clicks < limit:
@@ -257,6 +258,13 @@ def _click_through_a_game(page, server, rng, take_back_once=True, limit=600):
         # only the legal moves can be clicked, and each of them can
         allowed = set(snap["legal"]) | ({"back"} if snap["back"] else set())
         assert sorted(moves) == sorted(allowed), (moves, snap["legal"])
+        # the question offers "finish" only when the finish button can be clicked
+        # (before: "lay down another hand card or finish" with the button disabled)
+        question = page.inner_text("#status")
+        assert ("finish" in question) == ("finish" in moves), (question, moves)
+        if "lay down another hand card" in question or "finish" in moves:
+            if melds is not None:
+                melds.append("finish" in moves)
         assert page.get_attribute("#hand", "data-cards") == " ".join(CARD_NAMES[c] for c in snap["hand"])
         hand_moves = [m for m in moves if m.startswith(("meld ", "discard "))]
         if not took_back and any(m.startswith("meld ") for m in hand_moves):
@@ -288,8 +296,10 @@ def _click_through_a_game(page, server, rng, take_back_once=True, limit=600):
 def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, opponent, seat, seed, forcing):
     server, url = play_server(opponent, seed=seed, seat=seat, auto_pass=True, forcing=forcing)
     page.goto(url)
-    clicks, took_back = _click_through_a_game(page, server, random.Random(seed))
+    melds = []
+    clicks, took_back = _click_through_a_game(page, server, random.Random(seed), melds=melds)
     assert clicks > 3 and took_back
+    assert False in melds  # a meld question with the finish button disabled was met (and read right)
     result = page.inner_text("#result")
     saved = tmp_path / "web.jsonl"
     assert f"saved to {saved}" in page.inner_text("#status")

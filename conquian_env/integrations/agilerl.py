@@ -35,8 +35,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
-from tensordict import TensorDict
+
+from ..extras import missing
+
+try:
+    import torch
+    from tensordict import TensorDict
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.agilerl", extra="agilerl") from None
 
 from ..transitions import Transition, TransitionRecorder
 

@@ -80,7 +80,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pyspiel
+
+from ..extras import missing
+
+try:
+    import pyspiel
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.openspiel") from None
 
 from ..actions import DISCARD_BASE, FORCE, NUM_ACTIONS, REFUSE, TAKE, action_to_str
 from ..cards import CARD_NAMES, NUM_CARDS, cards_of

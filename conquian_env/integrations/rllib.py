@@ -47,11 +47,18 @@ its fields themselves (each a bool, default false), ``illegal_action``
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from ..extras import missing
+
+try:  # Ray first: its extra's line also says to install torch first
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.rllib", extra="rllib") from None
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
@@ -155,3 +162,26 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
 
         assert self.aec.game is not None, "call reset() first"
         return render_text(self.aec.game, AGENTS)
+
+
+class _RLModuleConfigNotice(logging.Filter):
+    """Drops RLlib's notice that ``RLModule(config=[RLModuleConfig object])`` is deprecated: RLlib
+    2.x's own ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction of
+    every RLModule (ours passes the keyword arguments RLlib asks for, and so does the
+    ``MultiRLModule`` that RLlib builds around it), so the notice names nothing to change."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "RLModule(config=[RLModuleConfig object])" not in record.getMessage()
+
+
+def _drop_rlmodule_config_notice() -> None:
+    """Put the filter on RLlib's deprecation logger once per process: the notice comes once per
+    process, from the first RLModule built, which is RLlib's ``MultiRLModule`` when an algorithm is
+    built from :func:`ppo_config` (a filter around our own constructor alone missed it); every
+    process that builds our module imports this one first (env runners too)."""
+    log = logging.getLogger("ray._common.deprecation")
+    if not any(isinstance(f, _RLModuleConfigNotice) for f in log.filters):
+        log.addFilter(_RLModuleConfigNotice())
+
+
+_drop_rlmodule_config_notice()

@@ -63,8 +63,14 @@ import copy
 from typing import Any
 
 import numpy as np
-from tianshou.data import Batch, ReplayBuffer, VectorReplayBuffer
-from tianshou.env import PettingZooEnv
+
+from ..extras import missing
+
+try:
+    from tianshou.data import Batch, ReplayBuffer, VectorReplayBuffer
+    from tianshou.env import PettingZooEnv
+except ImportError as err:
+    raise missing(err, "conquian_env.integrations.tianshou") from None
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, env

@@ -11,13 +11,13 @@ result.
 
 from __future__ import annotations
 
+from ..extras import missing
+
 try:
     import jax  # noqa: F401
     import pgx  # noqa: F401
 except ImportError as err:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        f"conquian_env.jax needs JAX and Pgx ({err}); install them with: pip install 'conquian-env[jax]'"
-    ) from err
+    raise missing(err, "conquian_env.jax") from None
 
 from .env import Conquian
 from .game import State, to_game_state
