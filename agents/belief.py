@@ -41,7 +41,6 @@ import numpy as np
 
 from conquian_env.extras import missing
 
-from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
 from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_meta, read_npy, write_npz
 
 try:

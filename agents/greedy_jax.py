@@ -44,9 +44,15 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
+
+from conquian_env.extras import missing
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as err:  # JAX and Pgx, the 'jax' extra
+    raise missing(err, "agents.greedy_jax") from None
 
 from conquian_env import actions as _actions
 from conquian_env.jax.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row

@@ -47,7 +47,8 @@ SHIPPED_ORDER = ("random", "greedy", "pimc", "search", "ismcts-py", "rollout", "
 RETIRED = {
     "ismcts": "the compiled flat search is 'pimc' (the same knobs), the tree search 'ismcts-py'",
     "guided": "the network-guided search was removed: no way of putting the network in the search measured "
-    "stronger (docs/experiments/guided); play 'pimc' or 'search', or the network alone, 'scorer:PATH.npz'",
+    "stronger (the documentation's Research notes, guided); play 'pimc' or 'search', or the network alone, "
+    "'scorer:PATH.npz'",
 }
 
 #: ``python:package.module:ClassName``: no declared bot, any Agent subclass of the user's

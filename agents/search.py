@@ -120,16 +120,17 @@ TAKE_OPTIONS_REMOVED = Removed(
 LEAF_REMOVED = Removed(
     None,
     "a playout is played to the end; a leaf value read after leaf greedy steps measured no gain on a fresh "
-    "seed (-0.005 [-0.032, +0.022] against search, docs/experiments/valueA)",
+    "seed (-0.005 [-0.032, +0.022] against search, the documentation's Research notes, valueA)",
 )
 VALUE_REMOVED = Removed(
     None,
-    "the leaf value model went with leaf: it measured no gain on a fresh seed (docs/experiments/valueA)",
+    "the leaf value model went with leaf: it measured no gain on a fresh seed "
+    "(the documentation's Research notes, valueA)",
 )
 INNER_REMOVED = Removed(
     0,
     "a playout's decisions are greedy's; a second ply (inner=2: -0.013 [-0.040, +0.015], inner=4: -0.022 "
-    "[-0.051, +0.006] against search) measured no gain (docs/experiments/valueA)",
+    "[-0.051, +0.006] against search) measured no gain (the documentation's Research notes, valueA)",
 )
 
 

@@ -192,12 +192,12 @@ def test_tournament_config_validate_keeps_the_cross_field_check_and_makes_numpy_
         ("belief", "FitConfig", {"lr": 0.0}, "lr must be a number > 0, got 0.0"),
         ("belief", "FitConfig", {"hidden": True}, "hidden must be a positive integer, got True"),
         ("belief", "FitConfig", {"seed": -3}, "seed must be a non-negative integer, got -3"),
-        ("value", "GenerateConfig", {"chunk": 2.5}, "chunk must be a positive integer, got 2.5"),
-        ("value", "FitConfig", {"l2": -1.0}, "l2 must be a number >= 0, got -1.0"),
-        ("value", "FitConfig", {"seed": -1}, "seed must be a non-negative integer, got -1"),
+        ("distill", "GenerateConfig", {"chunk": 2.5}, "chunk must be a positive integer, got 2.5"),
+        ("distill", "FitConfig", {"lr": 0.0}, "lr must be a number > 0, got 0.0"),
+        ("distill", "FitConfig", {"seed": -1}, "seed must be a non-negative integer, got -1"),
     ],
 )
-def test_the_belief_and_value_recipes_are_held_by_the_shared_checker(module, config, knobs_given, message):
+def test_the_recipes_with_shards_are_held_by_the_shared_checker(module, config, knobs_given, message):
     """Before: hand-written checks that let a negative fit seed through (numpy refused it later)."""
     import importlib
 

@@ -140,7 +140,7 @@ def test_a_scorer_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path):
     path = tmp_path / "evil.npz"
     np.savez(path, meta=np.array([{"format": FORMAT}], dtype=object), w0=np.zeros((CANDIDATE_SIZE, 1), np.float32),
              b0=np.zeros(1, np.float32))  # fmt: skip
-    with pytest.raises(ValueError, match="not a readable .npz of plain arrays"):
+    with pytest.raises(ValueError, match="pickles are refused: a model file is a readable .npz of plain arrays"):
         load_scorer(path)
     (tmp_path / "junk.npz").write_bytes(b"not a zip at all")
     with pytest.raises(ValueError, match="not a readable"):

@@ -164,7 +164,7 @@ class ConquianMultiAgentEnv(MultiAgentEnv):
         return render_text(self.aec.game, AGENTS)
 
 
-class _RLModuleConfigNotice(logging.Filter):
+class _ConfigDeprecationNotice(logging.Filter):
     """Drops RLlib's notice that ``RLModule(config=[RLModuleConfig object])`` is deprecated: RLlib
     2.x's own ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` on every construction of
     every RLModule (ours passes the keyword arguments RLlib asks for, and so does the
@@ -180,8 +180,8 @@ def _drop_rlmodule_config_notice() -> None:
     built from :func:`ppo_config` (a filter around our own constructor alone missed it); every
     process that builds our module imports this one first (env runners too)."""
     log = logging.getLogger("ray._common.deprecation")
-    if not any(isinstance(f, _RLModuleConfigNotice) for f in log.filters):
-        log.addFilter(_RLModuleConfigNotice())
+    if not any(isinstance(f, _ConfigDeprecationNotice) for f in log.filters):
+        log.addFilter(_ConfigDeprecationNotice())
 
 
 _drop_rlmodule_config_notice()
