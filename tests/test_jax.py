@@ -278,7 +278,7 @@ def test_works_as_any_pgx_env_inside_one_jit():
     """Random play with auto_reset in a lax.scan, as code written for any pgx.Env runs it."""
     env = Conquian()
     assert isinstance(env, pgx.Env)
-    assert (env.num_players, env.num_actions, env.observation_shape) == (2, 85, (456,))
+    assert (env.num_players, env.num_actions, env.observation_shape) == (2, 85, (OBSERVATION.size,))
     init = jax.vmap(env.init)
     step = jax.vmap(auto_reset(env.step, env.init))
 
