@@ -71,9 +71,18 @@ FEATURE_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
 )
 FEATURE_SIZE = MELD_FEATURES.size
 
-_LIVE, _FIT_OWN, _FIT_OPP, _QUALITY, _COMBINES, _OUTS, _DISCARD, _PLAN, _GREEDY, _SCALARS = (
-    start for _, start, _ in FEATURE_LAYOUT
-)
+# start slot of each piece of the meld features, by name (the encoder below writes at these, nothing else)
+_AT = MELD_FEATURES.offsets
+_LIVE = _AT["live"]
+_FIT_OWN = _AT["fits_own_meld"]
+_FIT_OPP = _AT["fits_opponent_meld"]
+_QUALITY = _AT["hand_quality"]
+_COMBINES = _AT["combines_with_hand"]
+_OUTS = _AT["winning_cards"]
+_DISCARD = _AT["discard_value"]
+_PLAN = _AT["lay_plan"]
+_GREEDY = _AT["greedy_action"]
+_SCALARS = _AT["scalars"]
 
 
 def _fits(meld: int, candidates: int) -> list[int]:

@@ -3,9 +3,10 @@
 A model must have been trained on Conquian with ``Discrete(85)`` actions and one of two
 observations, told apart by their size:
 
-* the raw observation vector (``Box(0, 1, (456,), int8)``, :mod:`conquian_env.observation`),
+* the raw observation vector (``Box(0, 1, (OBS_SIZE,), int8)``, :data:`conquian_env.layout.OBSERVATION`),
   e.g. through :class:`conquian_env.wrappers.SingleAgentEnv`;
-* the ``"meld"`` features (``(865,)`` float32, :mod:`agents.features`), as ``train.py``
+* the ``"meld"`` features (``(FEATURE_SIZE,)`` float32, :data:`conquian_env.layout.MELD_FEATURES`,
+  :mod:`agents.features`), as ``train.py``
   trains by default.
 
 A model file written since models carry their input (:func:`stamp_model`) stores the feature

@@ -7,8 +7,9 @@ or one RLModule's.  ``module`` names the policy in a multi-policy checkpoint (de
 ``shared``, the one self-play policy of :func:`~conquian_train.rllib.ppo_config`).
 
 The module must read RLlib's action-masking observations (``{"observations": float32
-(456,), "action_mask": float32 (85,)}``), as RLlib's ``ActionMaskingTorchRLModule`` does;
-the bot masks the logits again itself, so it never chooses an illegal action.
+(OBS_SIZE,), "action_mask": float32 (85,)}``, ``OBS_SIZE`` from
+:data:`conquian_env.layout.OBSERVATION`), as RLlib's ``ActionMaskingTorchRLModule`` does; the bot
+masks the logits again itself, so it never chooses an illegal action.
 ``deterministic`` (default true) plays the most likely action; false samples from the
 policy with the bot's generator, re-seeded each game.  Needs ``ray[rllib]`` and torch.
 

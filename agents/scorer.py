@@ -28,6 +28,12 @@ slot    length  contents
                 the 4 offer scalars of the meld features
 ======  ======  ==================================================================
 
+The blocks come from the pieces of :data:`conquian_env.layout.MELD_FEATURES`: each piece
+``NUM_CARDS`` wide is a card channel (:data:`CARD_PIECES`, in the layout's order), each other
+piece but greedy's choice is part of the position (:data:`POSITION_PIECES`); a piece added to
+the layout lands in the candidate's inputs with no edit here, and ``tests/test_scorer.py``
+keeps the table above equal to the derived sizes.
+
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
 (its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
 and a JSON ``meta`` string, which since models carry their input holds the feature set
@@ -52,8 +58,8 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import FEATURE_SETS, feature_set_of_model
-from conquian_env.observation import OBS_AT, OBS_SIZE
+from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION, feature_set_of_model
+from conquian_env.observation import OBS_AT
 from conquian_env.view import PlayerView
 
 from .base import Agent
@@ -75,9 +81,12 @@ __all__ = [
     "CANDIDATE_SIZE",
     "CARD_BLOCKS",
     "CARD_INPUTS",
+    "CARD_PIECES",
+    "CARD_SLICES",
     "CHANNELS",
     "FEATURE_AT",
     "KIND_SLOT",
+    "POSITION_PIECES",
     "POSITION_SLICES",
     "POSITION_SLOT",
     "DEFAULT_SCORER",
@@ -101,13 +110,19 @@ FORMAT_POOLED = "conquian-action-scorer/2"
 MAX_CANDIDATES = 12
 
 # The candidate's input layout (the table in the module docstring), shared with the compiled
-# twin (agents.scorer_kernels):
+# twin (agents.scorer_kernels), derived from the pieces of conquian_env.layout.MELD_FEATURES: a
+# piece NUM_CARDS wide is a per-card block; every other piece but greedy's choice describes the
+# position.
 #: where each block of the ``"meld"`` feature vector starts (:data:`agents.features.FEATURE_LAYOUT`)
 FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+#: the piece of the meld features that is greedy's choice (one-hot over the actions): the kind slots read it
+_GREEDY_PIECE = "greedy_action"
+#: the names of the per-card blocks (the channels, in order): the raw observation's, then the meld features'
+CARD_PIECES = tuple(p.name for p in MELD_FEATURES.pieces if p.size == NUM_CARDS)
 #: the per-card blocks of the raw observation (own hand .. own refusals), the first channels
-CARD_BLOCKS = 10
-#: per-card channels: the raw observation's card blocks, then the 8 meld-feature card blocks (live .. lay plan)
-CHANNELS = CARD_BLOCKS + 8
+CARD_BLOCKS = sum(1 for p in OBSERVATION.pieces if p.size == NUM_CARDS)
+#: per-card channels: the raw observation's card blocks, then the meld features' card blocks (live .. lay plan)
+CHANNELS = len(CARD_PIECES)
 #: inputs about the candidate's card: its channels, its 4 run neighbours (+ a flag each), the rank's other suits
 CARD_INPUTS = CHANNELS * 6 + 4
 #: the first of the 4 kind slots (discard, take, refuse, greedy's choice)
@@ -116,11 +131,31 @@ KIND_SLOT = CARD_INPUTS
 POSITION_SLOT = KIND_SLOT + 4
 #: the input slot that says the candidate is greedy's choice
 GREEDY_SLOT = KIND_SLOT + 3
+#: the names of the pieces copied into the position's inputs, in order
+POSITION_PIECES = tuple(p.name for p in MELD_FEATURES.pieces if p.size != NUM_CARDS and p.name != _GREEDY_PIECE)
+
+
+def _runs(names: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """The ``(start, stop)`` slices of the meld features that the pieces ``names`` fill, a run of
+    adjacent pieces joined into one slice."""
+    runs: list[list[int]] = []
+    for name in names:
+        where = MELD_FEATURES.slice(name)
+        if runs and runs[-1][1] == where.start:
+            runs[-1][1] = where.stop
+        else:
+            runs.append([where.start, where.stop])
+    return tuple((a, b) for a, b in runs)
+
+
 #: the ``(start, stop)`` slices of the feature vector copied into the position's inputs
-POSITION_SLICES = ((OBS_AT["stock_size"], OBS_SIZE), (FEATURE_AT["scalars"], FEATURE_SIZE))
+POSITION_SLICES = _runs(POSITION_PIECES)
+#: the ``(start, stop)`` slices of the feature vector that hold the card channels, in order
+CARD_SLICES = _runs(CARD_PIECES)
 CANDIDATE_SIZE = POSITION_SLOT + sum(b - a for a, b in POSITION_SLICES)
+_CARD_COLUMNS = np.concatenate([np.arange(a, b) for a, b in CARD_SLICES])
 _FACE_UP = OBS_AT["face_up"]
-_GREEDY = FEATURE_AT["greedy_action"]
+_GREEDY = FEATURE_AT[_GREEDY_PIECE]
 _DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
 
 
@@ -136,10 +171,7 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
     if masks.shape != (len(features), NUM_ACTIONS):
         raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
     n = len(features)
-    cards = np.concatenate(
-        [features[:, :OBS_SIZE][:, : CARD_BLOCKS * NUM_CARDS].reshape(n, CARD_BLOCKS, NUM_CARDS),
-         features[:, FEATURE_AT["live"] : FEATURE_AT["lay_plan"] + NUM_CARDS].reshape(n, 8, NUM_CARDS)], axis=1,
-    ).reshape(n, CHANNELS, 4, 10)  # fmt: skip
+    cards = features[:, _CARD_COLUMNS].reshape(n, CHANNELS, 4, 10)
     position = np.concatenate([features[:, a:b] for a, b in POSITION_SLICES], axis=1)
 
     def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:

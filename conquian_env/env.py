@@ -6,8 +6,9 @@ Creation               ``conquian_env.env()`` or ``pettingzoo.make("aec", "Conqu
 Agents                 ``["player_0", "player_1"]``; ``player_0`` plays first unless
                        ``reset(options={"first": 1})``
 Actions                ``Discrete(85)`` (table in :mod:`conquian_env.actions`)
-Observation            ``Dict(observation=Box(0, 1, (456,), int8), action_mask=Box(0, 1, (85,), int8))``
-Observation layout     table in :mod:`conquian_env.observation`
+Observation            ``Dict(observation=Box(0, 1, (OBS_SIZE,), int8), action_mask=Box(0, 1, (85,), int8))``
+Observation layout     table in :mod:`conquian_env.observation`; the pieces (and ``OBS_SIZE``)
+                       are declared in :data:`conquian_env.layout.OBSERVATION`
 State                  ``state()``: ``Box(0, 20, (497,), int8)``, full information
 Rewards                winner +1, loser -1, draw 0 for both
 =====================  ==========================================================

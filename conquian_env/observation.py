@@ -142,7 +142,7 @@ def bits_to_array(bits: int, length: int) -> np.ndarray:
 
 
 def encode(state: GameState, player: int) -> np.ndarray:
-    """Observation vector (``int8``, shape ``(456,)``) of ``player``."""
+    """Observation vector (``int8``, shape ``(OBS_SIZE,)``) of ``player``."""
     return bits_to_array(observation_bits(state, player), OBS_SIZE)
 
 
@@ -190,7 +190,7 @@ STATE_AT = dict(STATE.offsets)
 
 
 def encode_state(state: GameState) -> np.ndarray:
-    """Full-information vector (``int8``, shape ``(497,)``): both hands and the stock order."""
+    """Full-information vector (``int8``, shape ``(STATE_SIZE,)``): both hands and the stock order."""
     face = state.face_up
     at = STATE_AT
     bits = (

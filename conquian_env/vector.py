@@ -4,7 +4,7 @@
 
     from conquian_env.vector import VectorGame
     games = VectorGame(1024, seed=0)          # 1024 fresh deals
-    obs, masks = games.observe()               # (1024, 456) int8, (1024, 85) int8
+    obs, masks = games.observe()               # (1024, OBS_SIZE) int8, (1024, 85) int8
     while ...:
         actions = policy(obs, masks)           # one action per game, for its player to move
         result = games.step(actions)           # finished games restart from fresh deals
@@ -13,7 +13,8 @@
 The rules run in compiled code (numba, nopython, cached on disk): ``import conquian_env``
 does not need numba, this module does (``pip install conquian-env[fast]``).  Everything
 is exactly the scalar engine (:mod:`conquian_env.game`): the same masks, the same
-observations (:mod:`conquian_env.observation`), the same results, for the same deal and
+observations (:mod:`conquian_env.observation`; ``OBS_SIZE`` wide, the size of
+:data:`conquian_env.layout.OBSERVATION`), the same results, for the same deal and
 actions, rule variants included; ``tests/test_vector.py`` checks it game by game.
 
 Each game's state is one row of :attr:`VectorGame.state` (the layout is in

@@ -46,9 +46,11 @@ other spec of :func:`agents.make_agent`, played game by game) is built by
 :func:`agents.batched.make_batch_opponent`.  :meth:`ConquianVectorEnv.set_opponent` swaps
 it (self-play: a snapshot of the learner).
 
-**Observations**: the raw observation vector (``"raw"``, int8 (456,), as in the AEC env)
+**Observations**: the raw observation vector (``"raw"``, int8 ``(OBS_SIZE,)``, the pieces of
+:data:`conquian_env.layout.OBSERVATION`, as in the AEC env)
 or any encoder object with a ``space`` and ``__call__(games, rows, players) -> array``,
-such as :data:`agents.batched.MELD_FEATURES` (the 865 ``"meld"`` features).
+such as :data:`agents.batched.MELD_FEATURES` (the ``"meld"`` features of
+:data:`conquian_env.layout.MELD_FEATURES`).
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ both::
     env = SingleAgentEnv(opponent="random")        # or any bot object / callable
     model = MaskablePPO("MlpPolicy", env).learn(10_000)
 
-* observation: the agent's ``observation`` vector (``Box(0, 1, (456,), int8)``, layout in
-  :mod:`conquian_env.observation`); the mask comes from :meth:`SingleAgentEnv.action_masks`
-  and is also in ``info["action_mask"]``.
+* observation: the agent's ``observation`` vector (``Box(0, 1, (OBS_SIZE,), int8)``, the
+  pieces of :data:`conquian_env.layout.OBSERVATION`, table in :mod:`conquian_env.observation`);
+  the mask comes from :meth:`SingleAgentEnv.action_masks` and is also in ``info["action_mask"]``.
 * action: ``Discrete(85)``.  ``illegal_action="penalize"`` (default, as in the AEC
   environment): an illegal action ends the episode with reward -1 and a warning;
   ``"raise"``: ``IllegalActionError``.

@@ -44,7 +44,8 @@ class Args:
     eval_opponent: str = "greedy"
     """the bot the evaluation plays (random draws 92% of its games against random: a score there barely moves)"""
     observation: str = "raw"
-    """what the learner sees: raw (the env's 456 observation bits) or meld (the 865 meld features)"""
+    """what the learner sees: raw (the env's observation, conquian_env.layout.OBSERVATION) or meld (the meld features,
+    conquian_env.layout.MELD_FEATURES)"""
     num_envs: int = 64
     """games played in lockstep"""
     num_steps: int = 64

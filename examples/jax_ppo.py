@@ -14,7 +14,8 @@ decision in every game, the learner's (sampled from the masked policy) or the op
 only the learner's decisions are trained on.  Their advantages (GAE) link each learner
 decision to the next one of the same game, folding in the reward and the end of a game
 met on the opponent's decisions between them.  The network is a plain-JAX MLP on the
-456 observation slots, with a policy head (85 logits, illegal ones masked out) and a
+observation (``env.observation_shape``: the pieces of ``conquian_env.layout.OBSERVATION``),
+with a policy head (one logit per action, ``env.num_actions``, illegal ones masked out) and a
 value head; optax's Adam updates it.
 
 Each call of ``train_chunk`` runs ``--chunk`` updates (rollout, GAE, epochs of
@@ -64,7 +65,7 @@ def mlp(params: list[dict[str, jax.Array]], x: jax.Array) -> jax.Array:
 
 
 def policy(params: dict[str, Any], obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Masked log-probabilities (85) and value of observations (bools, 456)."""
+    """Masked log-probabilities (one per action) and value of observations (bools, ``OBS_SIZE``)."""
     x = obs.astype(jnp.float32)
     logits = mlp(params["pi"], x)
     logits = jnp.where(mask, logits, -1e9)
@@ -97,8 +98,8 @@ def make_train(args: argparse.Namespace):
 
     def init(key: jax.Array):
         k_env, k_pi, k_v = jax.random.split(key, 3)
-        sizes = [456, args.hidden, args.hidden]
-        params = {"pi": init_params(k_pi, sizes + [85]), "v": init_params(k_v, sizes + [1])}
+        sizes = [*env.observation_shape, args.hidden, args.hidden]
+        params = {"pi": init_params(k_pi, sizes + [env.num_actions]), "v": init_params(k_v, sizes + [1])}
         state = jax.vmap(env.init)(jax.random.split(k_env, n))
         return params, tx.init(params), state
 

@@ -26,6 +26,7 @@ from conquian_env.game import new_game  # noqa: E402
 from conquian_env.jax import Conquian, to_game_state  # noqa: E402
 from conquian_env.jax import game as J  # noqa: E402
 from conquian_env.jax import melds as JM  # noqa: E402
+from conquian_env.layout import OBSERVATION, Layout  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
 
@@ -63,7 +64,7 @@ def test_constants_match_the_scalar_modules():
         actions.NO_FORCE,
         actions.NUM_ACTIONS,
     )
-    assert J.OBS_SIZE == observation.OBS_SIZE == 456
+    assert J.OBS_SIZE == observation.OBS_SIZE == OBSERVATION.size
 
 
 def _random_pool(rng: random.Random) -> tuple[int, int]:
@@ -208,6 +209,38 @@ def test_observing_the_player_not_to_move_and_terminal_conventions():
     assert np.array_equal(np.asarray(again._hands), np.asarray(done._hands))
 
 
+def test_observe_lays_out_the_pieces_in_the_order_of_the_layout(monkeypatch):
+    host = jax.device_get(_played(True, N, 40, seed=5))
+    for i in range(4):
+        state, s = _lane(host, i), to_game_state(_lane(host, i), forcing=True)
+        for player in (0, 1):
+            want = encode(s, player)
+            pieces = J.observation_pieces(state, player, forcing=True)
+            assert list(pieces) == list(OBSERVATION.names)  # one encoder per piece, in the layout's order
+            obs = np.asarray(J.observe(state, player, forcing=True))
+            for name in OBSERVATION.names:
+                assert np.array_equal(np.asarray(pieces[name]), want[OBSERVATION.slice(name)]), name
+                assert np.array_equal(obs[OBSERVATION.slice(name)], want[OBSERVATION.slice(name)]), name
+    # the order is the layout's, not the encoder's: a layout with the pieces reversed reverses them
+    backwards = Layout("observation", tuple(reversed(OBSERVATION.pieces)))
+    monkeypatch.setattr(J, "OBSERVATION", backwards)
+    state, s = _lane(host, 0), to_game_state(_lane(host, 0), forcing=True)
+    want = encode(s, 1)
+    reordered = np.concatenate([want[OBSERVATION.slice(name)] for name in backwards.names])
+    assert np.array_equal(np.asarray(J.observe(state, 1, forcing=True)), reordered)
+
+
+def test_a_layout_piece_without_its_jax_encoder_is_named(monkeypatch):
+    J._check_observation_pieces()  # the shipped layout and encoders agree
+    monkeypatch.setattr(J, "OBSERVATION", OBSERVATION.extend("observation", [("seen_twice", 40)]))
+    with pytest.raises(RuntimeError, match=r"missing \['seen_twice'\], extra \[\]"):
+        J._check_observation_pieces()
+    resized = Layout("observation", [(p.name, p.size + (p.name == "phase")) for p in OBSERVATION.pieces])
+    monkeypatch.setattr(J, "OBSERVATION", resized)
+    with pytest.raises(RuntimeError, match=r"piece 'phase' has shape \(6,\), the layout says \(7,\)"):
+        J._check_observation_pieces()
+
+
 def test_an_illegal_action_loses_the_game_as_the_scalar_forfeit():
     _, init, step, _ = _compiled(False, "random")
     state = init(jax.random.split(jax.random.PRNGKey(4), N))
@@ -245,7 +278,7 @@ def test_works_as_any_pgx_env_inside_one_jit():
     """Random play with auto_reset in a lax.scan, as code written for any pgx.Env runs it."""
     env = Conquian()
     assert isinstance(env, pgx.Env)
-    assert (env.num_players, env.num_actions, env.observation_shape) == (2, 85, (456,))
+    assert (env.num_players, env.num_actions, env.observation_shape) == (2, 85, (OBSERVATION.size,))
     init = jax.vmap(env.init)
     step = jax.vmap(auto_reset(env.step, env.init))
 

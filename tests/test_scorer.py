@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
 
-from agents import make_agent
+from agents import make_agent, scorer
 from agents.features import FeatureEncoder
 from agents.greedy import GreedyAgent
 from agents.scorer import (
@@ -24,7 +25,9 @@ from agents.scorer import (
 )
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
+from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
 from conquian_env.observation import OBS_AT
 from conquian_train.imitation import ImitationData
 from tests.conftest import mid_game_state, stats_under_permutations
@@ -79,10 +82,44 @@ def test_the_candidates_are_the_legal_discards_take_and_refuse():
 
 
 def test_candidate_features_name_bad_shapes():
-    with pytest.raises(ValueError, match=r"\(N, 865\) meld features"):
-        candidate_features(np.zeros((2, 456)), np.zeros((2, 85), bool))
+    with pytest.raises(ValueError, match=rf"\(N, {MELD_FEATURES.size}\) meld features"):
+        candidate_features(np.zeros((2, OBSERVATION.size)), np.zeros((2, 85), bool))
     with pytest.raises(ValueError, match=r"\(N, 85\) masks"):
-        candidate_features(np.zeros((2, 865)), np.zeros((3, 85), bool))
+        candidate_features(np.zeros((2, MELD_FEATURES.size)), np.zeros((3, 85), bool))
+
+
+def test_the_candidate_blocks_follow_the_layout():
+    # every piece of the meld features is a card channel, greedy's choice or part of the position
+    card = [p.name for p in MELD_FEATURES.pieces if p.size == NUM_CARDS]
+    assert list(scorer.CARD_PIECES) == card and scorer.CHANNELS == len(card)
+    assert scorer.CARD_BLOCKS == sum(p.size == NUM_CARDS for p in OBSERVATION.pieces)
+    assert list(scorer.POSITION_PIECES) == [n for n in MELD_FEATURES.names if n not in card and n != "greedy_action"]
+    position_size = sum(MELD_FEATURES.piece(n).size for n in scorer.POSITION_PIECES)
+    assert scorer.CANDIDATE_SIZE == scorer.POSITION_SLOT + position_size
+    # and the inputs are those pieces: a discard of card c reads slot c of each channel, in order,
+    # then the position pieces in order
+    rng = np.random.default_rng(3)
+    features = rng.random((4, MELD_FEATURES.size), dtype=np.float32)
+    masks = np.zeros((4, 85), bool)
+    cards = [0, 9, 17, 25, 39]
+    masks[:, [DISCARD_BASE + c for c in cards]] = True
+    x, valid, actions = candidate_features(features, masks)
+    for i in range(4):
+        assert actions[i][valid[i]].tolist() == [DISCARD_BASE + c for c in cards]
+        for k, c in enumerate(cards):
+            channels = [features[i, MELD_FEATURES.offset(n) + c] for n in card]
+            assert x[i, k, : scorer.CHANNELS].tolist() == channels
+            position = np.concatenate([features[i, MELD_FEATURES.slice(n)] for n in scorer.POSITION_PIECES])
+            assert np.array_equal(x[i, k, scorer.POSITION_SLOT :], position)
+
+
+def test_the_input_table_in_the_docstring_is_the_derived_one():
+    rows = [line.split()[:2] for line in scorer.__doc__.splitlines() if re.match(r"\d+\s+\d+\s", line)]
+    c = scorer.CHANNELS
+    want = [(0, c), (c, 4 * (c + 1)), (5 * c + 4, c), (scorer.KIND_SLOT, 4),
+            (scorer.POSITION_SLOT, scorer.CANDIDATE_SIZE - scorer.POSITION_SLOT)]  # fmt: skip
+    assert [(int(a), int(b)) for a, b in rows] == want
+    assert scorer.KIND_SLOT == scorer.CARD_INPUTS == 6 * c + 4
 
 
 def test_a_scorer_file_round_trips(tmp_path):

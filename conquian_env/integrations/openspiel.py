@@ -42,7 +42,9 @@ max_game_length             162 decisions (an upper bound from the rules: 20 sto
                             leave the hand, a discard costing at most 3 decisions, and
                             at most 22 finished melds)
 observation_tensor          our observation, ``observation.encode(state, player)`` as
-                            float32 (456 values, the table in :mod:`conquian_env.observation`).
+                            float32 (``OBS_SIZE`` values: the pieces of
+                            :data:`conquian_env.layout.OBSERVATION`, the table in
+                            :mod:`conquian_env.observation`).
                             It is the player's whole view of the position, not of the
                             past: the order of refusals, discards and laid cards is lost.
 information_state_tensor    the observation, then 7 x 40 event times (736 values): for

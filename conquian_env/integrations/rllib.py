@@ -25,10 +25,11 @@ What RLlib gets (:class:`ConquianMultiAgentEnv`):
   observation, and acts.  A Conquian turn is several decisions, so the same player often
   gets several observations in a row: RLlib keeps each agent's own sequence of
   observations and actions, whatever the other agent does in between.
-* observations ``Dict(observations=Box(0, 1, (456,), float32), action_mask=Box(0, 1,
-  (85,), float32))``: the keys and dtypes that RLlib's action-masking RLModule example
-  (``ActionMaskingTorchRLModule``) and :class:`MaskedPPOTorchRLModule` read; the values
-  are the AEC environment's observation and legal-action mask as floats.
+* observations ``Dict(observations=Box(0, 1, (OBS_SIZE,), float32), action_mask=Box(0, 1,
+  (85,), float32))`` (``OBS_SIZE``: :data:`conquian_env.layout.OBSERVATION`): the keys and
+  dtypes that RLlib's action-masking RLModule example (``ActionMaskingTorchRLModule``) and
+  :class:`MaskedPPOTorchRLModule` read; the values are the AEC environment's observation and
+  legal-action mask as floats.
 * rewards 0 during the game; when it ends BOTH players get their result (+1 / -1, 0 for a
   draw) with ``terminateds`` true for both and ``"__all__"``, together with each one's final
   observation (game over, an all-zero mask).  The player who did not make the last move

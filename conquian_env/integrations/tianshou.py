@@ -23,8 +23,9 @@ dicts whose keys change at the end of a game.)
 
 What this env gives Tianshou:
 
-* observations ``{"agent_id": "player_0" | "player_1", "obs": the AEC observation (456
-  int8), "mask": the legal actions (85 bool)}``, as ``PettingZooEnv`` gives them.
+* observations ``{"agent_id": "player_0" | "player_1", "obs": the AEC observation
+  (``OBS_SIZE`` int8, :data:`conquian_env.layout.OBSERVATION`), "mask": the legal actions
+  (85 bool)}``, as ``PettingZooEnv`` gives them.
 * rewards: a vector ``[r_player_0, r_player_1]`` in which a seat's entry is what that seat
   received since its previous step, delivered on the seat's own step (in Conquian: 0 until
   the game ends).

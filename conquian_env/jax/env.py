@@ -9,16 +9,17 @@
     env = Conquian()                      # or Conquian(rules=FORCING), conquian_env.rules
     init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
     state = init(jax.random.split(jax.random.PRNGKey(0), 4096))
-    # state.legal_action_mask (4096, 85), state.observation (4096, 456), state.current_player
+    # state.legal_action_mask (4096, 85), state.observation (4096, OBS_SIZE), state.current_player
     state = step(state, actions)       # state.rewards (4096, 2), state.terminated
 
-The state's pgx fields: ``current_player`` (the player to decide; at a terminal state the
-player who made the last decision), ``observation`` (:func:`conquian_env.observation.encode`
-of ``current_player``, as bools), ``legal_action_mask`` (all ``True`` at a terminal state,
-pgx's convention), ``rewards`` (+1 / -1 / 0 on the step that ends the game), ``terminated``
-(``truncated`` is always ``False``: every game ends), ``_step_count``.  An illegal action
-ends the game and loses it for the player who took it (pgx's penalty, the engine's
-forfeit).  ``pgx.experimental.auto_reset(env.step, env.init)`` restarts finished games.
+``OBS_SIZE`` is the size of :data:`conquian_env.layout.OBSERVATION`.  The state's pgx fields:
+``current_player`` (the player to decide; at a terminal state the player who made the last
+decision), ``observation`` (:func:`conquian_env.observation.encode` of ``current_player``, as
+bools), ``legal_action_mask`` (all ``True`` at a terminal state, pgx's convention), ``rewards``
+(+1 / -1 / 0 on the step that ends the game), ``terminated`` (``truncated`` is always ``False``:
+every game ends), ``_step_count``.  An illegal action ends the game and loses it for the player
+who took it (pgx's penalty, the engine's forfeit).  ``pgx.experimental.auto_reset(env.step,
+env.init)`` restarts finished games.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class Conquian(core.Env):
         return apply(state, action, self.rules)
 
     def observe(self, state: core.State, player: jax.Array | int | None = None) -> jax.Array:
-        """The observation of ``player`` (default: ``state.current_player``), bools (456,)."""
+        """The observation of ``player`` (default: ``state.current_player``), bools ``(OBS_SIZE,)``
+        (the pieces of :data:`conquian_env.layout.OBSERVATION`)."""
         return jax.lax.stop_gradient(self._observe(state, state.current_player if player is None else player))
 
     def _observe(self, state: core.State, player_id: jax.Array) -> jax.Array:

@@ -31,6 +31,7 @@ from pgx._src.struct import dataclass
 from .. import actions as _actions
 from .. import game as _game
 from .. import observation as _observation
+from ..layout import OBSERVATION
 from ..rules import Rules, resolve
 from .melds import card_words, cards_words, count, meld_search, words_to_bools
 
@@ -53,6 +54,7 @@ DISCARD_BASE, TAKE, REFUSE, FINISH, FORCE, NO_FORCE, NUM_ACTIONS = (
     _actions.NUM_ACTIONS,
 )
 OBS_SIZE = _observation.OBS_SIZE
+_OBS_SIZE_OF = {p.name: p.size for p in OBSERVATION.pieces}
 ENV_ID = "conquian"
 
 _NO_CARDS = jnp.zeros(2, dtype=jnp.uint32)
@@ -260,40 +262,70 @@ def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **
     return state.replace(rewards=rewards, terminated=over)
 
 
-def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
-    """The observation of ``player``: :func:`conquian_env.observation.encode` as bools (456,)."""
-    variant = as_rules(rules, **rule_fields).forcing
+def observation_pieces(
+    state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool
+) -> dict[str, jax.Array]:
+    """Each piece of the observation of ``player``, by its name in
+    :data:`conquian_env.layout.OBSERVATION` (bools, that piece's size); :func:`observe` lays them
+    out in the layout's order.  One encoder per piece: adding a piece to the layout means adding
+    its entry here (the piece of each rule variant, named after it, comes from the rules)."""
+    rules = as_rules(rules, **rule_fields)
     pl = jnp.asarray(player, jnp.int32)
     opp = 1 - pl
     face = state._face
     phase = state._phase
-    planes = jnp.stack(
-        [
-            player_row(state._hands, pl),
-            player_row(state._melds, pl),
-            player_row(state._melds, opp),
-            card_words(face),
-            state._dead,
-            state._chosen,
-            player_row(state._discards, opp),
-            player_row(state._refusals, opp),
-            player_row(state._discards, pl),
-            player_row(state._refusals, pl),
-        ]
-    )
     phase_slot = jnp.where(phase == GAME_OVER, 5, jnp.where(state.current_player != pl, 4, phase))
     source_slot = jnp.where(face >= 0, 1 + (state._owner != pl).astype(jnp.int32) + 2 * (state._source == DISCARDED), 0)
-    return jnp.concatenate(
-        [
-            words_to_bools(planes).reshape(-1),
-            jnp.arange(STOCK_SIZE) < STOCK_SIZE - state._stock_pos,
-            jnp.arange(11) == count(player_row(state._hands, pl)),
-            jnp.arange(11) == count(player_row(state._hands, opp)),
-            jnp.arange(6) == phase_slot,
-            jnp.arange(5) == source_slot,
-            jnp.stack([(face >= 0) & state._passed, state._forced & (phase == MELD), jnp.bool_(variant)]),
-        ]
-    )
+    pieces = {
+        "own_hand": words_to_bools(player_row(state._hands, pl)),
+        "own_meld": words_to_bools(player_row(state._melds, pl)),
+        "opponent_meld": words_to_bools(player_row(state._melds, opp)),
+        "face_up": words_to_bools(card_words(face)),
+        "dead": words_to_bools(state._dead),
+        "pending_meld": words_to_bools(state._chosen),
+        "opponent_discards": words_to_bools(player_row(state._discards, opp)),
+        "opponent_refusals": words_to_bools(player_row(state._refusals, opp)),
+        "own_discards": words_to_bools(player_row(state._discards, pl)),
+        "own_refusals": words_to_bools(player_row(state._refusals, pl)),
+        "stock_size": jnp.arange(STOCK_SIZE) < STOCK_SIZE - state._stock_pos,
+        "own_hand_size": jnp.arange(_OBS_SIZE_OF["own_hand_size"]) == count(player_row(state._hands, pl)),
+        "opponent_hand_size": jnp.arange(_OBS_SIZE_OF["opponent_hand_size"]) == count(player_row(state._hands, opp)),
+        "phase": jnp.arange(_OBS_SIZE_OF["phase"]) == phase_slot,
+        "source": jnp.arange(_OBS_SIZE_OF["source"]) == source_slot,
+        "passed": ((face >= 0) & state._passed)[None],
+        "forced": (state._forced & (phase == MELD))[None],
+    }
+    for name, on in rules.to_dict().items():  # each variant's 1-wide piece (observation.rules_bits)
+        pieces[name] = jnp.full(1, on, jnp.bool_)
+    return pieces
+
+
+def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
+    """The observation of ``player``: :func:`conquian_env.observation.encode` as bools
+    (``(OBS_SIZE,)``, the pieces of :data:`conquian_env.layout.OBSERVATION` in its order)."""
+    pieces = observation_pieces(state, player, rules, **rule_fields)
+    return jnp.concatenate([pieces[name] for name in OBSERVATION.names])
+
+
+def _check_observation_pieces() -> None:
+    """At import: the encoders above name exactly the layout's pieces, each of its size (a
+    piece added to the layout without its JAX encoder, or resized, fails here, by name)."""
+    shapes = jax.eval_shape(lambda s: observation_pieces(s, 0, Rules()), State())
+    have, want = set(shapes), set(OBSERVATION.names)
+    if have != want:
+        raise RuntimeError(
+            "conquian_env.jax.game.observation_pieces must encode exactly the pieces of "
+            f"conquian_env.layout.OBSERVATION: missing {sorted(want - have)}, extra {sorted(have - want)}"
+        )
+    for piece in OBSERVATION.pieces:
+        if shapes[piece.name].shape != (piece.size,):
+            raise RuntimeError(
+                f"conquian_env.jax.game.observation_pieces: piece {piece.name!r} has shape "
+                f"{shapes[piece.name].shape}, the layout says ({piece.size},)"
+            )
+
+
+_check_observation_pieces()
 
 
 # ---------------------------------------------------------------- the scalar engine's view
