@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import DISCARD, LCARDS, LMISC, OFFER, PHASE, PLAYER, lowest_bit_index
 from conquian_env.observation import OBS_AT
 
@@ -31,6 +32,8 @@ from .scorer import (
     POSITION_SLICES,
     POSITION_SLOT,
 )
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 _DISCARD_BASE, _TAKE, _REFUSE = 40, 80, 81
 _FACE_UP = OBS_AT["face_up"]
@@ -275,3 +278,6 @@ def network(scorer) -> tuple[np.ndarray, ...]:
     """``net`` for :func:`agents._search_kernels.run_search`: the packed ``scorer`` and its scratch."""
     weights, dims = pack(scorer)
     return (weights, dims, *scratch(dims))
+
+
+prepare_kernels(globals())
