@@ -51,12 +51,18 @@ from .catalog import bot
 from .greedy import GreedyAgent
 from .params import Flag, Integer, Real, Removed, bounded
 
+#: what the search's first compile is announced as, and about how long it takes in seconds
+#: (the plain search's kernels on one core; the belief search's add a few: docs/benchmarks.md)
+COMPILING = ("the search bots' kernels", 15)
+
 try:
     from conquian_env import kernels as E
+    from conquian_env.compiling import announce
 
-    from . import _search_kernels as K
-    from . import scorer_kernels as SK
-    from .rows import view_row
+    with announce(*COMPILING):  # importing the kernels compiles a check of their cache
+        from . import _search_kernels as K
+        from . import scorer_kernels as SK
+        from .rows import view_row
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
     _IMPORT_ERROR = exc
@@ -80,84 +86,19 @@ def _need_numba() -> None:
         ) from _IMPORT_ERROR
 
 
-_WARM = False
-_WARM_NET = False
-_WARM_BELIEF = False
-_WARM_VALUE = False
-
-
-def _warm_up(net: tuple | None = None, belief=None, value: tuple | None = None) -> None:
-    """Load (or compile) the kernels once per process, when a bot is built, so that no
-    decision pays for it (loading numba's cache takes about half a second); ``net``: the
-    guided search's kernels with the network too; ``belief``: the belief search's; ``value``: the
-    leaf value's (each once per process).
-    Every argument is passed as the bots pass it: numba compiles an omitted optional argument
-    and an explicit ``None`` as two signatures, and a missed one costs seconds in a decision."""
-    global _WARM, _WARM_NET, _WARM_BELIEF, _WARM_VALUE
-    if value is not None and not _WARM_VALUE:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        odds = np.ones(len(pool))
-        for o in (None, odds):
-            info, actions, active, results, sums = K.new_search(row, 1)
-            K.run_search(row, pool, n_opp, 1, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                         0, None, False, o, 2, value, 0)  # fmt: skip
-        _WARM_VALUE = True
-    if belief is not None and not _WARM_BELIEF:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        odds = np.exp(belief.pool_logits(row, pool, n_opp))
-        info, actions, active, results, sums = K.new_search(row, 1)
-        K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                     np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                     0, None, False, odds, 0, None, 0)  # fmt: skip
-        _WARM_BELIEF = True
-    if net is not None and not _WARM_NET:
-        from conquian_env.game import new_game
-
-        state = new_game(seed=0)
-        row, pool, n_opp = view_row(PlayerView(state, state.player))
-        info, actions, active, results, sums = K.new_search(row, 1)
-        for both in (False, True):
-            K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                         np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2),
-                         1, net, both, None, 0, None, 0)  # fmt: skip
-        _WARM_NET = True
-    if _WARM:
-        return
+def _warm_up(bot: SearchAgent) -> None:
+    """Compile (or load from numba's cache) the search kernels for ``bot``'s arguments now,
+    by one deal of its own search from a new game, so that no decision pays for it: a
+    signature missed here (numba compiles an omitted optional argument and an explicit
+    None apart) would cost seconds in the first decision.  Loaded or compiled once per
+    process and signature, a deal costs a millisecond after that."""
     from conquian_env.game import new_game
 
     state = new_game(seed=0)
     row, pool, n_opp = view_row(PlayerView(state, state.player))
     info, actions, active, results, sums = K.new_search(row, 1)
-    K.run_search(
-        row,
-        pool,
-        n_opp,
-        2,
-        1.0,
-        1,
-        info,
-        actions,
-        active,
-        results,
-        sums,
-        np.zeros((1, E.NUM_COLUMNS), dtype=np.int64),
-        *K.new_cache(2),
-        0,
-        None,
-        False,
-        None,
-        0,
-        None,
-        0,
-    )
-    _WARM = True
+    with announce(*COMPILING):
+        bot._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, bot.deal_odds(row, pool, n_opp))
 
 
 #: the allowed values of the search's parameters (the bots' and :func:`analyze`'s)
@@ -225,7 +166,7 @@ class SearchAgent(SearchBot):
         self._vsteps, self._value = 0, None
         #: deals of the second ply (the searcher's first decision in each playout searched; 0: none)
         self._inner = 0
-        _warm_up()
+        self._warm = False  # the kernels for this bot's knobs compiled or loaded (at its first game)
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
         self.last_iterations = 0
         self.last_deals = 0
@@ -234,6 +175,12 @@ class SearchAgent(SearchBot):
     def clear_last(self) -> None:
         self.last_iterations = self.last_deals = 0
         self.last_stats = {}
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        super().reset(player, seed)
+        if not self._warm:  # at the first game (every knob set by then), not in its first decision
+            _warm_up(self)
+            self._warm = True
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
@@ -246,10 +193,7 @@ class SearchAgent(SearchBot):
 
         def run(deals: int) -> None:
             nonlocal results
-            results = K.run_search(
-                row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._inner,
-            )  # fmt: skip
+            results = self._run_search(row, pool, n_opp, deals, info, actions, active, results, sums, odds)
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
@@ -275,6 +219,17 @@ class SearchAgent(SearchBot):
             for k in range(n)
         }
         return int(K.best_action(info, actions, active, sums))
+
+    def _run_search(
+        self, row: np.ndarray, pool: np.ndarray, n_opp: int, deals: int, info: np.ndarray, actions: np.ndarray,
+        active: np.ndarray, results: np.ndarray, sums: np.ndarray, odds: np.ndarray | None,
+    ) -> np.ndarray:  # fmt: skip
+        """``deals`` more deals of the search in the arrays ``info .. sums`` (``K.new_search``'s) with
+        this bot's knobs: the one call of the kernel, which the warm-up makes too (one signature)."""
+        return K.run_search(
+            row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
+            *self._cache, self._steps, self._net, self._both, odds, self._vsteps, self._value, self._inner,
+        )  # fmt: skip
 
     def restrict(self, view: PlayerView, actions: np.ndarray, active: np.ndarray) -> None:
         """Take root actions out of the race before it starts (``active[k] = 0``); the plain search keeps all."""
@@ -353,9 +308,6 @@ class BeliefSearchAgent(SearchAgent):
             self.value = load_value(value)
             h = np.zeros(self.value.w0.shape[1])
             self._vsteps, self._value = int(leaf), (*self.value.weights, np.zeros(NUM_FEATURES), h)
-            _warm_up(value=self._value)
-        if self.belief is not None:
-            _warm_up(belief=self.belief)
 
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         if self.belief is None:
@@ -432,7 +384,6 @@ class GuidedSearchAgent(SearchAgent):
                 self.encoder = FeatureEncoder()
         if steps:
             self._steps, self._net, self._both = int(steps), SK.network(self.scorer), bool(both)
-            _warm_up(self._net)  # compile (or load) the guided kernels now, not in the first decision
         self.name = f"guided:{path}"
 
     def reset(self, player: int, seed: int | None = None) -> None:
