@@ -6,8 +6,7 @@
 #   conquian-evaluate ismcts greedy              fails in one line naming the [fast] extra (no numba)
 #   conquian-evaluate ppo greedy                 fails in one line naming torch and its CPU install line
 #   conquian-play --rules                        prints the rule book shipped in the wheel
-#   PettingZoo's api_test, and pettingzoo / gymnasium make() by name without importing conquian_env first;
-#   then .ci/first_run.sh: the [fast] extra, and a compiled bot's first run prints the compiling line.
+#   PettingZoo's api_test, and pettingzoo / gymnasium make() by name without importing conquian_env first.
 # Usage: bash .ci/wheel.sh  (PYTHON=python3.12 bash .ci/wheel.sh for another interpreter)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,5 +72,5 @@ import conquian_env
 api_test(conquian_env.env(), num_cycles=200)
 print("api_test passed; gym.make by module prefix works")
 EOF
-bash "$repo/.ci/first_run.sh" "$bin" "$wheel" "$work"  # last: it installs numba into the venv
+bash "$repo/.ci/first_run.sh" "$bin" "$wheel" "$work"  # last (it installs numba): a compiled bot's first run
 echo "wheel ok: $(basename "$wheel")"
