@@ -86,21 +86,6 @@ def _need_numba() -> None:
         ) from _IMPORT_ERROR
 
 
-def _warm_up(bot: SearchAgent) -> None:
-    """Compile (or load from numba's cache) the search kernels for ``bot``'s arguments now,
-    by one deal of its own search from a new game, so that no decision pays for it: a
-    signature missed here (numba compiles an omitted optional argument and an explicit
-    None apart) would cost seconds in the first decision.  Loaded or compiled once per
-    process and signature, a deal costs a millisecond after that."""
-    from conquian_env.game import new_game
-
-    state = new_game(seed=0)
-    row, pool, n_opp = view_row(PlayerView(state, state.player))
-    info, actions, active, results, sums = K.new_search(row, 1)
-    with announce(*COMPILING):
-        bot._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, bot.deal_odds(row, pool, n_opp))
-
-
 #: the allowed values of the search's parameters (the bots' and :func:`analyze`'s)
 TIME = Real(1e-6, 3600, none=True)  # seconds per decision
 ITERATIONS = Integer(1, 10**9, none=True)  # playouts per decision
@@ -179,8 +164,22 @@ class SearchAgent(SearchBot):
     def reset(self, player: int, seed: int | None = None) -> None:
         super().reset(player, seed)
         if not self._warm:  # at the first game (every knob set by then), not in its first decision
-            _warm_up(self)
+            self._warm_up()
             self._warm = True
+
+    def _warm_up(self) -> None:
+        """Compile (or load from numba's cache) the search kernels for this bot's knobs now, by
+        one deal of its own search from a new game, so that no decision pays for it: a signature
+        missed here (numba compiles an omitted optional argument and an explicit None apart)
+        would cost seconds in the first decision.  Once loaded, a deal costs a millisecond."""
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        info, actions, active, results, sums = K.new_search(row, 1)
+        odds = self.deal_odds(row, pool, n_opp)
+        with announce(*COMPILING):
+            self._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, odds)
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
