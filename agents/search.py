@@ -177,8 +177,8 @@ class SearchAgent(SearchBot):
         state = new_game(seed=0)
         row, pool, n_opp = view_row(PlayerView(state, state.player))
         info, actions, active, results, sums = K.new_search(row, 1)
-        odds = self.deal_odds(row, pool, n_opp)
-        with announce(*COMPILING):
+        with announce(*COMPILING):  # the belief's kernels too
+            odds = self.deal_odds(row, pool, n_opp)
             self._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, odds)
 
     def search(self, view: PlayerView) -> int:
