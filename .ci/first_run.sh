@@ -14,12 +14,12 @@ work="$3"
 fail() { echo "first-run check failed: $*" >&2; exit 1; }
 
 "$bin/python" -m pip install -q "$wheel[fast]"
+mkdir -p "$work/elsewhere"
+cd "$work/elsewhere"  # first: from the repository, python would import its conquian_env, not the wheel's
 # the package folder of a fresh venv is writable: numba caches next to the installed sources
 unset NUMBA_CACHE_DIR
 site="$("$bin/python" -c "import conquian_env, os; print(os.path.dirname(os.path.dirname(conquian_env.__file__)))")"
 find "$site/conquian_env" "$site/agents" -name '*.nb[ic]' -delete  # cold, whatever ran before
-mkdir -p "$work/elsewhere"
-cd "$work/elsewhere"
 
 timed() {  # $1: a name; the command after it; prints one line of times, keeps stderr in $work/$1.err
     local name="$1"; shift
@@ -38,7 +38,8 @@ with open(err, "w") as f:
 wall = time.perf_counter() - start
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
 said = f"compiling line at {notice:.1f} s" if notice is not None else "no compiling line"
-print(f"{' '.join(c for c in cmd[1:] if not c.startswith('/'))}: wall {wall:.1f} s, cpu {use.ru_utime + use.ru_stime:.1f} s "
+shown = [c for k, c in enumerate(cmd) if k and c != "--out" and cmd[k - 1] != "--out"]
+print(f"{' '.join(shown)}: wall {wall:.1f} s, cpu {use.ru_utime + use.ru_stime:.1f} s "
       f"(user {use.ru_utime:.1f} + sys {use.ru_stime:.1f}), {said}")
 sys.exit(code)
 EOF
