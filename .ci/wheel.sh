@@ -73,4 +73,5 @@ import conquian_env
 api_test(conquian_env.env(), num_cycles=200)
 print("api_test passed; gym.make by module prefix works")
 EOF
+bash "$repo/.ci/first_run.sh" "$bin" "$wheel" "$work"  # last (it installs numba): a compiled bot's first run
 echo "wheel ok: $(basename "$wheel")"

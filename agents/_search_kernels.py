@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import (
     CHOSEN,
     DEAD,
@@ -80,6 +81,8 @@ from .greedy_kernels import (
     position_value,
 )
 from .scorer_kernels import candidates
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 #: deals between two checks of the race
 RACE_EVERY = 16
@@ -203,7 +206,7 @@ def determinize(view, pool, n_opp, tries, info, out, scratch):
     if tries <= 1:
         return
     opp = 1 - view[PLAYER]
-    best = implausibility(out, opp)
+    best = implausibility(out, opp, 1 << 30)  # the limit given: one signature with the call below
     t = 1
     while best > 0 and t < tries:
         _deal(view, pool, n_opp, info, scratch)
@@ -224,7 +227,7 @@ def determinize_from_belief(view, pool, odds, n_opp, tries, info, out, scratch):
     if tries <= 1:
         return
     opp = 1 - view[PLAYER]
-    best = implausibility(out, opp)
+    best = implausibility(out, opp, 1 << 30)  # the limit given: one signature with the call below
     t = 1
     while best > 0 and t < tries:
         deal_from_belief(view, pool, odds, n_opp, info, I_RNG, scratch)
@@ -383,7 +386,9 @@ def playout_by_decision(S, i):
 def root_actions(view, actions):
     """The legal actions of the player to move in ``view`` into ``actions``, the greedy
     choice first, the rest ascending; returns how many."""
-    row = view.reshape(1, NUM_COLUMNS).copy()
+    row = np.empty((1, NUM_COLUMNS), dtype=np.int64)  # not view.reshape: its error path compiles seconds of string code
+    for c in range(NUM_COLUMNS):
+        row[0, c] = view[c]
     compute_legal(row, 0)
     first = greedy_action(row, 0)
     phase = row[0, PHASE]
@@ -461,7 +466,9 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
         d = info[I_DEALS]
         if d >= results.shape[0] and d < MAX_DEALS:  # grow the per-deal results
             grown = np.zeros((min(2 * results.shape[0], MAX_DEALS), NUM_ACTIONS), dtype=np.float32)
-            grown[: results.shape[0]] = results
+            for r in range(results.shape[0]):  # not a slice assignment: its shape check compiles seconds of strings
+                for a in range(NUM_ACTIONS):
+                    grown[r, a] = results[r, a]
             results = grown
         if odds is None:
             determinize(view, pool, n_opp, tries, info, det, scratch)
@@ -633,3 +640,6 @@ def label_rows(rows, K, redeal_hand, seed, blocks, Xs, As, Qs, Ns):
         for i in range(b, m, blocks):
             Ns[i] = label_one(rows[i], rows[i, PLAYER], K, redeal_hand, seed + i, Xs[i], As[i], Qs[i], F, keys, plans,
                                filled)  # fmt: skip
+
+
+prepare_kernels(globals())

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import (
     DEAD,
     DI0,
@@ -44,6 +45,8 @@ from conquian_env.kernels import (
 )
 
 from .greedy_kernels import NEIGHBOURS, PARTNER_COUNT, PARTNERS
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 #: the card groups whose cards near the pool card are counted (same rank, one and two ranks
 #: away in the suit): the opponent's discards, its refusals of cards that did not fit its
@@ -379,3 +382,6 @@ __all__ = [
     "odds_of",
     "pool_logits",
 ]
+
+
+prepare_kernels(globals())

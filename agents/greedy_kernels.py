@@ -39,6 +39,7 @@ from numba import njit, prange
 
 from conquian_env import kernels as _engine
 from conquian_env import melds as _melds
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import (
     CHOSEN,
     DEAD,
@@ -76,6 +77,8 @@ from conquian_env.kernels import popcount as _popcount
 from conquian_env.layout import MELD_FEATURES
 
 from . import greedy as _greedy
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 FULL = (1 << 40) - 1
 
@@ -598,6 +601,7 @@ def _check_cache() -> None:
     _baked.recompile()  # the check itself ran the stale cached code in this process
 
 
+prepare_kernels(globals())
 _check_cache()
 
 

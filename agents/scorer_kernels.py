@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import DISCARD, LCARDS, LMISC, OFFER, PHASE, PLAYER, lowest_bit_index
 from conquian_env.observation import OBS_AT
 
@@ -32,6 +33,8 @@ from .scorer import (
     POSITION_SLICES,
     POSITION_SLOT,
 )
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 _DISCARD_BASE, _TAKE, _REFUSE = 40, 80, 81
 _FACE_UP = OBS_AT["face_up"]
@@ -276,3 +279,6 @@ def network(scorer) -> tuple[np.ndarray, ...]:
     """The packed ``scorer`` and its scratch: the arguments of :func:`scorer_action` after the row."""
     weights, dims = pack(scorer)
     return (weights, dims, *scratch(dims))
+
+
+prepare_kernels(globals())

@@ -52,11 +52,17 @@ from .catalog import bot
 from .greedy import GreedyAgent
 from .params import Flag, Integer, Real, Removed, bounded
 
+#: what the search's first compile is announced as, and about how long it takes in seconds
+#: (the plain search's kernels on one core; the belief search's add a few: docs/benchmarks.md)
+COMPILING = ("the search bots' kernels", 15)
+
 try:
     from conquian_env import kernels as E
+    from conquian_env.compiling import announce
 
-    from . import _search_kernels as K
-    from .rows import view_row
+    with announce(*COMPILING):  # importing the kernels compiles a check of their cache
+        from . import _search_kernels as K
+        from .rows import view_row
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     K = None
     _IMPORT_ERROR = exc
@@ -75,32 +81,6 @@ CHUNK_SHARE = 0.5
 def _need_numba() -> None:
     if K is None:  # the registry names the spec the user typed in place of "the compiled search"
         raise missing(_IMPORT_ERROR, "the compiled search", instead="or play the Python search, spec 'ismcts-py'")
-
-
-_WARM = False
-_WARM_BELIEF = False
-
-
-def _warm_up(belief=None) -> None:
-    """Load (or compile) the kernels once per process, when a bot is built, so that no
-    decision pays for it (loading numba's cache takes about half a second); ``belief``: the
-    belief search's too (once per process).  ``odds`` is passed as the bots pass it, None or
-    an array: each is a signature of its own, and a missed one costs seconds in a decision."""
-    global _WARM, _WARM_BELIEF
-    from conquian_env.game import new_game
-
-    if (_WARM and belief is None) or (_WARM_BELIEF and belief is not None):
-        return
-    state = new_game(seed=0)
-    row, pool, n_opp = view_row(PlayerView(state, state.player))
-    odds = None if belief is None else np.exp(belief.pool_logits(row, pool, n_opp))
-    info, actions, active, results, sums = K.new_search(row, 1)
-    K.run_search(row, pool, n_opp, 2, 1.0, 1, info, actions, active, results, sums,
-                 np.zeros((1, E.NUM_COLUMNS), dtype=np.int64), *K.new_cache(2), odds)  # fmt: skip
-    if belief is None:
-        _WARM = True
-    else:
-        _WARM_BELIEF = True
 
 
 #: the allowed values of the search's parameters (the bots' and :func:`analyze`'s)
@@ -177,7 +157,7 @@ class SearchAgent(SearchBot):
         self._melder = GreedyAgent()
         self._S = np.zeros((1, E.NUM_COLUMNS), dtype=np.int64)
         self._cache = K.new_cache()  # greedy plans, pure functions of their keys: kept across searches
-        _warm_up()
+        self._warm = False  # the kernels for this bot's knobs compiled or loaded (at its first game)
         #: playouts, deals and root statistics ``{action: (playouts, mean score)}`` of the last search
         self.last_iterations = 0
         self.last_deals = 0
@@ -186,6 +166,26 @@ class SearchAgent(SearchBot):
     def clear_last(self) -> None:
         self.last_iterations = self.last_deals = 0
         self.last_stats = {}
+
+    def reset(self, player: int, seed: int | None = None) -> None:
+        super().reset(player, seed)
+        if not self._warm:  # at the first game (every knob set by then), not in its first decision
+            self._warm_up()
+            self._warm = True
+
+    def _warm_up(self) -> None:
+        """Compile (or load from numba's cache) the search kernels for this bot's knobs now, by
+        one deal of its own search from a new game, so that no decision pays for it: a signature
+        missed here (numba compiles an omitted optional argument and an explicit None apart)
+        would cost seconds in the first decision.  Once loaded, a deal costs a millisecond."""
+        from conquian_env.game import new_game
+
+        state = new_game(seed=0)
+        row, pool, n_opp = view_row(PlayerView(state, state.player))
+        info, actions, active, results, sums = K.new_search(row, 1)
+        with announce(*COMPILING):  # the belief's kernels too
+            odds = self.deal_odds(row, pool, n_opp)
+            self._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, odds)
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
@@ -197,10 +197,7 @@ class SearchAgent(SearchBot):
 
         def run(deals: int) -> None:
             nonlocal results
-            results = K.run_search(
-                row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-                *self._cache, odds,
-            )  # fmt: skip
+            results = self._run_search(row, pool, n_opp, deals, info, actions, active, results, sums, odds)
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
@@ -225,6 +222,17 @@ class SearchAgent(SearchBot):
             for k in range(n)
         }
         return int(K.best_action(info, actions, active, sums))
+
+    def _run_search(
+        self, row: np.ndarray, pool: np.ndarray, n_opp: int, deals: int, info: np.ndarray, actions: np.ndarray,
+        active: np.ndarray, results: np.ndarray, sums: np.ndarray, odds: np.ndarray | None,
+    ) -> np.ndarray:  # fmt: skip
+        """``deals`` more deals of the search in the arrays ``info .. sums`` (``K.new_search``'s) with
+        this bot's knobs: the one call of the kernel, which the warm-up makes too (one signature)."""
+        return K.run_search(
+            row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
+            *self._cache, odds,
+        )  # fmt: skip
 
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         """The odds of each pool card to be in the opponent's hand, for deals drawn from a belief;
@@ -278,8 +286,6 @@ class BeliefSearchAgent(SearchAgent):
         super().__init__(time=time, iterations=iterations, z=z, tries=tries, seed=seed)
         self.uniform = uniform
         self.belief = None if uniform else load_belief(belief)
-        if self.belief is not None:
-            _warm_up(belief=self.belief)
 
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         if self.belief is None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import (
     GAME_OVER,
     LCARDS,
@@ -43,6 +44,8 @@ from conquian_env.kernels import (
 from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
 from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
 from .scorer_kernels import best_candidate, candidates, has_choice, scorer_action, scores
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
 __all__ = ["GREEDY", "GREEDY_LEARNER", "MAX_DECISIONS", "RANDOM", "SCORER", "duplicate_score", "play_games"]
 
@@ -179,3 +182,6 @@ def duplicate_score(learner, deals, *, opponent=GREEDY, other=None, seed=0, bloc
     points = np.where(res == seats, 1.0, np.where(res < 0, 0.5, 0.0))
     paired = (points[:n] + points[n:]) / 2
     return float(paired.mean()), float(1.96 * paired.std(ddof=1) / np.sqrt(n))
+
+
+prepare_kernels(globals())

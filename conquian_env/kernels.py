@@ -24,20 +24,13 @@ another module.  The module refuses to import when the block is out of date.
 
 from __future__ import annotations
 
-import os
-
-import numba
 import numpy as np
 from numba import njit, prange
 
-# numba's OpenMP threading layer shares GNU OpenMP with torch: in a process that imported
-# torch, each parallel launch here then waited milliseconds on spinning torch threads (the
-# opponent loop of the vector envs ran 7x slower).  The workqueue layer has no such
-# contention; a threading layer the user chose (NUMBA_THREADING_LAYER) is kept.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
-
 from . import layout, melds
+from .compiling import prepare_kernels, setup
+
+setup(__file__)  # numba's cache folder, threading layer and compile notice, before any kernel is defined
 
 # The row's columns and the observation's slots: conquian_env.layout.KERNEL_ROW / OBSERVATION,
 # written here as literals by `python -m conquian_env.layout --write` (numba's on-disk cache is
@@ -563,3 +556,6 @@ def play_random_parallel(S, seeds, decisions):
                 finished[i] += 1
             apply(S, i, random_legal(S, i, np.random.random()))
     return finished
+
+
+prepare_kernels(globals())

@@ -1,0 +1,175 @@
+"""How the numba kernels of conquian-env are compiled, cached and announced.
+
+Every module of compiled kernels (:mod:`conquian_env.kernels`, ``agents/*_kernels.py``)
+calls :func:`setup` before it defines a kernel and :func:`prepare_kernels` after, and a bot
+that compiles on first use wraps its warm-up in :func:`announce`:
+
+* **The cache folder.** numba keeps compiled kernels on disk (``cache=True``), by default
+  in ``__pycache__`` next to the source.  ``NUMBA_CACHE_DIR`` is obeyed when set; otherwise,
+  when the installed package's folder is not writable (a system-wide install), the cache
+  goes to :func:`user_cache_dir` (``$XDG_CACHE_HOME/conquian-env``, or
+  ``~/.cache/conquian-env``) instead of being compiled again in every process.  numba reads
+  its cache folder once per kernel, when the kernel is defined: hence :func:`setup` first.
+* **One line before a compile.** The first time in a process that numba really compiles
+  one of our kernels (a cache miss, never a cache hit), one line on stderr says what is
+  compiled, that it happens once per machine, where it is kept and about how long it takes
+  (:func:`announce` names what and how long).  Of the worker processes of one parent, only
+  the first to compile prints it.
+* **One signature per kernel.** numba compiles a kernel called from another kernel once per
+  *literal* argument type: ``apply(S, 0, REFUSE)`` and ``apply(S, i, a)`` were two
+  compilations of the same function.  :func:`prepare_kernels` makes every kernel of a module
+  type its compiled callers' arguments as plain values (``int64``, not ``Literal[int](0)``),
+  so each kernel is compiled once per argument *type*; it also refuses a kernel without
+  ``cache=True``.
+
+Compile times, kernel by kernel, and how to measure them: docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from types import MethodType
+from typing import Any
+
+#: the packages whose kernels are announced (a compile of another library's kernel is not ours)
+PACKAGES = ("conquian_env.", "agents.")
+
+_SET_UP = False
+_announced: list[tuple[str, float | None]] = []  # the active announce() contexts, innermost last
+_noticed = False  # the line was printed (or left to another worker) in this process
+
+
+def user_cache_dir() -> str:
+    """The per-user cache folder of the kernels when the package's own is not writable:
+    ``$XDG_CACHE_HOME/conquian-env``, else ``~/.cache/conquian-env``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "conquian-env")
+
+
+def _writable(folder: str) -> bool:
+    """Whether numba can write its cache next to the sources in ``folder`` (as numba tests it)."""
+    pycache = os.path.join(folder, "__pycache__")
+    try:
+        os.makedirs(pycache, exist_ok=True)
+        tempfile.TemporaryFile(dir=pycache).close()
+    except OSError:
+        return False
+    return True
+
+
+def setup(source_file: str) -> None:
+    """Configure numba before the kernels of ``source_file``'s module are defined: the
+    threading layer, the cache folder (see the module docstring) and the compile notice."""
+    global _SET_UP
+    import numba
+
+    if not os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
+        if not _writable(os.path.dirname(os.path.abspath(source_file))):
+            numba.config.CACHE_DIR = user_cache_dir()
+    if _SET_UP:
+        return
+    _SET_UP = True
+    # numba's OpenMP threading layer shares GNU OpenMP with torch: in a process that imported
+    # torch, each parallel launch then waited milliseconds on spinning torch threads (the
+    # opponent loop of the vector envs ran 7x slower).  The workqueue layer has no such
+    # contention; a threading layer the user chose (NUMBA_THREADING_LAYER) is kept.
+    if "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = "workqueue"
+    from numba.core import event
+
+    class CompileNotice(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            _notice(ev.data.get("dispatcher"))
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", CompileNotice())
+
+
+def _typed_call_template(self: Any, args: tuple, kws: dict) -> Any:
+    """The dispatcher's ``get_call_template`` with literal argument types made plain."""
+    from numba.core import types
+
+    args = tuple(types.unliteral(a) for a in args)
+    kws = {k: types.unliteral(v) for k, v in kws.items()}
+    return type(self).get_call_template(self, args, kws)
+
+
+def prepare_kernels(namespace: dict[str, Any]) -> None:
+    """Every numba kernel defined in the module whose globals are ``namespace``: refuse one
+    without ``cache=True``, and have calls from compiled code compile it for the arguments'
+    plain types only (see the module docstring)."""
+    from numba.core.caching import NullCache
+    from numba.core.registry import CPUDispatcher
+
+    module = namespace["__name__"]
+    for name, obj in list(namespace.items()):
+        if not isinstance(obj, CPUDispatcher) or obj.py_func.__module__ != module:
+            continue
+        if isinstance(obj._cache, NullCache):
+            raise RuntimeError(f"{module}.{name} is compiled without cache=True: every kernel is cached on disk")
+        obj.get_call_template = MethodType(_typed_call_template, obj)
+
+
+@contextlib.contextmanager
+def announce(what: str, seconds: float | None = None) -> Iterator[None]:
+    """While in this context, a compile is announced as compiling ``what`` (e.g. "the compiled
+    search") in about ``seconds`` (on one core of a laptop; None: not said)."""
+    _announced.append((what, seconds))
+    try:
+        yield
+    finally:
+        _announced.pop()
+
+
+def _first_in_family() -> bool:
+    """True in a main process; in a worker process, True for the first of its parent's
+    workers to ask (a marker file in the temporary folder, named by the parent and its start)."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return True
+    try:
+        with open(f"/proc/{parent.pid}/stat", "rb") as f:
+            started = f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        started = "0"
+    marker = os.path.join(tempfile.gettempdir(), f"conquian-env-compile-notice-{parent.pid}-{started}")
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def notice_line(what: str | None, seconds: float | None, cache_path: str | None) -> str:
+    """The line printed before the first compile."""
+    what = what or "numba kernels"
+    took = f"about {seconds:g} s" if seconds else "up to a minute"
+    where = f"kept in {cache_path}" if cache_path else "kept on disk"
+    return (
+        f"conquian-env: compiling {what} for this machine with numba, {took} (once: {where}, "
+        "later runs load it in a second)"
+    )
+
+
+def _notice(dispatcher: Any) -> None:
+    """At the start of a compile: print :func:`notice_line` if it is the first of our kernels."""
+    global _noticed
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    if _noticed or not module.startswith(PACKAGES):
+        return
+    _noticed = True
+    if not _first_in_family():
+        return
+    what, seconds = _announced[-1] if _announced else (None, None)
+    cache = getattr(getattr(dispatcher, "_cache", None), "cache_path", None)
+    print(notice_line(what, seconds, cache), file=sys.stderr, flush=True)
