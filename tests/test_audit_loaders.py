@@ -182,7 +182,8 @@ def _fuzz_belief(cases: int, seed: int, tmp_path) -> dict[str, int]:
             warnings.simplefilter("ignore")
             record = play_game([bot, make_agent("greedy")], hands=hands, stock=stock, seed=case)
         assert record.failure is None, (label, case, record.failure)
-        assert max(record.max_think) < budget + 0.25, (label, case, max(record.max_think))
+        # a loose bound (a loaded machine stalls a move now and then): the unguarded loader played 1.5 s moves
+        assert max(record.max_think) < budget + 0.75, (label, case, max(record.max_think))
         tally["played"] += 1
     return tally
 
