@@ -2,7 +2,7 @@
 
 ::
 
-    python -m conquian_train.belief generate --out runs/belief/test --seed 1 --games 2450 --chunk 350 \\
+    python -m conquian_train.recipes.belief generate --out runs/belief/test --seed 1 --games 2450 --chunk 350 \\
         --kinds greedy pimc:iterations=300 scorer random noisy:0.2:greedy ppo rollout:samples=8
     python benchmarks/bench_belief.py --data runs/belief/test [--model agents/data/conquian_belief.npz]
 
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents._search_kernels import filter_frequencies  # noqa: E402
 from agents.belief import load_belief  # noqa: E402
 from agents.belief_kernels import hand_frequencies, logits_batch  # noqa: E402
-from conquian_train.belief import load_positions, pool_arrays, scores  # noqa: E402
+from conquian_train.recipes.belief import load_positions, pool_arrays, scores  # noqa: E402
 
 SHRINK = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 

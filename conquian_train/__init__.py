@@ -2,11 +2,13 @@
 
 Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train`` <- scripts.
 
-- :mod:`conquian_train.cli`: the command; :mod:`conquian_train.recipes`: the recipes (a module that
-  declares ``RECIPE``) and the run they share.
-- the recipes: :mod:`conquian_train.ppo` (warm start + MaskablePPO), :mod:`conquian_train.exit`
-  (expert iteration on the compiled search), :mod:`conquian_train.belief` (the belief model),
-  :mod:`conquian_train.distill` (the shipped action scorer).
+- :mod:`conquian_train.cli`: the command; :mod:`conquian_train.recipes`: the recipes (every module of
+  the sub-package is one, and declares ``RECIPE``) and the run they share.
+- the recipes: :mod:`conquian_train.recipes.ppo` (warm start + MaskablePPO),
+  :mod:`conquian_train.recipes.exit` (expert iteration on the compiled search),
+  :mod:`conquian_train.recipes.belief` (the belief model), :mod:`conquian_train.recipes.distill`
+  (the shipped action scorer).
+- the library the recipes share (it imports no recipe):
 - :mod:`conquian_train.settings`: the knobs every recipe shares (run folder, seed, evaluation, processes).
 - the knobs of every recipe: a dataclass, as a command line and a checked ``config.json``, by
   :mod:`conquian_arena.knobs` (the builder of every command).

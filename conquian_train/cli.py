@@ -2,13 +2,13 @@
 
 ::
 
-    conquian-train ppo --out runs/ppo               # warm start + MaskablePPO self-play (conquian_train.ppo)
-    conquian-train exit --out runs/exit             # expert iteration on the compiled search (conquian_train.exit)
+    conquian-train ppo --out runs/ppo               # warm start + MaskablePPO self-play (conquian_train.recipes.ppo)
+    conquian-train exit --out runs/exit             # expert iteration on the search (conquian_train.recipes.exit)
     conquian-train belief generate --out runs/belief/train   # the belief model's games, then ``belief fit``
     conquian-train RECIPE --help                    # every knob of a recipe
     conquian-train --help                           # the recipes
 
-The recipes are the modules of :mod:`conquian_train` that declare one (:mod:`conquian_train.recipes`).
+The recipes are the modules of :mod:`conquian_train.recipes`, each declaring ``RECIPE``.
 The recipe comes first: a command line that starts with a flag (``train.py --out X``, the spelling
 of the PPO recipe before recipes had names) is refused in one line naming ``RECIPE``.
 """

@@ -1,6 +1,6 @@
 """Fitting the action scorer (:mod:`agents.scorer`) to the search's values.
 
-The labels are expert iteration's (:mod:`conquian_train.exit`): for each searched position
+The labels are expert iteration's (:mod:`conquian_train.recipes.exit`): for each searched position
 the value of every legal action.  The scorer's scores over a position's candidates are a
 softmax; the target is the softmax of the values at ``temperature``, so near-ties share the
 target and a clear best move gets it all.  A fifth of the games (by game id, never a position

@@ -1,7 +1,7 @@
 """What every training recipe shares: the run folder, the seed, the rules, the evaluation, the processes.
 
 :class:`RunSettings` is the base of each recipe's knobs (``ppo``'s
-:class:`~conquian_train.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.exit.ExItConfig`):
+:class:`~conquian_train.recipes.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.recipes.exit.ExItConfig`):
 a recipe inherits these fields and may give one its own default by declaring it again (the
 field keeps its place and its checks).  The command line of every field comes from
 :mod:`conquian_arena.knobs`; docs/training.md ("Shared settings") lists the defaults of each recipe.

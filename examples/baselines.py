@@ -3,7 +3,7 @@
     python examples/baselines.py                        # raw and meld, seeds 0 1 2, 3M steps each
     python examples/baselines.py --steps 200000 --seeds 0 --variants raw --out results/baselines_quick
 
-Two variants of the PPO recipe (``conquian-train ppo``, :mod:`conquian_train.ppo`) with no warm start
+Two variants of the PPO recipe (``conquian-train ppo``, :mod:`conquian_train.recipes.ppo`) with no warm start
 (``bc_games`` 0), its default opponent pool (greedy, random, the learner's snapshots) and evaluation
 (duplicate deals of ``conquian-evaluate --seed 1000003``, against random and greedy):
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from conquian_env.extras import one_line
 
 with one_line("examples/baselines.py"):  # the ppo recipe: SB3, torch and numba
-    from conquian_train import ppo
+    from conquian_train.recipes import ppo
 
 VARIANTS = {"raw": {"features": "raw"}, "meld": {"features": "meld"}}
 

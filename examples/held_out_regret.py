@@ -12,7 +12,7 @@ compared by the same values, on games neither was fitted on.  ``--rounds`` picks
 rounds (default: round 0 only).
 
 ``--precise N`` replays the held-out games of the first ``--shards`` shards of each round (the
-very games of the run: :func:`conquian_train.exit.play_games` with the run's config, checked
+very games of the run: :func:`conquian_train.recipes.exit.play_games` with the run's config, checked
 against the shard's rows) and searches each of their positions again with ``N`` playouts for
 every legal action (no race, another seed): values precise enough to judge the labels
 themselves.  The table then has the teacher too (the labels' best action) and splits every
@@ -51,7 +51,7 @@ def precise_labels(
     from agents.scorer import ScorerAgent
     from agents.search import analyze
     from conquian_train import recipes
-    from conquian_train.exit import MAY_CHANGE, ExItConfig, play_games
+    from conquian_train.recipes.exit import MAY_CHANGE, ExItConfig, play_games
 
     config, _ = recipes.config_from_args(ExItConfig, {"resume": str(run)}, MAY_CHANGE)
     holdout = ScorerSettings().holdout

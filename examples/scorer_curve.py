@@ -25,8 +25,8 @@ with one_line("examples/scorer_curve.py"):  # numba, and torch for the fit
     from agents.scorer import ScorerAgent
     from conquian_arena import knobs
     from conquian_train.evaluation import evaluate_agent
-    from conquian_train.exit import ExItConfig
     from conquian_train.imitation import ImitationData
+    from conquian_train.recipes.exit import ExItConfig
     from conquian_train.scorer_fit import fit_scorer
 
 

@@ -1,5 +1,5 @@
 """The belief model of the opponent's hidden hand (agents.belief, agents.belief_kernels), its
-recipe (conquian_train.belief) and the search that deals from it (spec ``search``): the compiled
+recipe (conquian_train.recipes.belief) and the search that deals from it (spec ``search``): the compiled
 forward pass equals its numpy twin, the deals are consistent with the view with exact counts,
 nothing hidden changes the belief or the decisions, bad model files are refused by name, and
 the data generation resumes after a kill, making the same games."""
@@ -22,7 +22,7 @@ from agents.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.cards import cards_of  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
-from conquian_train import belief as recipe  # noqa: E402
+from conquian_train.recipes import belief as recipe  # noqa: E402
 from tests.conftest import act, mid_game_state, permute_hidden, stats_under_permutations  # noqa: E402
 
 

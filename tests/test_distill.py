@@ -17,8 +17,8 @@ from agents.scorer import GREEDY_SLOT, load_scorer  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_env.seeding import derive_seed  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402
-from conquian_train import distill  # noqa: E402
 from conquian_train.cli import main as cli  # noqa: E402
+from conquian_train.recipes import distill  # noqa: E402
 
 
 def _generate(out, playouts=4):

@@ -1,4 +1,4 @@
-"""Expert iteration (``train.py exit``, :mod:`conquian_train.exit`): label, learn, save, load, play, resume."""
+"""Expert iteration (``train.py exit``, :mod:`conquian_train.recipes.exit`): label, learn, save, load, play, resume."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from conquian_train.imitation import ImitationData
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
 train = pytest.importorskip("train")
-from conquian_train import exit as exit_mod  # noqa: E402
+from conquian_train.recipes import exit as exit_mod  # noqa: E402
 
 
 def _args(out, rounds=2, network="scorer"):

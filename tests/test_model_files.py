@@ -638,7 +638,7 @@ def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(de
 def test_resume_refuses_a_checkpoint_with_a_nan_critic(tmp_path):
     """A NaN value_net.weight used to pass read_model and --resume, and training died after a rollout."""
     torch = pytest.importorskip("torch")
-    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+    train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
     from tests.test_model_safety import _run_folder
 
     path = _ppo_file(tmp_path, value_net__weight=torch.full((1, 256), float("nan")))

@@ -131,7 +131,7 @@ def test_a_vector_env_opponent_runs_no_model_code(evil):
 
 
 def test_export_runs_no_model_code_and_writes_a_clean_file(evil, tmp_path):
-    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+    train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
     path, marker = evil
     dest = tmp_path / "ship" / "model.zip"
     assert train.main(["--export", str(path), str(dest)]) == 0
@@ -148,7 +148,7 @@ def test_export_runs_no_model_code_and_writes_a_clean_file(evil, tmp_path):
 
 def _run_folder(tmp_path: Path, checkpoint: Path, total_steps: int) -> Path:
     """A run folder as train.py writes it, with ``checkpoint`` as its latest.zip."""
-    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+    train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
     out = tmp_path / "run"
     (out / "checkpoints").mkdir(parents=True)
     config = train.TrainConfig(
@@ -173,7 +173,7 @@ def _run_folder(tmp_path: Path, checkpoint: Path, total_steps: int) -> Path:
 
 
 def test_resume_reads_the_checkpoint_weights_only(tmp_path):
-    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+    train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
 
     def at_step_64(meta):
         meta["num_timesteps"] = 64
@@ -194,7 +194,7 @@ def test_resume_reads_the_checkpoint_weights_only(tmp_path):
 
 
 def test_resume_refuses_a_checkpoint_that_does_not_fit_the_run(tmp_path):
-    train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+    train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
     out = _run_folder(tmp_path, DEFAULT_MODEL, total_steps=64)
     config = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({**config, "net_arch": [32]}))

@@ -15,9 +15,9 @@ train = pytest.importorskip("train")
 from conquian_arena import knobs  # noqa: E402
 from conquian_env.rules import Rules  # noqa: E402
 from conquian_train import cli, recipes  # noqa: E402
-from conquian_train.belief import FitConfig, GenerateConfig  # noqa: E402
-from conquian_train.exit import ExItConfig  # noqa: E402
-from conquian_train.ppo import TrainConfig  # noqa: E402
+from conquian_train.recipes.belief import FitConfig, GenerateConfig  # noqa: E402
+from conquian_train.recipes.exit import ExItConfig  # noqa: E402
+from conquian_train.recipes.ppo import TrainConfig  # noqa: E402
 from conquian_train.settings import RunSettings  # noqa: E402
 
 #: every knob of each recipe as it was before the shared settings, less those removed for measuring no
@@ -64,35 +64,62 @@ def test_every_recipe_answers_help_through_the_one_command(name, capsys):
         assert f"conquian-train {' '.join(argv[:-1])}" in capsys.readouterr().out
 
 
-def test_every_recipe_is_a_module_of_the_package_and_named_after_it():
+def test_every_module_of_the_recipes_package_is_a_recipe_named_after_it():
     import importlib
     import pkgutil
 
-    import conquian_train
-    from conquian_env.extras import MissingExtraError
-
-    modules = [m.name for m in pkgutil.iter_modules(conquian_train.__path__)]
-    declared = []
-    for m in modules:
-        try:
-            module = importlib.import_module(f"conquian_train.{m}")
-        except MissingExtraError:  # an adapter of an optional library (conquian_train.rllib: Ray) is no recipe
-            continue
-        if hasattr(module, "RECIPE"):
-            declared.append(m)
-    declared.sort()
-    # found in the sources: listing them imports none, and finds every module that declares one
-    assert recipes.names() == declared and declared
+    modules = sorted(m.name for m in pkgutil.iter_modules(recipes.__path__))
+    assert recipes.names() == modules and modules  # the list comes from the sub-package, nothing pinned
     found = {r.name: r for r in recipes.every()}  # each module imports here (no optional dependency missing)
-    assert list(found) == declared
+    assert list(found) == modules
     for name, recipe in found.items():
+        assert importlib.import_module(f"conquian_train.recipes.{name}").RECIPE is recipe
         assert recipes.find(name) is recipe and recipe.summary
         assert recipe.configs and all(dataclasses.is_dataclass(c) for c in recipe.configs)
     assert found["ppo"].configs == (TrainConfig,) and found["exit"].configs == (ExItConfig,)
     assert found["belief"].configs == (GenerateConfig, FitConfig)
-    no_recipe = next(m for m in modules if m not in declared)
-    with pytest.raises(ValueError, match=f"unknown recipe {no_recipe!r}; recipes: {', '.join(declared)}$"):
-        recipes.find(no_recipe)  # a module of the package that is no recipe
+    with pytest.raises(ValueError, match=f"unknown recipe 'files'; recipes: {', '.join(modules)}$"):
+        recipes.find("files")  # a library module of the package is no recipe
+
+
+def test_a_recipe_module_must_declare_a_recipe_named_after_it(monkeypatch):
+    import sys
+    import types
+
+    for name, declared in (("nameless", None), ("misnamed", recipes.find("ppo"))):
+        module = types.ModuleType(f"conquian_train.recipes.{name}")
+        if declared is not None:
+            module.RECIPE = declared
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        monkeypatch.setattr(recipes, "names", lambda name=name: ["ppo", name])
+        with pytest.raises(ValueError, match=f"conquian_train.recipes.{name}.RECIPE must be a Recipe named {name!r}"):
+            recipes.find(name)
+
+
+def test_listing_the_recipes_imports_none_and_the_library_imports_no_recipe():
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import conquian_train
+
+    code = ("import sys; from conquian_train import recipes; names = recipes.names(); "
+            "print(names, [m for m in sys.modules if m.startswith('conquian_train.recipes.')])")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == f"{recipes.names()} []"
+    # the library (every module of conquian_train outside recipes/, but the command) never imports a recipe
+    for path in sorted(Path(conquian_train.__file__).parent.glob("*.py")):
+        if path.name == "cli.py":  # the command: it finds the recipes
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                named = [f"{'.' * node.level}{node.module or ''}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            else:
+                continue
+            assert not any("recipes" in n.split(".") for n in named), (path.name, named)
 
 
 def test_the_command_lists_the_recipes_and_refuses_an_unknown_one(capsys):
@@ -163,7 +190,7 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
     config, resumed = recipes.config_from_args(ExItConfig, {"resume": str(folder), "rounds": 9}, ("rounds",))
     assert resumed and config.rounds == 9 and config.out == str(folder) and config.eval_games == 2000
     # a run from before the step-0 evaluation (no eval_start in its config.json) resumes, its recipe hash unchanged
-    from conquian_train import exit as exit_recipe
+    from conquian_train.recipes import exit as exit_recipe
 
     del written["eval_start"]
     (folder / "config.json").write_text(json.dumps(written))
@@ -179,8 +206,8 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
 def test_a_run_from_before_the_rules_object_resumes_with_its_recipe_hash(config_class, tmp_path):
     """A config.json written when the recipes had a ``forcing`` knob resumes on the same rules, and the
     recipe (whose hash its checkpoint and shards hold) still names each rule field by itself."""
-    from conquian_train import exit as exit_recipe
-    from conquian_train import ppo as ppo_recipe
+    from conquian_train.recipes import exit as exit_recipe
+    from conquian_train.recipes import ppo as ppo_recipe
 
     recipe = exit_recipe.recipe if config_class is ExItConfig else ppo_recipe.recipe
     written = json.loads(json.dumps(dataclasses.asdict(config_class())))

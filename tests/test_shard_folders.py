@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conquian_train import belief as recipe
+from conquian_train.recipes import belief as recipe
 from conquian_train.shards import ShardError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def _same(a, b):
 
 def test_a_second_generate_on_a_folder_stops_with_one_line_naming_the_first(tmp_path):
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "conquian_train.belief", "generate", "--out", str(out), "--kinds", "random",
+    cmd = [sys.executable, "-m", "conquian_train.recipes.belief", "generate", "--out", str(out), "--kinds", "random",
            "--games", "40", "--chunk", "4", "--seed", "1"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -255,7 +255,7 @@ def test_shard_and_config_fuzz(pristine, tmp_path):
 def labels(tmp_path_factory):
     pytest.importorskip("numba")
     pytest.importorskip("torch")
-    from conquian_train import distill
+    from conquian_train.recipes import distill
 
     out = tmp_path_factory.mktemp("distill") / "labels"
     distill.generate(distill.GenerateConfig(out=str(out), games=12, chunk=6, playouts=2, seed=5), log=lambda _: None)
@@ -263,7 +263,7 @@ def labels(tmp_path_factory):
 
 
 def test_a_label_out_of_range_is_refused_when_read(labels, tmp_path):
-    from conquian_train import distill
+    from conquian_train.recipes import distill
 
     copy = tmp_path / "labels"
     shutil.copytree(labels, copy)
@@ -276,14 +276,15 @@ def test_a_label_out_of_range_is_refused_when_read(labels, tmp_path):
 
 
 def _fit_config(labels, out, **kw):
-    from conquian_train import distill
+    from conquian_train.recipes import distill
 
     return distill.FitConfig(**({"data": (str(labels),), "out": str(out), "hidden": (8,), "epochs": 2, "holdout": 3,
                                  "batch": 64, "eval_deals": 2} | kw))  # fmt: skip
 
 
 def test_a_kill_between_the_last_checkpoint_and_its_tables_is_resumed_whole(labels, tmp_path):
-    from conquian_train import distill, files
+    from conquian_train import files
+    from conquian_train.recipes import distill
 
     whole_log: list[str] = []
     files.kill_at(None)
@@ -313,8 +314,9 @@ def test_a_kill_between_the_last_checkpoint_and_its_tables_is_resumed_whole(labe
 
 
 def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, capsys):
-    from conquian_train import distill, files
+    from conquian_train import files
     from conquian_train.cli import main as cli
+    from conquian_train.recipes import distill
 
     out = tmp_path / "fit"
     with files.hold_folder(out):  # a fit in progress: its lock held

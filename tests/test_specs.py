@@ -220,9 +220,9 @@ def test_docs_say_a_python_spec_runs_code():
 
 train = pytest.importorskip("train")
 from conquian_arena import knobs  # noqa: E402
-from conquian_train.exit import ExItConfig  # noqa: E402
-from conquian_train.ppo import TrainConfig  # noqa: E402
-from conquian_train.ppo import config_from_args as ppo_config_from_args  # noqa: E402
+from conquian_train.recipes.exit import ExItConfig  # noqa: E402
+from conquian_train.recipes.ppo import TrainConfig  # noqa: E402
+from conquian_train.recipes.ppo import config_from_args as ppo_config_from_args  # noqa: E402
 
 RECIPES = {"ppo": (TrainConfig, ["ppo"]), "exit": (ExItConfig, ["exit"])}
 

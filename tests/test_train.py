@@ -24,7 +24,7 @@ from conquian_train.evaluation import Evaluator, evaluate_policy
 from tests.conftest import permute_for
 
 sb3c = pytest.importorskip("sb3_contrib")
-train = pytest.importorskip("conquian_train.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
 
 
 # --------------------------------------------------------------------------- registration

@@ -69,16 +69,16 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import derive_seed
 
-from . import files
-from .envs import make_vec_env
-from .evaluation import Evaluator, model_suffix
-from .imitation import ImitationData, ImitationSettings, fit_imitation
-from .policy_files import restore_checkpoint
-from .recipes import Recipe, parser, run_recipe
-from .run import PPO_STATE, RunFolder, RunFolderError
-from .scorer_fit import ScorerSettings, fit_scorer, initial_scorer
-from .seeding import EXIT_ANALYSIS, EXIT_GAMES
-from .settings import RunSettings, recipe_knobs
+from .. import files
+from ..envs import make_vec_env
+from ..evaluation import Evaluator, model_suffix
+from ..imitation import ImitationData, ImitationSettings, fit_imitation
+from ..policy_files import restore_checkpoint
+from ..run import PPO_STATE, RunFolder, RunFolderError
+from ..scorer_fit import ScorerSettings, fit_scorer, initial_scorer
+from ..seeding import EXIT_ANALYSIS, EXIT_GAMES
+from ..settings import RunSettings, recipe_knobs
+from . import Recipe, parser, run_recipe
 
 
 @dataclass

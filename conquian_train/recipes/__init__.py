@@ -1,10 +1,12 @@
-"""The training recipes: each a module of this package that declares a :class:`Recipe` as ``RECIPE``.
+"""The training recipes: every module of this sub-package is one, and declares a :class:`Recipe` as ``RECIPE``.
 
 ``conquian-train NAME ...`` (and ``python train.py NAME ...``) runs the recipe of the module
-``conquian_train.NAME``; a new recipe is one module whose ``RECIPE`` names it, plus its docs
-(docs/development.md, "A training recipe").  :func:`run_recipe` is the life of a run that the
-recipes with one run folder share: the config read from the flags (or, with ``--resume``, from
-the run's ``config.json``), checked, written, and the run done under the folder's lock.
+``conquian_train.recipes.NAME``; a new recipe is one module here whose ``RECIPE`` names it, plus its
+docs (docs/development.md, "A training recipe").  The library the recipes share (run folders,
+shards and their lock, the fits, the evaluator, the settings) is the rest of :mod:`conquian_train`,
+which imports no recipe.  :func:`run_recipe` is the life of a run that the recipes with one run
+folder share: the config read from the flags (or, with ``--resume``, from the run's
+``config.json``), checked, written, and the run done under the folder's lock.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Any
 
 from conquian_arena import knobs
 
-from .files import RunFolderInUseError
-from .run import run_command
+from ..files import RunFolderInUseError
+from ..run import run_command
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,8 @@ class Recipe:
 
 
 def names() -> list[str]:
-    """The modules of the package that declare a recipe (a line ``RECIPE = Recipe(...)``), in order;
-    read from their source, so that listing the recipes imports none of them."""
-    folder = Path(__file__).resolve().parent
-    found = [info.name for info in pkgutil.iter_modules([str(folder)])]
-    return sorted(n for n in found if "\nRECIPE = Recipe(" in (folder / f"{n}.py").read_text(encoding="utf-8"))
+    """The recipes, in order: the modules of this sub-package (listed, not imported)."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__))
 
 
 def find(name: str) -> Recipe:
@@ -49,7 +48,7 @@ def find(name: str) -> Recipe:
         raise ValueError(f"unknown recipe {name!r}; recipes: {', '.join(names())}")
     recipe = getattr(importlib.import_module(f"{__package__}.{name}"), "RECIPE", None)
     if not isinstance(recipe, Recipe) or recipe.name != name:
-        raise ValueError(f"conquian_train.{name}.RECIPE must be a Recipe named {name!r} (a recipe is named after "
+        raise ValueError(f"{__name__}.{name}.RECIPE must be a Recipe named {name!r} (a recipe is named after "
                          f"its module), got {recipe!r}")  # fmt: skip
     return recipe
 

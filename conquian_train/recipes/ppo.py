@@ -61,17 +61,17 @@ from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from . import files, recipes
-from .callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
-from .envs import make_vec_env
-from .evaluation import Evaluator
-from .imitation import ImitationSettings
-from .policy_files import export_model
-from .recipes import Recipe, parser, run_recipe
-from .run import PPO_STATE, RunFolder, RunFolderError
-from .seeding import PPO_SEGMENT
-from .settings import RunSettings, recipe_knobs
-from .warm_start import WarmStart, warm_start
+from .. import files, recipes
+from ..callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
+from ..envs import make_vec_env
+from ..evaluation import Evaluator
+from ..imitation import ImitationSettings
+from ..policy_files import export_model
+from ..run import PPO_STATE, RunFolder, RunFolderError
+from ..seeding import PPO_SEGMENT
+from ..settings import RunSettings, recipe_knobs
+from ..warm_start import WarmStart, warm_start
+from . import Recipe, parser, run_recipe
 
 
 @dataclass

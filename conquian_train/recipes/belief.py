@@ -7,7 +7,7 @@
     conquian-train belief fit --data runs/belief/train --model agents/data/conquian_belief.npz
     conquian-train belief generate --help                               # every knob
 
-(``python -m conquian_train.belief ...`` is the same.)
+(``python -m conquian_train.recipes.belief ...`` is the same.)
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
 deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
@@ -49,8 +49,7 @@ from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
 from conquian_env.seeding import derive_seed
 
-from .recipes import Recipe, steps_main
-from .shards import (
+from ..shards import (
     ShardError,
     folder_shards,
     generate_shards,
@@ -58,6 +57,7 @@ from .shards import (
     shard_count,
     shard_path,  # noqa: F401 (the shards of a run, as the value recipe imports it)
 )
+from . import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xBE11E0

@@ -8,7 +8,7 @@ Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``s
     conquian-train distill fit --data runs/distill/labels --out runs/distill/fit
     conquian-train distill fit --help                                         # every knob
 
-(``python -m conquian_train.distill ...`` is the same.)
+(``python -m conquian_train.recipes.distill ...`` is the same.)
 
 **generate** plays ``games`` games of greedy against greedy on the compiled engine
 (:func:`agents.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
@@ -62,10 +62,10 @@ from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from .files import hold_folder, remove_partials, write_atomic, write_text
-from .recipes import Recipe, steps_main
-from .run import plot_learning_curve
-from .shards import ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
+from ..files import hold_folder, remove_partials, write_atomic, write_text
+from ..run import plot_learning_curve
+from ..shards import ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
+from . import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xD1571
@@ -313,7 +313,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 
     from agents.scorer import ActionScorer
 
-    from .scorer_fit import network_layers, network_scores, regret, scorer_network
+    from ..scorer_fit import network_layers, network_scores, regret, scorer_network
 
     claim_folder(out, config, ("out", "torch_threads"), "fit")
     if gone := remove_partials(out):  # under the lock: a killed writer's, no live one's
