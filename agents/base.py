@@ -99,7 +99,7 @@ class SearchBot(Agent):
 
     A ``random.Random`` re-seeded for each game from the game's seed and the bot's own
     ``seed``; decisions with one legal action answered at once; meld phases played by the
-    greedy plan (``self._melder``, a :class:`~agents.greedy.GreedyAgent` the subclass
+    greedy plan (``self._melder``, a :class:`~agents.greedy.greedy.GreedyAgent` the subclass
     makes); :meth:`search` for every other decision.  :meth:`clear_last` forgets the last
     search's statistics before each decision.
     """

@@ -7,9 +7,9 @@ those rows get new deals.
 
 ======================  ================================================================
 ``BatchRandom``         uniform over the legal actions (seeded)
-``BatchGreedy``         the greedy bot compiled (:mod:`agents.greedy_kernels`): the same
-                        decision as :class:`agents.greedy.GreedyAgent` in every position
-``BatchPolicy``         a :class:`~agents.ppo.NumpyPolicy` (a trained model or a snapshot
+``BatchGreedy``         the greedy bot compiled (:mod:`agents.greedy.greedy_kernels`): the same
+                        decision as :class:`agents.greedy.greedy.GreedyAgent` in every position
+``BatchPolicy``         a :class:`~agents.networks.ppo.NumpyPolicy` (a trained model or a snapshot
                         of the learner): one forward pass for all the games
 ``PerGameOpponent``     any :class:`~agents.base.Agent` spec, one bot per game, played game
                         by game (for bots with no batched form, e.g. ``pimc``)
@@ -21,7 +21,7 @@ those rows get new deals.
 :func:`make_batch_opponent` builds one from a bot spec string: the batched form the bot's class
 declares (:meth:`agents.base.Agent.batched`: ``random``, ``greedy``, ``ppo``, ``ppo:PATH`` have one),
 or else a ``PerGameOpponent``.
-:data:`MELD_FEATURES` is the ``"meld"`` observation encoder (:mod:`agents.features`) for
+:data:`MELD_FEATURES` is the ``"meld"`` observation encoder (:mod:`agents.scorer.features`) for
 :class:`conquian_env.vector_env.ConquianVectorEnv`.
 """
 
@@ -47,7 +47,7 @@ from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
 
 from .base import Agent
-from .features import FEATURE_SIZE
+from .scorer.features import FEATURE_SIZE
 
 
 class BatchRandom:
@@ -74,12 +74,12 @@ class BatchRandom:
 
 
 class BatchGreedy:
-    """The greedy bot for many games at once (decisions equal :class:`agents.greedy.GreedyAgent`'s)."""
+    """The greedy bot for many games at once (decisions equal :class:`agents.greedy.greedy.GreedyAgent`'s)."""
 
     name = "greedy"
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
-        from .greedy_kernels import greedy_actions
+        from .greedy.greedy_kernels import greedy_actions
 
         return greedy_actions(games, rows)
 
@@ -88,13 +88,13 @@ class BatchGreedy:
 
 
 class MeldFeatures:
-    """The ``"meld"`` feature vectors (:mod:`agents.features`) of many games at once."""
+    """The ``"meld"`` feature vectors (:mod:`agents.scorer.features`) of many games at once."""
 
     name = "meld"
     space = spaces.Box(-1.0, 1.0, (FEATURE_SIZE,), np.float32)
 
     def __call__(self, games: VectorGame, rows: np.ndarray, players: np.ndarray) -> np.ndarray:
-        from .greedy_kernels import batch_features
+        from .greedy.greedy_kernels import batch_features
 
         return batch_features(games, rows, players)
 
@@ -114,7 +114,7 @@ def policy_inputs(games: VectorGame, rows: np.ndarray, features: str) -> tuple[n
 
 
 class BatchPolicy:
-    """A :class:`~agents.ppo.NumpyPolicy` deciding for all waiting games with one forward pass.
+    """A :class:`~agents.networks.ppo.NumpyPolicy` deciding for all waiting games with one forward pass.
 
     ``deterministic``: the best legal action (default); otherwise sampled from the masked
     softmax with a seeded generator (``fixed_seed``: :meth:`reseed` restarts from ``seed``,
@@ -282,7 +282,7 @@ class BatchPool:
 
     ``entries``: ``(spec, weight)`` pairs (:func:`parse_pool`); bot specs are built with
     :func:`make_batch_opponent`, snapshots (:meth:`add_snapshot`, a
-    :class:`~agents.ppo.NumpyPolicy`) play by sampling from their policy.
+    :class:`~agents.networks.ppo.NumpyPolicy`) play by sampling from their policy.
     """
 
     name = "pool"
@@ -378,7 +378,7 @@ class PoolOpponent(Agent):
     """The opponent pool (:class:`OpponentPool`) as one per-game bot: each game it plays as a member.
 
     Bot specs are built with :func:`~agents.registry.make_agent`; snapshots
-    (:meth:`add_snapshot`, a :class:`~agents.ppo.NumpyPolicy`) play by sampling from their policy.
+    (:meth:`add_snapshot`, a :class:`~agents.networks.ppo.NumpyPolicy`) play by sampling from their policy.
     """
 
     name = "pool"
@@ -412,7 +412,7 @@ class PoolOpponent(Agent):
         return dict(self.pool.counts)
 
     def reset(self, player: int, seed: int | None = None) -> None:
-        from .ppo import NumpyPolicy, PolicyAgent
+        from .networks.ppo import NumpyPolicy, PolicyAgent
 
         member = self.pool.draw(1)[0]
         self.current = PolicyAgent(member, deterministic=False) if isinstance(member, NumpyPolicy) else member

@@ -280,9 +280,15 @@ def declarations_in(path: Path, module: str) -> list[Declaration]:
 
 
 def discover(folder: Path, package: str) -> list[Declaration]:
-    """Every ``@bot`` class in the ``*.py`` files of ``folder`` (the package ``package``), in the
-    order of the file names and then of the source; imports none of them."""
+    """Every ``@bot`` class in the ``*.py`` files of ``folder`` (the package ``package``) and of
+    its sub-packages (folders with an ``__init__.py``, at any depth), in the order of the file
+    paths (the package's own files first, then each sub-package's) and then of the source;
+    imports none of them."""
+    folder = Path(folder)
     found: list[Declaration] = []
-    for path in sorted(Path(folder).glob("*.py")):
-        found += declarations_in(path, f"{package}.{path.stem}")
+    for path in sorted(folder.glob("*.py")):
+        module = package if path.stem == "__init__" else f"{package}.{path.stem}"
+        found += declarations_in(path, module)
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").is_file()):
+        found += discover(sub, f"{package}.{sub.name}")
     return found

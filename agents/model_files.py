@@ -1,9 +1,9 @@
 """Reading model files as untrusted data: archive checks with caps, plain arrays, bounded weights,
 and the one rule by which a network's scores become a legal move (docs/bots.md, "Model files").
 
-Both model formats are zip archives: the action scorer's ``.npz`` (:mod:`agents.scorer`), the
+Both model formats are zip archives: the action scorer's ``.npz`` (:mod:`agents.scorer.scorer`), the
 learner snapshots' ``.npz`` (:func:`conquian_train.policy_files.load_snapshots`) and MaskablePPO's ``.zip``
-(:mod:`agents.ppo`).  Before a byte of a member is decompressed, :func:`check_archive` reads the
+(:mod:`agents.networks.ppo`).  Before a byte of a member is decompressed, :func:`check_archive` reads the
 archive's central directory and refuses unknown or duplicate names, directory tricks (absolute
 paths, ``..``, folders), too many members and declared sizes over the caps; :func:`read_member`
 then reads at most the declared size (a member that holds more than it declares fails its CRC),

@@ -12,10 +12,10 @@ unseen card of the hidden hand for
 
 * **uniform**: every unseen card ``n_opp / unseen``;
 * **filter**: today's plausibility filter (the most plausible of ``tries`` uniform deals,
-  :func:`agents._search_kernels.determinize`), its marginals estimated by ``deals`` of its deals
+  :func:`agents.search._search_kernels.determinize`), its marginals estimated by ``deals`` of its deals
   per position and shrunk towards uniform by ``a`` pseudo-deals (the ``a`` of lowest log loss
   per kind is the one printed: the filter's best case);
-* **model**: the belief model (:mod:`agents.belief`), the probabilities the search deals from;
+* **model**: the belief model (:mod:`agents.search.belief`), the probabilities the search deals from;
 * **model deals**: the marginals of the deals the search draws from it (card by card in
   proportion to the odds), estimated as the filter's are, shrunk the same way.
 """
@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents._search_kernels import filter_frequencies  # noqa: E402
-from agents.belief import load_belief  # noqa: E402
-from agents.belief_kernels import hand_frequencies, logits_batch  # noqa: E402
+from agents.search._search_kernels import filter_frequencies  # noqa: E402
+from agents.search.belief import load_belief  # noqa: E402
+from agents.search.belief_kernels import hand_frequencies, logits_batch  # noqa: E402
 from conquian_train.recipes.belief import load_positions, pool_arrays, scores  # noqa: E402
 
 SHRINK = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)

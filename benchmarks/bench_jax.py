@@ -19,11 +19,11 @@ Prints, for N games stepped together:
     environment decisions/s of whole updates (rollout against ``--ppo-opponent``, random
     or greedy, GAE, 4 epochs of 8 minibatches), ``--ppo-steps`` decisions per game per
     update, by batch size.
-(e) with ``--greedy``: the greedy bot in JAX (``agents.greedy_jax.greedy_actions``, jitted)
+(e) with ``--greedy``: the greedy bot in JAX (``agents.greedy.greedy_jax.greedy_actions``, jitted)
     deciding for every game of a batch, greedy decisions/s, on the positions of 10
     snapshots of games played by greedy against greedy (every 6 decisions from the deal;
     harder than random play's positions), next to the numba kernel
-    (``agents.greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
+    (``agents.greedy.greedy_kernels.greedy_actions_serial``, one core) on the numba engine's
     positions of the same kind.
 (d) with ``--layout``: the card-set layout of the meld search's hot part (72 set choices
     taken out, run coverage of the rest, required cards covered, union of the melds) on
@@ -148,7 +148,7 @@ def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, 
     import numpy as np
     from pgx.experimental import auto_reset
 
-    from agents.greedy_jax import greedy_actions
+    from agents.greedy.greedy_jax import greedy_actions
     from conquian_env.jax import Conquian
 
     env = Conquian(first="random")
@@ -173,7 +173,7 @@ def greedy_rates(n: int, repeats: int, with_numba: bool) -> tuple[float, float, 
         best = max(best, n * len(snapshots) / (time.perf_counter() - t))
     numba = float("nan")
     if with_numba:
-        from agents import greedy_kernels as GK
+        from agents.greedy import greedy_kernels as GK
         from conquian_env.vector import VectorGame
 
         games = VectorGame(n, seed=0, first="alternate")
@@ -294,7 +294,7 @@ def main() -> None:
         print(f"meld search hot part, {sizes[0]} searches: two uint32 words {_fmt(on_words)}/s, "
               f"bool vectors {_fmt(on_bools)}/s ({on_words / on_bools:.0f}x)")  # fmt: skip
     if args.greedy:
-        print("greedy bot (agents.greedy_jax.greedy_actions), positions of greedy-against-greedy games")
+        print("greedy bot (agents.greedy.greedy_jax.greedy_actions), positions of greedy-against-greedy games")
         print(f"{'games':>9} {'JAX greedy/s':>12} {'compile':>8}" + (f" {'numba 1 core':>12}" if with_numba else ""))
         for n in sizes:
             rate, compile_s, numba = greedy_rates(n, args.repeats, with_numba)

@@ -32,9 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.ismcts import ISMCTSAgent  # noqa: E402
-from agents.search import SearchAgent  # noqa: E402
+from agents.greedy.greedy import GreedyAgent  # noqa: E402
+from agents.search.ismcts import ISMCTSAgent  # noqa: E402
+from agents.search.search import SearchAgent  # noqa: E402
 from conquian_env.actions import str_to_action  # noqa: E402
 from conquian_env.game import MELD, new_game  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402

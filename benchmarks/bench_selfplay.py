@@ -1,5 +1,5 @@
 """Games a second of the scorer against greedy: the arena's loop (the reference, measured in the
-same run) against the compiled games of :mod:`agents.selfplay_kernels`, the same deals.
+same run) against the compiled games of :mod:`agents.scorer.selfplay_kernels`, the same deals.
 
 ::
 
@@ -21,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
-from agents.scorer_kernels import pack  # noqa: E402
-from agents.selfplay_kernels import GREEDY, play_games  # noqa: E402
+from agents.greedy.greedy import GreedyAgent  # noqa: E402
+from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
+from agents.scorer.scorer_kernels import pack  # noqa: E402
+from agents.scorer.selfplay_kernels import GREEDY, play_games  # noqa: E402
 from conquian_arena.match import play_game  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402
 

@@ -11,7 +11,7 @@ registry), and a diagnosis of what the honest search loses against it.
     python benchmarks/search_ceiling.py diagnose --games 60 --seed 515 --out results/diag.csv
 
 ``ceiling`` deals the opponent's true hand in every determinization (odds +inf for the held cards,
-0 for the rest: :func:`agents.belief_kernels.deal_from_belief` puts exactly those cards in the hand)
+0 for the rest: :func:`agents.search.belief_kernels.deal_from_belief` puts exactly those cards in the hand)
 and the stock in a uniform random order; everything else is the search's (race, greedy playouts).
 The numbers are in ``docs/experiments/valueA/README.md``.
 """
@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from numba import njit  # noqa: E402
 
-from agents import _search_kernels as K  # noqa: E402
-from agents.belief_kernels import deal_from_belief  # noqa: E402
-from agents.greedy_kernels import greedy_action  # noqa: E402
+from agents.greedy.greedy_kernels import greedy_action  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
-from agents.search import BeliefSearchAgent, view_row  # noqa: E402
+from agents.search import _search_kernels as K  # noqa: E402
+from agents.search.belief_kernels import deal_from_belief  # noqa: E402
+from agents.search.search import BeliefSearchAgent, view_row  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_arena.stats import t_interval  # noqa: E402
 from conquian_arena.tournament import deal_seed, game_seed  # noqa: E402

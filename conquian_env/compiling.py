@@ -1,6 +1,6 @@
 """How the numba kernels of conquian-env are compiled, cached and announced.
 
-Every module of compiled kernels (:mod:`conquian_env.kernels`, ``agents/*_kernels.py``)
+Every module of compiled kernels (:mod:`conquian_env.kernels`, the ``*_kernels.py`` of ``agents``'s families)
 calls :func:`setup` before it defines a kernel and :func:`prepare_kernels` after, and a bot
 that compiles on first use wraps its warm-up in :func:`announce`:
 

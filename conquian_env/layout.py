@@ -10,7 +10,7 @@ carry (:class:`FeatureSet`).  The layouts of the project are declared here:
   the batched engine's kernels too);
 * :data:`STATE`: the full-information ``state()`` vector (never an agent's input);
 * :data:`MELD_FEATURES`: the observation followed by the ``"meld"`` features
-  (:mod:`agents.features` encodes them, and its compiled twin);
+  (:mod:`agents.scorer.features` encodes them, and its compiled twin);
 * :data:`KERNEL_ROW`: the columns of a batched-engine row (:mod:`conquian_env.vector`),
   from the fields of :data:`conquian_env.game.FIELDS` in order with the legal-move cache
   before the stock.
@@ -218,7 +218,7 @@ STATE = Layout(
     ],
 )
 
-#: the observation followed by the "meld" features (agents.features; float32)
+#: the observation followed by the "meld" features (agents.scorer.features; float32)
 MELD_FEATURES = OBSERVATION.extend(
     "meld",
     [

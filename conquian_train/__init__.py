@@ -20,5 +20,5 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
 - :mod:`conquian_train.evaluation`: the duplicate-deal evaluation of a policy (``conquian-evaluate``'s deals).
 - :mod:`conquian_train.callbacks`: the named callbacks of ``MaskablePPO.learn``.
 - :mod:`conquian_train.policy_files`: learner snapshots, a checkpoint's restore, a model's export.
-- :mod:`conquian_train.scorer_fit`: fitting the action scorer (:mod:`agents.scorer`) to the search's values.
+- :mod:`conquian_train.scorer_fit`: fitting the action scorer (:mod:`agents.scorer.scorer`) to the search's values.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from agents.ppo import NumpyPolicy
+from agents.networks.ppo import NumpyPolicy
 from conquian_env.extras import missing
 
 from .evaluation import Evaluator

@@ -6,7 +6,7 @@ from typing import Any
 
 from agents.base import Agent
 from agents.batched import BatchPolicy
-from agents.ppo import NumpyPolicy, PolicyAgent
+from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from conquian_arena.tournament import pair_score, play_pair
 from conquian_env.rules import STANDARD, Rules
 

@@ -66,7 +66,7 @@ class RecordingAgent(Agent):
         self.name = teacher.name if student is None else student.name
         self.encoder = None
         if features == "meld":
-            from agents.features import FeatureEncoder
+            from agents.scorer.features import FeatureEncoder
 
             self.encoder = FeatureEncoder()
         self.rows: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | None]] = []
@@ -169,7 +169,7 @@ class ImitationSettings:
 
 def _greedy_choice(obs: np.ndarray) -> np.ndarray:
     """Greedy's action in each row of ``"meld"`` features (they carry it as a one-hot plane)."""
-    from agents.features import FEATURE_LAYOUT
+    from agents.scorer.features import FEATURE_LAYOUT
 
     at = dict((n, s) for n, s, _ in FEATURE_LAYOUT)["greedy_action"]
     return obs[:, at : at + NUM_ACTIONS].astype(np.float32).argmax(axis=1)
@@ -190,7 +190,7 @@ def fit_imitation(
     """
     import torch
 
-    from agents.ppo import features_for_size
+    from agents.networks.ppo import features_for_size
 
     s = settings
     meld = features_for_size(data.obs.shape[1]) == "meld"

@@ -6,8 +6,8 @@
   into a fresh model, weights-only (nothing in the file is unpickled).
 - :func:`export_model`: ``conquian-train ppo --export``: the policy without its optimizer state.
 
-The bot that plays a model, and the weights-only reader they all use, are :mod:`agents.ppo`'s.
-(Before training had one package these lived in :mod:`agents.ppo`.)
+The bot that plays a model, and the weights-only reader they all use, are :mod:`agents.networks.ppo`'s.
+(Before training had one package these lived in :mod:`agents.networks.ppo`.)
 """
 
 from __future__ import annotations
@@ -19,9 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from agents.features import FEATURE_SIZE, FeatureObservation
 from agents.model_files import ModelFileError, check_archive, check_weights, open_archive, parse_json, read_npy
-from agents.ppo import ACTIVATIONS, INPUT_BOUND, MAX_TENSOR_ELEMENTS, MEMBER_CAPS, NumpyPolicy, read_model, stamp_model
+from agents.networks.ppo import (
+    ACTIVATIONS,
+    INPUT_BOUND,
+    MAX_TENSOR_ELEMENTS,
+    MEMBER_CAPS,
+    NumpyPolicy,
+    read_model,
+    stamp_model,
+)
+from agents.scorer.features import FEATURE_SIZE, FeatureObservation
 from conquian_env.observation import OBS_SIZE
 from conquian_env.wrappers import SingleAgentEnv
 

@@ -1,8 +1,8 @@
 """Self-play PPO for RLlib's new API stack: :func:`ppo_config`, the whole ``PPOConfig``.
 
 Both seats of :class:`conquian_env.integrations.rllib.ConquianMultiAgentEnv` play one shared,
-masked policy (:class:`agents.rllib_model.MaskedPPOTorchRLModule`); a checkpoint of the run
-plays as the bot ``rllib:PATH`` (:class:`agents.rllib_bot.RLlibAgent`).  Needs ``ray[rllib]``
+masked policy (:class:`agents.networks.rllib_model.MaskedPPOTorchRLModule`); a checkpoint of the run
+plays as the bot ``rllib:PATH`` (:class:`agents.networks.rllib_bot.RLlibAgent`).  Needs ``ray[rllib]``
 and torch::
 
     import ray
@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from agents.rllib_model import MODULE_ID, MaskedPPOTorchRLModule
+from agents.networks.rllib_model import MODULE_ID, MaskedPPOTorchRLModule
 from conquian_env.integrations.rllib import ConquianMultiAgentEnv
 
 __all__ = ["ppo_config"]
@@ -56,8 +56,8 @@ def ppo_config(
 ) -> Any:
     """An RLlib ``PPOConfig`` for self-play: both seats play one shared, masked policy.
 
-    One RLModule (:data:`agents.rllib_model.MODULE_ID`, a
-    :class:`agents.rllib_model.MaskedPPOTorchRLModule`, an MLP of
+    One RLModule (:data:`agents.networks.rllib_model.MODULE_ID`, a
+    :class:`agents.networks.rllib_model.MaskedPPOTorchRLModule`, an MLP of
     ``hiddens``) plays ``player_0`` and ``player_1``; the learner runs in the main process on
     the CPU (``num_learners=0``), sampling in ``num_env_runners`` actors of one CPU each
     (0: in the main process), each stepping ``num_envs_per_env_runner`` games at once (its

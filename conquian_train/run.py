@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.ppo import NumpyPolicy
+from agents.networks.ppo import NumpyPolicy
 
 from . import files
 from .files import RunFolderError

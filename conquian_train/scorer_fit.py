@@ -1,4 +1,4 @@
-"""Fitting the action scorer (:mod:`agents.scorer`) to the search's values.
+"""Fitting the action scorer (:mod:`agents.scorer.scorer`) to the search's values.
 
 The labels are expert iteration's (:mod:`conquian_train.recipes.exit`): for each searched position
 the value of every legal action.  The scorer's scores over a position's candidates are a
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer, candidate_features
+from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer, candidate_features
 
 from .imitation import ImitationData
 
@@ -91,7 +91,7 @@ def regret(scores: np.ndarray, valid: np.ndarray, q: np.ndarray) -> float:
 
 def scorer_network(sizes: tuple[int, ...], seed: int, pool_after: int | None = None):
     """The torch network of layer ``sizes`` (ReLU between), its weights drawn under ``seed``; with
-    ``pool_after`` a deep-sets network (:class:`agents.scorer.ActionScorer`'s): layer ``pool_after``'s
+    ``pool_after`` a deep-sets network (:class:`agents.scorer.scorer.ActionScorer`'s): layer ``pool_after``'s
     outputs joined by their mean and maximum over the position's valid candidates.  Called as
     :func:`network_scores` does: ``(B, C, CANDIDATE_SIZE)`` inputs and ``(B, C)`` valid flags."""
     import torch
@@ -144,7 +144,7 @@ def network_layers(net) -> list:
 
 
 def scorer_from_network(net) -> ActionScorer:
-    """The :class:`agents.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
+    """The :class:`agents.scorer.scorer.ActionScorer` of a torch network built by :func:`scorer_network`."""
     layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)]
     return ActionScorer(layers, pool_after=getattr(net, "pool_after", None))
 

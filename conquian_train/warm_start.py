@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.ppo import NumpyPolicy, PolicyAgent
+from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.rules import STANDARD, Rules

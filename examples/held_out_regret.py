@@ -33,7 +33,7 @@ import numpy as np
 from conquian_env.extras import one_line
 
 with one_line("examples/held_out_regret.py"):
-    from agents.scorer import KIND_SLOT, load_scorer
+    from agents.scorer.scorer import KIND_SLOT, load_scorer
     from conquian_train.imitation import COLUMNS, ImitationData
     from conquian_train.scorer_fit import ScorerSettings, regret, scorer_positions
 
@@ -48,8 +48,8 @@ def precise_labels(
     """The held-out searched positions of the first ``shards`` shards of each round: their shard
     labels and the same positions searched again at ``playouts`` for every action (``z`` = 0)."""
     from agents.registry import make_agent
-    from agents.scorer import ScorerAgent
-    from agents.search import analyze
+    from agents.scorer.scorer import ScorerAgent
+    from agents.search.search import analyze
     from conquian_train import recipes
     from conquian_train.recipes.exit import MAY_CHANGE, ExItConfig, play_games
 

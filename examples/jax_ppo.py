@@ -8,7 +8,7 @@ and update in one ``jax.jit``.
 
 The learner plays seat 0 of every game (``first="random"``: it moves first in half of
 them) against ``--opponent``: ``random`` (a uniformly random legal action) or ``greedy``
-(:func:`agents.greedy_jax.greedy_actions`, the decisions of ``agents.greedy.GreedyAgent``,
+(:func:`agents.greedy.greedy_jax.greedy_actions`, the decisions of ``agents.greedy.greedy.GreedyAgent``,
 computed only in the games where the opponent is to move).  Every step of the rollout is one
 decision in every game, the learner's (sampled from the masked policy) or the opponent's;
 only the learner's decisions are trained on.  Their advantages (GAE) link each learner
@@ -42,7 +42,7 @@ with one_line("examples/jax_ppo.py"):  # JAX, Pgx and optax: the 'jax' extra
     import optax
     from pgx.experimental import auto_reset
 
-    from agents.greedy_jax import greedy_actions
+    from agents.greedy.greedy_jax import greedy_actions
     from conquian_env.jax import Conquian
 
 LEARNER = 0

@@ -2,7 +2,7 @@
 
 Run: ``python examples/rllib_selfplay.py --iterations 50 --out runs/rllib`` (needs
 ``pip install "ray[rllib]"``).  Then play the checkpoint like any bot, e.g. with the bot
-spec ``python:agents.rllib_bot:RLlibAgent,path=runs/rllib``.
+spec ``python:agents.networks.rllib_bot:RLlibAgent,path=runs/rllib``.
 
 Both seats share one masked policy (:func:`conquian_train.rllib.ppo_config`);
 sampling runs in ``--env-runners`` actors (0: in this process, the fastest on a machine
@@ -41,7 +41,7 @@ def main(
     import ray
 
     from agents import make_agent
-    from agents.rllib_bot import RLlibAgent
+    from agents.networks.rllib_bot import RLlibAgent
     from conquian_arena import deal_for_seed, play_game
     from conquian_train.rllib import ppo_config
 

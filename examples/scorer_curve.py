@@ -22,7 +22,7 @@ from pathlib import Path
 from conquian_env.extras import one_line
 
 with one_line("examples/scorer_curve.py"):  # numba, and torch for the fit
-    from agents.scorer import ScorerAgent
+    from agents.scorer.scorer import ScorerAgent
     from conquian_arena import knobs
     from conquian_train.evaluation import evaluate_agent
     from conquian_train.imitation import ImitationData

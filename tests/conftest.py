@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from agents.base import PlayerView
-from agents.greedy import GreedyAgent
+from agents.greedy.greedy import GreedyAgent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.cards import CARD_NAMES
 from conquian_env.game import DISCARD, OFFER, new_game

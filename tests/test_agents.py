@@ -9,8 +9,8 @@ import pytest
 
 from agents import SpecError, make_agent
 from agents.base import RandomAgent
-from agents.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
-from agents.ismcts import ISMCTSAgent
+from agents.greedy.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
+from agents.search.ismcts import ISMCTSAgent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import FULL_MASK, mask_of, parse_card
@@ -238,7 +238,7 @@ def test_ismcts_beats_random():
 
 @pytest.mark.parametrize("forcing", [False, True])
 def test_rollout_never_plays_an_illegal_action(forcing):
-    from agents.rollout import RolloutAgent
+    from agents.search.rollout import RolloutAgent
 
     records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
     records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
@@ -248,7 +248,7 @@ def test_rollout_never_plays_an_illegal_action(forcing):
 
 @pytest.mark.parametrize("seed,moves", [(11, 0), (13, 20)])
 def test_rollout_decisions_ignore_the_hidden_cards(seed, moves):
-    from agents.rollout import RolloutAgent
+    from agents.search.rollout import RolloutAgent
 
     state = mid_game_state(seed, moves)
     rng = random.Random(seed)
@@ -293,7 +293,7 @@ def test_spec_booleans_are_strict_and_keys_unique():
 def test_batched_greedy_playouts_equal_the_scalar_greedy_rollouts():
     # greedy_playouts (the rollout bot's batch=true) plays the same games as greedy_rollout
     pytest.importorskip("numba")
-    from agents.ismcts import greedy_playouts, greedy_rollout
+    from agents.search.ismcts import greedy_playouts, greedy_rollout
 
     rng = random.Random(3)
     leaves = []
@@ -339,7 +339,7 @@ def test_the_removed_ismcts_py_knobs_name_what_replaced_them():
 
 def test_rollout_batched_playouts_give_the_same_decisions():
     pytest.importorskip("numba")
-    from agents.rollout import RolloutAgent
+    from agents.search.rollout import RolloutAgent
 
     hands, stock = deal_for_seed(33)
     runs = []
@@ -369,7 +369,7 @@ def _feature_positions():
 
 
 def test_features_are_computed_from_the_view_alone():
-    from agents.features import FeatureEncoder
+    from agents.scorer.features import FeatureEncoder
 
     sealed, open_ = FeatureEncoder(), FeatureEncoder()
     count = 0
@@ -397,7 +397,7 @@ def test_policy_agent_acts_on_the_view_without_reaching_behind_it():
 
 
 def test_the_old_encode_state_player_form_is_a_deprecated_shim():
-    from agents.features import FeatureEncoder
+    from agents.scorer.features import FeatureEncoder
 
     state = mid_game_state(4, 12)
     for player in (0, 1):

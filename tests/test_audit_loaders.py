@@ -22,14 +22,14 @@ import numpy as np
 import pytest
 
 from agents.model_files import ModelFileError
-from agents.scorer import DEFAULT_SCORER, load_scorer
+from agents.scorer.scorer import DEFAULT_SCORER, load_scorer
 from tests.test_model_fuzz import _members, _mutate_archive, _mutate_array, _npy, _zip
 
 numba = pytest.importorskip("numba")
 
 from agents import make_agent  # noqa: E402
-from agents.belief import DEFAULT_BELIEF, FORMAT, MAX_HIDDEN, layout_hash, load_belief  # noqa: E402
-from agents.belief_kernels import NUM_FEATURES  # noqa: E402
+from agents.search.belief import DEFAULT_BELIEF, FORMAT, MAX_HIDDEN, layout_hash, load_belief  # noqa: E402
+from agents.search.belief_kernels import NUM_FEATURES  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 
 # ------------------------------------------------------------------ the belief's file

@@ -1,5 +1,5 @@
-"""The compiled greedy bot and "meld" features (agents.greedy_kernels) against the Python
-ones (agents.greedy.GreedyAgent, agents.features.FeatureEncoder), decision by decision.
+"""The compiled greedy bot and "meld" features (agents.greedy.greedy_kernels) against the Python
+ones (agents.greedy.greedy.GreedyAgent, agents.scorer.features.FeatureEncoder), decision by decision.
 
 Games are played through the batched engine (greedy against greedy, greedy against
 random, random against random, with and without the forcing variant); at every decision
@@ -18,11 +18,11 @@ import pytest
 
 pytest.importorskip("numba")
 
-from agents import greedy  # noqa: E402
-from agents import greedy_kernels as GK  # noqa: E402
 from agents.base import PlayerView  # noqa: E402
-from agents.features import FEATURE_SIZE, FeatureEncoder  # noqa: E402
-from agents.greedy import GreedyAgent, plan_take  # noqa: E402
+from agents.greedy import greedy  # noqa: E402
+from agents.greedy import greedy_kernels as GK  # noqa: E402
+from agents.greedy.greedy import GreedyAgent, plan_take  # noqa: E402
+from agents.scorer.features import FEATURE_SIZE, FeatureEncoder  # noqa: E402
 from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import GAME_OVER, MELD, GameState  # noqa: E402
 from conquian_env.melds import playable_cards  # noqa: E402

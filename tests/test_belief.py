@@ -1,4 +1,4 @@
-"""The belief model of the opponent's hidden hand (agents.belief, agents.belief_kernels), its
+"""The belief model of the opponent's hidden hand (agents.search.belief, agents.search.belief_kernels), its
 recipe (conquian_train.recipes.belief) and the search that deals from it (spec ``search``): the compiled
 forward pass equals its numpy twin, the deals are consistent with the view with exact counts,
 nothing hidden changes the belief or the decisions, bad model files are refused by name, and
@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
-from agents import belief_kernels as BK  # noqa: E402
-from agents._search_kernels import determinize_from_belief  # noqa: E402
-from agents.belief import forward_numpy, load_belief, save_belief  # noqa: E402
-from agents.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
+from agents.search import belief_kernels as BK  # noqa: E402
+from agents.search._search_kernels import determinize_from_belief  # noqa: E402
+from agents.search.belief import forward_numpy, load_belief, save_belief  # noqa: E402
+from agents.search.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.cards import cards_of  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402

@@ -167,6 +167,41 @@ def test_the_shipped_registry_imports_no_bot_module_torch_or_numba():
     ]
 
 
+def test_bots_are_found_in_sub_packages_but_not_in_plain_folders(tmp_path):
+    package = tmp_path / "mybots"
+    (package / "family").mkdir(parents=True)
+    (package / "plain").mkdir()  # no __init__.py: not a package, so nothing in it is a bot
+    (package / "__init__.py").write_text("")
+    (package / "family" / "__init__.py").write_text("")
+    (package / "family" / "mine.py").write_text(MINE)
+    (package / "plain" / "mine.py").write_text(MINE.replace('"mine"', '"plain"'))
+    found = discover(package, "mybots")
+    assert [(d.kind, d.module) for d in found] == [("mine", "mybots.family.mine")]
+
+
+def test_a_family_package_names_its_bots_without_importing_the_others():
+    code = (
+        "import sys; from agents.search import ISMCTSAgent; from agents.search.ismcts import ISMCTSAgent as A; "
+        "assert ISMCTSAgent is A; print(sorted(m for m in sys.modules if m.startswith('agents.search')))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={"PYTHONPATH": str(root)},
+    )
+    assert out.stdout.split() == ["['agents.search',", "'agents.search.ismcts']"]  # not the compiled search
+    from agents.greedy import GreedyAgent
+    from agents.scorer import ScorerAgent
+
+    assert (GreedyAgent.bot_declaration.kind, ScorerAgent.bot_declaration.kind) == ("greedy", "scorer")
+    with pytest.raises(ImportError, match="cannot import name 'Nope'"):
+        from agents.search import Nope  # noqa: F401
+
+
 def test_every_shipped_declaration_matches_its_class_as_imported():
     for declaration in discover(Path(registry.__file__).parent, "agents"):
         cls = KNOWN_BOTS[declaration.kind].factory()

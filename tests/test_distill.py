@@ -13,7 +13,7 @@ pytest.importorskip("numba")
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.scorer import GREEDY_SLOT, load_scorer  # noqa: E402
+from agents.scorer.scorer import GREEDY_SLOT, load_scorer  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_env.seeding import derive_seed  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402

@@ -866,7 +866,8 @@ def test_importing_the_environment_loads_none_of_the_bots():
     # imports point one way: conquian_env (rules, env) <- agents (bots) <- conquian_arena
     # (games, tournaments, people) <- train.py / evaluate.py; not even lazily the other way
     env_modules = ["conquian_env", "conquian_env.wrappers", "conquian_env.transitions", "conquian_env.plugins"]
-    bot_modules = ["agents", "agents.registry", "agents.greedy", "agents.ismcts", "agents.rollout", "agents.ppo"]
+    bot_modules = ["agents", "agents.registry", "agents.greedy.greedy", "agents.search.ismcts", "agents.search.rollout"]
+    bot_modules += ["agents.networks.ppo"]
     try:
         import numba  # noqa: F401 - the batched engine's modules need it
 

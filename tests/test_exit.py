@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.ppo import load_policy
-from agents.scorer import load_scorer
+from agents.networks.ppo import load_policy
+from agents.scorer.scorer import load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD, new_game
 from conquian_env.view import PlayerView
@@ -284,7 +284,7 @@ def test_the_curve_starts_at_the_network_round_0_fits_from():
     recorder = exit_mod.ViewRecorder(make_agent("greedy"), "meld")
     hands, stock = deal_for_seed(21)
     play_game([recorder, make_agent("greedy")], hands=hands, stock=stock, seed=3)
-    from agents.search import analyze
+    from agents.search.search import analyze
 
     rows = [r for r in recorder.rows if r[3] < 0]
     values, _, chosen = analyze([r[2] for r in rows], iterations=30, seed=1)

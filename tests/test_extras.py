@@ -118,7 +118,7 @@ print(json.dumps(out))
         "conquian_env.jax",
     ):
         assert told[module] is not None and told[module].startswith(f"{module} "), told[module]
-    assert told["conquian_env.env"] is None and told["agents.greedy"] is None
+    assert told["conquian_env.env"] is None and told["agents.greedy.greedy"] is None
 
 
 def test_numba_missing_from_sys_modules_is_one_line_for_the_module_the_cli_and_gym_make():

@@ -1,6 +1,6 @@
-"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.rllib_model, agents.rllib_bot,
-conquian_train.rllib), Tianshou,
-AgileRL, and the client examples in examples/.
+"""Third-party RL clients: RLlib (conquian_env.integrations.rllib, agents.networks.rllib_model,
+agents.networks.rllib_bot, conquian_train.rllib), Tianshou, AgileRL, and the client examples in
+examples/.
 
 Each part is skipped when its library is not installed.  The RLlib tests share one local
 Ray instance (two CPUs, no dashboard) and one short PPO training.
@@ -52,7 +52,7 @@ def rllib():
     pytest.importorskip("torch")
     from types import SimpleNamespace
 
-    from agents import rllib_model
+    from agents.networks import rllib_model
     from conquian_env.integrations import rllib as env_side
     from conquian_train import rllib as train_side
 
@@ -327,13 +327,13 @@ def test_rllib_ppo_iteration_trains_and_never_plays_a_masked_action(trained, rll
 def test_rllib_bot_plays_full_games_against_random(trained):
     pytest.importorskip("torch")
     from agents import make_agent
-    from agents.rllib_bot import RLlibAgent
+    from agents.networks.rllib_bot import RLlibAgent
     from conquian_arena import deal_for_seed, play_game
 
     _, path, _ = trained
     bots = [
         RLlibAgent(str(path)),
-        make_agent(f"python:agents.rllib_bot:RLlibAgent,path={path},deterministic=false"),
+        make_agent(f"python:agents.networks.rllib_bot:RLlibAgent,path={path},deterministic=false"),
         make_agent(f"rllib:{path}", seed=3),  # the bot spec evaluate.py and conquian-play take
     ]
     bots.append(pickle.loads(pickle.dumps(bots[0])))  # tournament workers may get bots pickled
@@ -359,7 +359,7 @@ def test_rllib_load_module_from_every_checkpoint_level(trained, rllib):
         path / "learner_group" / "learner" / "rl_module" / rllib.MODULE_ID,
         algo.get_module(rllib.MODULE_ID),
     ]
-    from agents.rllib_bot import RLlibAgent
+    from agents.networks.rllib_bot import RLlibAgent
 
     expected = RLlibAgent(module=ref).logits(obs, mask)
     assert np.isfinite(expected[[3, 7]]).all() and np.isneginf(np.delete(expected, [3, 7])).all()
@@ -406,7 +406,7 @@ def _evil_checkpoint(path, tmp_path, where):
 
 
 def _rllib_logits(module):
-    from agents.rllib_bot import RLlibAgent
+    from agents.networks.rllib_bot import RLlibAgent
 
     return RLlibAgent(module=module).logits(np.zeros(456), np.ones(85))
 
@@ -469,7 +469,7 @@ def test_a_checkpoint_naming_the_modules_former_home_still_loads(trained, rllib,
     as data, importing nothing) still accepts."""
     import shutil
 
-    from agents import rllib_model
+    from agents.networks import rllib_model
     from conquian_env.integrations import rllib as env_side
 
     _, path, _ = trained

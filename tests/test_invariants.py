@@ -369,7 +369,7 @@ def test_determinize_is_bounded_in_rare_melding_positions():
     # before: rejection sampling without bound; this position needed up to ~2,700 shuffles
     import random
 
-    from agents.greedy import GreedyAgent
+    from agents.greedy.greedy import GreedyAgent
     from conquian_env.game import MELD, new_game
     from conquian_env.melds import can_extend_to_meld
     from conquian_env.view import PlayerView

@@ -338,14 +338,14 @@ def test_import_conquian_env_needs_no_jax():
 @functools.cache
 def _greedy():
     """greedy_actions jitted for the batch shape of every test (compiled once per test run)."""
-    from agents.greedy_jax import greedy_actions
+    from agents.greedy.greedy_jax import greedy_actions
 
     return jax.jit(greedy_actions)
 
 
 def test_greedy_constants_match_agents_greedy():
-    from agents import greedy as G
-    from agents import greedy_jax as JG
+    from agents.greedy import greedy as G
+    from agents.greedy import greedy_jax as JG
 
     for name in (
         "PARTIAL_WEIGHT",
@@ -370,9 +370,9 @@ def test_greedy_constants_match_agents_greedy():
 def _reference_choice(s: game.GameState) -> int:
     """GreedyAgent.choose on the mover's PlayerView, the agent holding the take plan in the
     meld phase (the plan it made when it took the card, as the stateless JAX bot recomputes
-    it; see agents.greedy_jax and tests/test_batched_greedy.py)."""
+    it; see agents.greedy.greedy_jax and tests/test_batched_greedy.py)."""
     from agents.base import PlayerView
-    from agents.greedy import GreedyAgent, plan_take
+    from agents.greedy.greedy import GreedyAgent, plan_take
 
     p = s.player
     agent = GreedyAgent()
@@ -430,14 +430,14 @@ def test_greedy_action_equals_greedy_agent_on_many_positions(forcing):
 @pytest.mark.slow
 def test_greedy_action_of_one_state_vmapped_equals_the_agent():
     """greedy_action (one state, the batched bot on a batch of one) under jax.vmap."""
-    from agents.greedy_jax import greedy_action
+    from agents.greedy.greedy_jax import greedy_action
 
     phases = _greedy_matches_on_random_play(True, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
     assert sum(phases.values()) == 20 * N
 
 
 def test_greedy_actions_rejects_a_bad_where():
-    from agents.greedy_jax import greedy_actions
+    from agents.greedy.greedy_jax import greedy_actions
 
     state = _compiled(False, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
     with pytest.raises(ValueError, match="one bool per game"):
@@ -448,7 +448,7 @@ def _greedy_games(forcing: bool, seed: int) -> int:
     """N games greedy against greedy in JAX and in the scalar engine from the same deals (a
     GreedyAgent per seat, keeping its own plans), compared move by move to the end."""
     from agents.base import PlayerView
-    from agents.greedy import GreedyAgent
+    from agents.greedy.greedy import GreedyAgent
 
     _, init, step, _ = _compiled(forcing, "random")
     choose = _greedy()

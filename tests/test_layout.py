@@ -92,7 +92,7 @@ def test_numpy_sizes_become_ints():
 
 
 def test_the_modules_read_the_declared_layouts():
-    from agents import features
+    from agents.scorer import features
     from conquian_env import vector
 
     assert observation.OBS_LAYOUT == OBSERVATION.rows()
@@ -104,7 +104,7 @@ def test_the_modules_read_the_declared_layouts():
 
 
 def test_the_feature_docstring_table_is_the_layout():
-    from agents import features
+    from agents.scorer import features
 
     rows = re.findall(r"^(\d+)\s+(\d+)\s+\S", features.__doc__, flags=re.MULTILINE)
     table = [(int(start), int(length)) for start, length in rows]

@@ -26,7 +26,7 @@ import pytest
 
 from agents import make_agent
 from agents.model_files import MAX_ABS_WEIGHT, ModelFileError, NonFiniteScoresWarning, best_legal, best_legal_rows
-from agents.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, FORMAT, ActionScorer, ScorerAgent, load_scorer
+from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, FORMAT, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def scorer_unknown_bomb(path: Path) -> Path:
 
 def ppo_bomb(path: Path, member: str) -> Path:
     """The shipped MaskablePPO ``.zip`` with ``member`` (``data`` or ``policy.pth``) unpacking to 2 GiB."""
-    from agents.ppo import DEFAULT_MODEL
+    from agents.networks.ppo import DEFAULT_MODEL
 
     good = _members(DEFAULT_MODEL)
     rows = [_stored(n, d) for n, d in good.items() if n != member]
@@ -124,7 +124,7 @@ def ppo_view_bomb(path: Path) -> Path:
     a 4 GiB tensor in a small ``policy.pth`` (the old loader's ``np.isfinite`` allocated it)."""
     import torch
 
-    from agents.ppo import DEFAULT_MODEL
+    from agents.networks.ppo import DEFAULT_MODEL
 
     state = _torch_state(DEFAULT_MODEL)
     state["mlp_extractor.value_net.2.weight"] = torch.zeros(1).expand(1 << 16, 1 << 16)
@@ -206,7 +206,7 @@ linux_only = pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason=
 def test_a_scorer_zip_bomb_is_refused_from_the_directory(make, tmp_path):
     path = make(tmp_path / "bomb.npz")
     assert path.stat().st_size < 3 << 20
-    verdict, rss = _probe("from agents.scorer import load_scorer", f"load_scorer({str(path)!r})")
+    verdict, rss = _probe("from agents.scorer.scorer import load_scorer", f"load_scorer({str(path)!r})")
     assert verdict.startswith("ModelFileError") and ("more than its cap" in verdict or "unexpected" in verdict), verdict
     assert str(path) in verdict
     assert rss < 700 << 10, f"{rss} KiB at the peak"
@@ -215,7 +215,7 @@ def test_a_scorer_zip_bomb_is_refused_from_the_directory(make, tmp_path):
 def test_ppo_bombs_are_refused_by_name(tmp_path):
     """In process (the capped-process versions below are slow: they import torch afresh)."""
     pytest.importorskip("torch")
-    from agents.ppo import read_model
+    from agents.networks.ppo import read_model
 
     for member in ("data", "policy.pth"):
         with pytest.raises(ModelFileError, match=f"{member!r} holds {GIB2} bytes uncompressed, more than its cap"):
@@ -231,7 +231,7 @@ def test_a_ppo_zip_bomb_is_refused_from_the_directory(member, tmp_path):
     pytest.importorskip("torch")
     path = ppo_bomb(tmp_path / "bomb.zip", member)
     assert path.stat().st_size < 6 << 20
-    verdict, _ = _probe("import torch; from agents.ppo import read_model", f"read_model({str(path)!r})")
+    verdict, _ = _probe("import torch; from agents.networks.ppo import read_model", f"read_model({str(path)!r})")
     assert verdict.startswith("ModelFileError") and f"{member!r} holds {GIB2} bytes" in verdict, verdict
 
 
@@ -241,7 +241,7 @@ def test_a_tensor_seen_through_a_zero_stride_is_refused_before_it_is_read(tmp_pa
     pytest.importorskip("torch")
     path = ppo_view_bomb(tmp_path / "view.zip")
     assert path.stat().st_size < 6 << 20
-    verdict, _ = _probe("import torch; from agents.ppo import read_model", f"read_model({str(path)!r})")
+    verdict, _ = _probe("import torch; from agents.networks.ppo import read_model", f"read_model({str(path)!r})")
     assert verdict.startswith("ModelFileError") and "(65536, 65536)" in verdict, verdict
 
 
@@ -312,7 +312,7 @@ def test_scorer_archive_tricks_get_named_errors(case, tmp_path):
 
 
 def _good_ppo_rows() -> list[tuple[str, bytes, int, int, bool]]:
-    from agents.ppo import DEFAULT_MODEL
+    from agents.networks.ppo import DEFAULT_MODEL
 
     return [_stored(n, d) for n, d in _members(DEFAULT_MODEL).items()]
 
@@ -339,7 +339,7 @@ PPO_TRICKS = {
 @pytest.mark.parametrize("case", list(PPO_TRICKS))
 def test_ppo_archive_tricks_get_named_errors(case, tmp_path):
     pytest.importorskip("torch")
-    from agents.ppo import read_model
+    from agents.networks.ppo import read_model
 
     edit, message = PPO_TRICKS[case]
     path = _write_zip(tmp_path / "m.zip", edit(_good_ppo_rows()))
@@ -351,7 +351,7 @@ def test_ppo_archive_tricks_get_named_errors(case, tmp_path):
 def test_a_torch_record_compressed_inside_policy_pth_is_refused(tmp_path):
     """torch stores its records; a deflated one could unpack to anything inside torch.load."""
     pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL, read_model
+    from agents.networks.ppo import DEFAULT_MODEL, read_model
 
     inner = io.BytesIO()
     with (
@@ -455,7 +455,7 @@ def test_a_scorer_with_overflowing_scores_never_plays_an_illegal_move(variant):
 
 def _nan_on_refusal() -> ActionScorer:
     """A network whose refusal score is NaN (inf - inf) and every other candidate's 0."""
-    from agents.scorer import GREEDY_SLOT
+    from agents.scorer.scorer import GREEDY_SLOT
 
     refuse = GREEDY_SLOT - 1  # the "refuse" kind flag
     w0 = np.zeros((CANDIDATE_SIZE, 2), np.float32)
@@ -470,7 +470,7 @@ def _nan_on_refusal() -> ActionScorer:
 def test_nan_scores_count_lowest_in_the_bot_and_in_the_compiled_search():
     """At an offer, take scores 0 and refuse NaN: both the bot and the search's compiled network take."""
     pytest.importorskip("numba")
-    from agents import scorer_kernels as SK
+    from agents.scorer import scorer_kernels as SK
     from conquian_env import kernels as E
     from conquian_env.actions import TAKE
     from conquian_env.vector import VectorGame
@@ -522,7 +522,7 @@ def test_best_legal_never_picks_an_illegal_action():
 
 
 def _ppo_file(tmp_path: Path, **tensors) -> Path:
-    from agents.ppo import DEFAULT_MODEL
+    from agents.networks.ppo import DEFAULT_MODEL
 
     state = _torch_state(DEFAULT_MODEL)
     for name, value in tensors.items():
@@ -560,7 +560,7 @@ def _ppo_cases():
     ["huge actor", "nan critic", "huge critic", "critic shape", "two values", "no critic", "bfloat16"],
 )  # fmt: skip
 def test_every_tensor_of_a_ppo_model_is_checked(case, tmp_path):
-    from agents.ppo import DEFAULT_MODEL, read_model
+    from agents.networks.ppo import DEFAULT_MODEL, read_model
 
     tensors, message = _ppo_cases()[case]
     if any(v is None for v in tensors.values()):
@@ -580,7 +580,7 @@ def _broken_policy(variant: str = "mixed"):
     """The shipped policy diverged in memory (a learner snapshot; a file like it is refused):
     ``"mixed"``: the last layer at ±3e38 (logits inf, -inf and NaN: the old sampling crashed on
     "Probabilities contain NaN"); ``"-inf"``: every logit -inf (the old argmax played action 0)."""
-    from agents.ppo import DEFAULT_MODEL, load_policy
+    from agents.networks.ppo import DEFAULT_MODEL, load_policy
 
     policy = load_policy(DEFAULT_MODEL)
     w, b, act = policy.layers[-1]
@@ -596,7 +596,7 @@ def _broken_policy(variant: str = "mixed"):
 @pytest.mark.parametrize("deterministic", [True, False])
 def test_a_ppo_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic, variant):
     pytest.importorskip("torch")
-    from agents.ppo import PolicyAgent
+    from agents.networks.ppo import PolicyAgent
 
     bot = PolicyAgent(_broken_policy(variant), deterministic=deterministic, seed=1)
     bot.name = f"ppo:broken-{deterministic}-{variant}"
@@ -695,7 +695,7 @@ def test_restore_takes_a_good_optimizer_state(tmp_path):
 
 def test_snapshots_files_are_checked(tmp_path):
     pytest.importorskip("torch")
-    from agents.ppo import DEFAULT_MODEL, load_policy
+    from agents.networks.ppo import DEFAULT_MODEL, load_policy
     from conquian_train.policy_files import load_snapshots, save_snapshots
 
     policy = load_policy(DEFAULT_MODEL)

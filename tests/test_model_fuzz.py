@@ -21,7 +21,7 @@ import pytest
 
 from agents import make_agent
 from agents.model_files import ModelFileError
-from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
+from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 
 EXTREMES = [np.nan, np.inf, -np.inf, 3e38, -3e38, 1e5, 1e-45, 0.0]
@@ -147,7 +147,7 @@ def _fuzz(fmt: str, cases: int, seed: int, tmp_path: Path) -> dict[str, int]:
             return ScorerAgent.from_scorer(load_scorer(path), name="fuzzed")
     else:
         pytest.importorskip("torch")
-        from agents.ppo import DEFAULT_MODEL, PolicyAgent, load_policy
+        from agents.networks.ppo import DEFAULT_MODEL, PolicyAgent, load_policy
 
         source, content, ext = DEFAULT_MODEL, _ppo_content, "zip"
 

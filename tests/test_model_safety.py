@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from agents import SpecError, make_agent
-from agents.features import FeatureEncoder
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, load_policy, read_model
+from agents.networks.ppo import DEFAULT_MODEL, NumpyPolicy, load_policy, read_model
+from agents.scorer.features import FeatureEncoder
 from conquian_arena.match import deal_for_seed, play_game
 
 torch = pytest.importorskip("torch")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents.model_files import ModelFileError
-from agents.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, ActionScorer, load_scorer
+from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, ActionScorer, load_scorer
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
 
 OTHER_HASH = "0123456789abcdef"
@@ -96,7 +96,7 @@ def _rewrite_data(src: Path, dest: Path, change) -> Path:
 
 
 def test_the_shipped_model_predates_the_stamp_and_loads_by_its_size():
-    from agents.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
+    from agents.networks.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
 
     with zipfile.ZipFile(DEFAULT_MODEL) as z:
         assert STAMP_KEY not in json.loads(z.read("data"))
@@ -104,7 +104,7 @@ def test_the_shipped_model_predates_the_stamp_and_loads_by_its_size():
 
 
 def test_a_stamped_model_loads(tmp_path):
-    from agents.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
+    from agents.networks.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
 
     stamp = {"feature_set": "meld", "layout_hash": MELD_FEATURES.hash}
     path = _rewrite_data(DEFAULT_MODEL, tmp_path / "m.zip", lambda m: m.update({STAMP_KEY: stamp}))
@@ -121,7 +121,7 @@ def test_a_stamped_model_loads(tmp_path):
     ],
 )
 def test_a_model_with_the_wrong_feature_set_or_layout_is_refused(tmp_path, stamp, message):
-    from agents.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
+    from agents.networks.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
 
     path = _rewrite_data(DEFAULT_MODEL, tmp_path / "m.zip", lambda m: m.update({STAMP_KEY: stamp}))
     with pytest.raises(ModelFileError, match=f"model '.*m.zip'.*{message}"):
@@ -132,7 +132,7 @@ def test_stamp_model_writes_the_stamp_into_the_saved_file(tmp_path):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import STAMP_KEY, read_model, stamp_model
+    from agents.networks.ppo import STAMP_KEY, read_model, stamp_model
     from conquian_env.wrappers import SingleAgentEnv
 
     model = MaskablePPO("MlpPolicy", SingleAgentEnv(), policy_kwargs={"net_arch": [8]}, n_steps=16, device="cpu")

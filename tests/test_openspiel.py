@@ -18,7 +18,7 @@ pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms.evaluate_bots import evaluate_bots  # noqa: E402
 
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import GreedyAgent  # noqa: E402
+from agents.greedy.greedy import GreedyAgent  # noqa: E402
 from agents.openspiel_bot import (  # noqa: E402
     AgentBot,
     OpenSpielAgent,

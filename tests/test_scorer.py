@@ -1,4 +1,4 @@
-"""The action scorer (:mod:`agents.scorer`): its inputs, its file, its bot, and its fit."""
+"""The action scorer (:mod:`agents.scorer.scorer`): its inputs, its file, its bot, and its fit."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from agents import make_agent, scorer
-from agents.features import FeatureEncoder
-from agents.greedy import GreedyAgent
-from agents.scorer import (
+from agents import make_agent
+from agents.greedy.greedy import GreedyAgent
+from agents.scorer import scorer
+from agents.scorer.features import FeatureEncoder
+from agents.scorer.scorer import (
     CANDIDATE_SIZE,
     DEFAULT_SCORER,
     FORMAT,

@@ -13,12 +13,12 @@ import pytest
 pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
-from agents import _search_kernels as K  # noqa: E402
-from agents import scorer_kernels as SK  # noqa: E402
-from agents import search as search_module  # noqa: E402
 from agents.base import RandomAgent  # noqa: E402
-from agents.greedy import NEIGHBOURS, PARTNERS, GreedyAgent, choose_discard  # noqa: E402
-from agents.search import SearchAgent, analyze, view_row  # noqa: E402
+from agents.greedy.greedy import NEIGHBOURS, PARTNERS, GreedyAgent, choose_discard  # noqa: E402
+from agents.scorer import scorer_kernels as SK  # noqa: E402
+from agents.search import _search_kernels as K  # noqa: E402
+from agents.search import search as search_module  # noqa: E402
+from agents.search.search import SearchAgent, analyze, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
@@ -106,7 +106,7 @@ def mask_of_cards(cards) -> int:
 
 
 def _python_implausibility(state, opp: int) -> int:
-    """A Python twin of the compiled plausibility count (agents._search_kernels.implausibility),
+    """A Python twin of the compiled plausibility count (agents.search._search_kernels.implausibility),
     written with the greedy bot's own functions."""
     hand = state.hands[opp] & ~state.chosen
     meld, my_meld, my_size = state.melds[opp], state.melds[1 - opp], state.hands[1 - opp].bit_count()
@@ -347,7 +347,7 @@ def test_analyze_rejects_a_view_without_a_decision():
 
 
 def test_specs_build_the_compiled_and_the_python_search():
-    from agents.ismcts import ISMCTSAgent
+    from agents.search.ismcts import ISMCTSAgent
 
     bot = make_agent("pimc", seed=3)
     assert isinstance(bot, SearchAgent) and bot.time == 0.15 and bot.iterations is None
@@ -370,7 +370,7 @@ def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
     """take_options (a take valued with each discard that could follow it) measured no gain and was
     removed (docs/benchmarks.md): an old spec that spelled out its default builds the same bot, move
     for move; any other value is refused naming the parameter, never played as another bot."""
-    from agents.search import BeliefSearchAgent
+    from agents.search.search import BeliefSearchAgent
 
     states = _searched(6, seed=91)
     for old, new in (("pimc:iterations=60,take_options=false", "pimc:iterations=60"),
@@ -471,7 +471,7 @@ def _random_rows(n: int, seed: int, forcing: bool = False):
 
 def _pooled_scorer(seed=0):
     """A random deep-sets scorer (176 -> 24, pooled [h, mean, max] -> 16 -> 1)."""
-    from agents.scorer import CANDIDATE_SIZE, ActionScorer
+    from agents.scorer.scorer import CANDIDATE_SIZE, ActionScorer
 
     rng = np.random.default_rng(seed)
     shapes = [(CANDIDATE_SIZE, 24), (72, 16), (16, 1)]
@@ -481,11 +481,11 @@ def _pooled_scorer(seed=0):
 
 @pytest.mark.parametrize("which", ["shipped", "pooled"])
 def test_the_compiled_scorer_is_the_scorer_bot(which):
-    """Candidates equal agents.scorer.candidate_features' exactly, scores to float rounding,
+    """Candidates equal agents.scorer.scorer.candidate_features' exactly, scores to float rounding,
     and the compiled move is the move of the scorer's numpy forward pass, greedy's elsewhere;
     the shipped network and a deep-sets one (each candidate's score pooled over the others)."""
-    from agents.greedy_kernels import batch_features
-    from agents.scorer import DEFAULT_SCORER, candidate_features, load_scorer
+    from agents.greedy.greedy_kernels import batch_features
+    from agents.scorer.scorer import DEFAULT_SCORER, candidate_features, load_scorer
 
     scorer = load_scorer(DEFAULT_SCORER) if which == "shipped" else _pooled_scorer()
     weights, dims, f, x, acts, out, h, g = SK.network(scorer)
@@ -524,7 +524,7 @@ def test_a_search_bots_first_game_compiles_every_signature_its_decisions_use():
 
     code = """
 import sys
-from agents import _search_kernels as K
+from agents.search import _search_kernels as K
 from agents import make_agent
 from tests.conftest import act
 from tests.test_search import _searched

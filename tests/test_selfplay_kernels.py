@@ -1,4 +1,4 @@
-"""The compiled whole games of the action scorer (agents.selfplay_kernels) against the Python engine."""
+"""The compiled whole games of the action scorer (agents.scorer.selfplay_kernels) against the Python engine."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import pytest
 
 pytest.importorskip("numba")
 
-from agents import selfplay_kernels as SP  # noqa: E402
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.greedy_kernels import encode_features  # noqa: E402
-from agents.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
-from agents.scorer_kernels import candidates, pack, scorer_action  # noqa: E402
-from agents.scorer_kernels import scratch as net_scratch  # noqa: E402
-from agents.search import label_rows  # noqa: E402
+from agents.greedy.greedy import GreedyAgent  # noqa: E402
+from agents.greedy.greedy_kernels import encode_features  # noqa: E402
+from agents.scorer import selfplay_kernels as SP  # noqa: E402
+from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
+from agents.scorer.scorer_kernels import candidates, pack, scorer_action  # noqa: E402
+from agents.scorer.scorer_kernels import scratch as net_scratch  # noqa: E402
+from agents.search.search import label_rows  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402
@@ -37,7 +37,7 @@ def _arena(seed, first, scorer_seat, scorer=None):
 
 def _pooled():
     """A deep-sets scorer: the shipped one's first layer, pooled, then random layers that read it."""
-    from agents.scorer import ActionScorer
+    from agents.scorer.scorer import ActionScorer
 
     w0, b0 = load_scorer(DEFAULT_SCORER).layers[0]
     rng = np.random.default_rng(8)

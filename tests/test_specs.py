@@ -87,9 +87,9 @@ def test_the_largest_allowed_numbers_play_a_game():
 
 def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     pytest.importorskip("numba")
-    from agents.ismcts import ISMCTSAgent
-    from agents.rollout import RolloutAgent
-    from agents.search import SearchAgent, analyze
+    from agents.search.ismcts import ISMCTSAgent
+    from agents.search.rollout import RolloutAgent
+    from agents.search.search import SearchAgent, analyze
 
     # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
     bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False), batch=np.int32(1))

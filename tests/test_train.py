@@ -12,9 +12,9 @@ import pytest
 
 from agents import SpecError, make_agent
 from agents.batched import BatchPolicy
-from agents.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
-from agents.greedy import GreedyAgent
-from agents.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy
+from agents.greedy.greedy import GreedyAgent
+from agents.networks.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy
+from agents.scorer.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import new_game
 from conquian_env.observation import OBS_SIZE
@@ -106,7 +106,7 @@ def test_features_never_depend_on_hidden_cards():
 
 
 def test_the_hidden_card_check_catches_a_peeking_feature():
-    import agents.features as features
+    import agents.scorer.features as features
 
     state = next(s for i, s in enumerate(_positions(1, seed=3)) if i == 10)
     real = features.FeatureEncoder.encode
@@ -313,7 +313,7 @@ def _OtherGame(gymnasium):  # noqa: N802
 
 
 def test_policy_of_unknown_input_size_is_refused():
-    from agents.ppo import features_for_size
+    from agents.networks.ppo import features_for_size
 
     assert features_for_size(OBS_SIZE) == "raw" and features_for_size(FEATURE_SIZE) == "meld"
     with pytest.raises(ValueError, match="456.*865"):

@@ -174,7 +174,7 @@ def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
 
 def test_batch_pool_draws_members_by_weight_and_adds_snapshots():
     from agents.batched import BatchPool
-    from agents.ppo import DEFAULT_MODEL, load_policy
+    from agents.networks.ppo import DEFAULT_MODEL, load_policy
 
     pool = BatchPool([("greedy", 3.0), ("random", 1.0), ("self", 2.0), ("past", 1.0)], seed=0, max_snapshots=2)
     env = ConquianVectorEnv(200, opponent=pool, seed=3)

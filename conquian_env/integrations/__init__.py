@@ -2,7 +2,7 @@
 
 * :mod:`conquian_env.integrations.rllib`: RLlib (new API stack): a ``MultiAgentEnv`` with
   the observation keys and dtypes of RLlib's action-masking RLModule (needs ``ray[rllib]``;
-  the masked network and its checkpoint reader are :mod:`agents.rllib_model`, the self-play
+  the masked network and its checkpoint reader are :mod:`agents.networks.rllib_model`, the self-play
   PPO config :mod:`conquian_train.rllib`).
 * :mod:`conquian_env.integrations.openspiel`: OpenSpiel: registers the Python game
   ``python_conquian`` for ``pyspiel.load_game`` (needs ``open_spiel``).

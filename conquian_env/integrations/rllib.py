@@ -3,8 +3,8 @@
 Needs ``ray[rllib]`` (2.x, new API stack; tested with 2.60).  ``import conquian_env`` never
 imports ray; this module does.  Self-play PPO with masks is
 :func:`conquian_train.rllib.ppo_config` (the training config), its masked network
-:class:`agents.rllib_model.MaskedPPOTorchRLModule` and a checkpoint plays as the bot
-:class:`agents.rllib_bot.RLlibAgent` (``rllib:PATH``)::
+:class:`agents.networks.rllib_model.MaskedPPOTorchRLModule` and a checkpoint plays as the bot
+:class:`agents.networks.rllib_bot.RLlibAgent` (``rllib:PATH``)::
 
     import ray
     from conquian_train.rllib import ppo_config
@@ -16,7 +16,7 @@ imports ray; this module does.  Self-play PPO with masks is
     path = algo.save_to_path("runs/rllib")            # an algorithm checkpoint directory
 
     # play it as a bot: spec rllib:runs/rllib, or
-    from agents.rllib_bot import RLlibAgent
+    from agents.networks.rllib_bot import RLlibAgent
     bot = RLlibAgent("runs/rllib")
 
 What RLlib gets (:class:`ConquianMultiAgentEnv`):

@@ -4,7 +4,7 @@
 this package.  :class:`Conquian` is the environment (:mod:`conquian_env.jax.env`),
 :mod:`conquian_env.jax.game` the rules on one game's state, :mod:`conquian_env.jax.melds`
 the meld questions as bit arithmetic (the greedy bot in JAX, a bot and so not the
-environment's, is :mod:`agents.greedy_jax`).  Exactly the scalar engine: ``tests/test_jax.py``
+environment's, is :mod:`agents.greedy.greedy_jax`).  Exactly the scalar engine: ``tests/test_jax.py``
 plays thousands of games through both and compares every mask, observation, player and
 result.
 """

@@ -98,7 +98,7 @@ class State(core.State):
 
 def player_row(pair: jax.Array, p: jax.Array) -> jax.Array:
     """``pair[p]`` of a per-player ``(2, 2)`` array (a card set of each player, two words each), as
-    a select (no gather); the greedy bot (:mod:`agents.greedy_jax`) reads the state with it."""
+    a select (no gather); the greedy bot (:mod:`agents.greedy.greedy_jax`) reads the state with it."""
     return jnp.where(p == 0, pair[0], pair[1])
 
 

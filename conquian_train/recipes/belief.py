@@ -11,7 +11,7 @@
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
 deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
-meld phase, the view of the player to move (:func:`agents.search.view_row`) with the true
+meld phase, the view of the player to move (:func:`agents.search.search.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
 (:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
 action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
@@ -25,8 +25,8 @@ played here, one after the other.
 
 **fit** reads the shards of ``data`` (plain ``.npz``, no pickles; each folder's shards exactly as
 its ``config.json`` makes them, each the shard it says it is, its contents bounded), keeps one game in
-``val_every`` aside, computes the features (:mod:`agents.belief_kernels`, compiled) of at most
-``positions`` positions, and fits the network of :mod:`agents.belief` with Adam on the cross
+``val_every`` aside, computes the features (:mod:`agents.search.belief_kernels`, compiled) of at most
+``positions`` positions, and fits the network of :mod:`agents.search.belief` with Adam on the cross
 entropy of each unseen card, keeping the epoch of lowest held-out log loss (the logits shifted
 to the exact count, as the search uses them); the model file is written atomically.
 """
@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
-from agents.noisy import NoisyAgent
 from agents.registry import make_agent
+from agents.search.noisy import NoisyAgent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
@@ -156,7 +156,7 @@ def game_kinds(game: int, n_kinds: int) -> tuple[int, int]:
 
 def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
     """Games ``first .. last - 1``: the positions of every decision outside the meld phase."""
-    from agents.rows import view_row
+    from agents.search.rows import view_row
     from conquian_arena.match import deal_for_seed, play_game
 
     bots = _bots(kinds, seed)
@@ -281,7 +281,7 @@ def pool_arrays(positions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.n
 def features_of(rows, pools, sizes, n_opps) -> tuple[np.ndarray, np.ndarray]:
     """The features of every pool card of the positions (float32, one row per card) and each
     row's position."""
-    from agents.belief_kernels import NUM_FEATURES, features_batch
+    from agents.search.belief_kernels import NUM_FEATURES, features_batch
 
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     x = np.zeros((int(sizes.sum()), NUM_FEATURES), dtype=np.float32)
@@ -291,8 +291,8 @@ def features_of(rows, pools, sizes, n_opps) -> tuple[np.ndarray, np.ndarray]:
 
 def shifted_probabilities(logits: np.ndarray, where: np.ndarray, n_opps: np.ndarray) -> np.ndarray:
     """``sigmoid`` of each position's logits shifted to its exact count
-    (:func:`agents.belief_kernels.exact_count_logits`)."""
-    from agents.belief_kernels import exact_count_logits
+    (:func:`agents.search.belief_kernels.exact_count_logits`)."""
+    from agents.search.belief_kernels import exact_count_logits
 
     out = np.empty_like(logits, dtype=np.float64)
     starts = np.concatenate([[0], np.flatnonzero(np.diff(where)) + 1, [len(where)]])
@@ -315,7 +315,7 @@ def scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def fit(config: FitConfig, log: Any = print) -> Path:
     """Fit the belief model on ``config.data`` and write ``config.model`` (see the module docstring)."""
-    from agents.belief import forward_numpy, save_belief
+    from agents.search.belief import forward_numpy, save_belief
 
     config.validate()
     t0 = time.perf_counter()

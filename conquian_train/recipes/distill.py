@@ -11,11 +11,11 @@ Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``s
 (``python -m conquian_train.recipes.distill ...`` is the same.)
 
 **generate** plays ``games`` games of greedy against greedy on the compiled engine
-(:func:`agents.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
+(:func:`agents.scorer.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
 g)``, the arena's deal of that seed) and records the decisions with a choice (an offer to take or
 refuse, a discard among two cards or more) of one seat drawn per game; every candidate of every
 recorded decision is valued by ``playouts`` greedy playouts from a uniform determinization of the
-cards the player cannot see (:func:`agents.search.label_rows`: ``pimc``'s values, without its
+cards the player cannot see (:func:`agents.search.search.label_rows`: ``pimc``'s values, without its
 inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
 written atomically (complete or absent): a killed run loses at most the shards in progress and the
 same command resumes at the missing ones, making the same games and labels; with ``ray`` the
@@ -24,7 +24,7 @@ shards are Ray tasks (the shard library, :mod:`conquian_train.shards`).
 **fit** reads the shards (plain ``.npz``, no pickles, each array's dtype and shape checked, each the
 shard of its folder's config.json it says it is, every value within [0, 1]), holds
 out the games with id % ``holdout`` == 0 and fits the scorer of ``hidden`` layers (pooled after
-layer ``pool_after``: deep sets, :class:`agents.scorer.ActionScorer`) by cross-entropy on
+layer ``pool_after``: deep sets, :class:`agents.scorer.scorer.ActionScorer`) by cross-entropy on
 softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
 rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2M positions: 8.6 GB)
 and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
@@ -34,7 +34,7 @@ run never stopped; one process works in a fit folder at a time (a second stops w
 the first), and a resume first writes the tables its checkpoint holds (a kill between the two
 leaves none behind).  With ``eval_deals`` the network plays greedy on that many duplicate deals
 before the first epoch (the untrained network: the curve's step 0, played once and kept in the
-checkpoint) and after each, compiled (:func:`agents.selfplay_kernels.duplicate_score`, the arena's
+checkpoint) and after each, compiled (:func:`agents.scorer.selfplay_kernels.duplicate_score`, the arena's
 games), into ``out/eval.csv`` and
 ``out/learning_curve.png`` (score by positions trained on, and the held-out regret beside greedy's).
 ``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each position's
@@ -149,8 +149,8 @@ def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, 
 
 def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int, playouts: int = 32) -> dict[str, np.ndarray]:
     """Games ``first .. last - 1`` and the values of their recorded decisions' candidates."""
-    from agents.search import label_rows
-    from agents.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
+    from agents.scorer.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
+    from agents.search.search import label_rows
 
     deals, firsts, seats = deals_of(seed, first, last)
     _, game, rows, _ = play_games(deals, firsts, seats, np.full(len(deals), GREEDY), 0, GREEDY_LEARNER)
@@ -172,7 +172,7 @@ def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
 
 def _shapes(n: int) -> dict[str, tuple[int, ...]]:
     """The shapes of the arrays of a shard of ``n`` positions."""
-    from agents.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
+    from agents.scorer.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
 
     return {"x": (n, MAX_CANDIDATES, CANDIDATE_SIZE), "actions": (n, MAX_CANDIDATES), "q": (n, MAX_CANDIDATES),
             "game": (n,)}  # fmt: skip
@@ -183,7 +183,7 @@ def read_shard(path: str | Path, index: int | None = None, config: Any = None) -
     ``config``, its origin too) and bounded: every position with two candidates or more, every
     value a win probability (within [0, 1]), every input finite and within the scorer's range: a
     :class:`~conquian_train.shards.ShardError` naming the file and what is wrong."""
-    from agents.scorer import INPUT_BOUND
+    from agents.scorer.scorer import INPUT_BOUND
 
     arrays, _ = open_shard(path, SHARD_ARRAYS, _shapes, index=index, config=config)
     where = f"shard {str(path)!r}"
@@ -311,7 +311,7 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
 def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path:
     import torch
 
-    from agents.scorer import ActionScorer
+    from agents.scorer.scorer import ActionScorer
 
     from ..scorer_fit import network_layers, network_scores, regret, scorer_network
 
@@ -327,7 +327,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     if not len(train) or not len(test):
         raise ValueError(f"{len(train)} training and {len(test)} held-out positions: need both (more games?)")
     X, V, Q = torch.from_numpy(d["x"]), torch.from_numpy(valid), torch.from_numpy(d["q"])  # noqa: N806
-    from agents.scorer import CANDIDATE_SIZE, GREEDY_SLOT
+    from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT
 
     greedy = np.where(valid[test], d["x"][test, :, GREEDY_SLOT].astype(np.float32), -1.0)
     greedy_regret = regret(greedy, valid[test], d["q"][test])
@@ -354,8 +354,8 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         """The network against greedy on the evaluation's duplicate deals (the arena's games, compiled)."""
         if not config.eval_deals:
             return []
-        from agents.scorer_kernels import pack
-        from agents.selfplay_kernels import duplicate_score
+        from agents.scorer.scorer_kernels import pack
+        from agents.scorer.selfplay_kernels import duplicate_score
 
         score, half = duplicate_score(pack(ActionScorer(export(), pool_after=config.pool())), eval_deals)
         log(f"{stage}: {score:.4f} +- {half:.4f} against greedy ({2 * config.eval_deals} games)")

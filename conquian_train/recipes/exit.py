@@ -13,7 +13,7 @@ Each **round** ``r``:
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
-   search (:func:`agents.search.analyze`, at most ``playouts`` playouts per position, the
+   search (:func:`agents.search.search.analyze`, at most ``playouts`` playouts per position, the
    actions racing as in the ``pimc`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
@@ -22,7 +22,7 @@ Each **round** ``r``:
 3. **Learn.** The network is fitted on every shard of every round so far, ``epochs`` passes,
    continuing from the last round's weights; the epoch with the lowest regret on held-out
    games is kept.  ``network='scorer'`` (the default) is the action scorer
-   (:mod:`agents.scorer`, ``scorer:PATH`` plays it): one small MLP scores each legal action
+   (:mod:`agents.scorer.scorer`, ``scorer:PATH`` plays it): one small MLP scores each legal action
    from that action's own features, fitted by :func:`conquian_train.scorer_fit.fit_scorer`
    (cross-entropy against ``softmax(values / temperature)``).  ``network='ppo'`` is an SB3
    ``MaskablePPO`` policy with one logit per action id (``ppo:PATH`` plays it), fitted by
@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
-from agents.greedy import GreedyAgent
-from agents.ppo import (
+from agents.greedy.greedy import GreedyAgent
+from agents.networks.ppo import (
     DEFAULT_MODEL,
     NumpyPolicy,
     PolicyAgent,
@@ -62,7 +62,7 @@ from agents.ppo import (
     stamp_model,
 )
 from agents.registry import make_agent
-from agents.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
+from agents.scorer.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
@@ -110,7 +110,7 @@ class ExItConfig(RunSettings):
     )
     network: str = knob(
         "scorer",
-        "'scorer' (agents.scorer: one small MLP scores each legal action from its own features; "
+        "'scorer' (agents.scorer.scorer: one small MLP scores each legal action from its own features; "
         "scorer:PATH plays it) or 'ppo' (a MaskablePPO policy, one logit per action id; ppo:PATH plays it)",
         choices=("scorer", "ppo"),
     )
@@ -180,7 +180,7 @@ class ViewRecorder(Agent):
     the mask, a snapshot of the view, and greedy's move where the phase is the meld."""
 
     def __init__(self, student: Agent, features: str):
-        from agents.features import FeatureEncoder
+        from agents.scorer.features import FeatureEncoder
 
         self.student, self.name = student, student.name
         self.encoder = FeatureEncoder() if features == "meld" else None
@@ -230,7 +230,7 @@ def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> t
 
 def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[ImitationData, dict]:
     """Games ``chunk * config.chunk ..`` of round ``round_``, their decisions labelled; and timings."""
-    from agents.search import analyze
+    from agents.search.search import analyze
 
     c, t0 = config, time.perf_counter()
     rows, results = play_games(student, c, round_, chunk)

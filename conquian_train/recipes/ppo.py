@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from agents.batched import parse_pool
-from agents.ppo import stamp_model
+from agents.networks.ppo import stamp_model
 from agents.registry import make_agent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob

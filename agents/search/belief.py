@@ -1,13 +1,13 @@
 """The belief model of the opponent's hidden hand: for each card the player cannot see, the
 probability that the opponent holds it, from the player's view alone.
 
-The search (spec ``search``, :class:`agents.search.BeliefSearchAgent`) deals the unseen cards
-from it; :mod:`conquian_train.belief` generates the games it learns from and fits it;
+The search (spec ``search``, :class:`agents.search.search.BeliefSearchAgent`) deals the unseen cards
+from it; :mod:`conquian_train.recipes.belief` generates the games it learns from and fits it;
 ``benchmarks/bench_belief.py`` measures it against uniform deals and the plausibility filter
 (docs/bots.md, "The belief model").
 
-**Inputs.**  One row of features per unseen card (:data:`agents.belief_kernels.FEATURE_LAYOUT`),
-all read from the view row of :func:`agents.search.view_row`: the cards near it (same rank, one
+**Inputs.**  One row of features per unseen card (:data:`agents.search.belief_kernels.FEATURE_LAYOUT`),
+all read from the view row of :func:`agents.search.search.view_row`: the cards near it (same rank, one
 and two ranks away in its suit) among the opponent's discards, its refusals of cards that did not
 fit its meld alone, its meld, the player's meld and hand, the dead pile and the other unseen
 cards; whether it fits either meld alone; its partner pairs (both unseen, one discarded by the
@@ -18,8 +18,8 @@ record as the view holds it now (which cards, not in which order), and the lates
 
 **Model.**  One hidden ReLU layer with weights shared across cards gives a logit per card; the
 logits are shifted by one constant so that the probabilities add up to the opponent's hidden-hand
-size (:func:`agents.belief_kernels.exact_count_logits`).  The forward pass runs compiled
-(:func:`agents.belief_kernels.forward`); :func:`forward_numpy` is its twin (the tests hold them
+size (:func:`agents.search.belief_kernels.exact_count_logits`).  The forward pass runs compiled
+(:func:`agents.search.belief_kernels.forward`); :func:`forward_numpy` is its twin (the tests hold them
 equal to 1e-6) and the fit's.
 
 **File.**  A plain ``.npz`` read as untrusted data by :mod:`agents.model_files` (the archive's
@@ -41,15 +41,15 @@ import numpy as np
 
 from conquian_env.extras import missing
 
-from .model_files import ModelFileError, check_archive, check_weights, open_archive, read_meta, read_npy, write_npz
+from ..model_files import ModelFileError, check_archive, check_weights, open_archive, read_meta, read_npy, write_npz
 
 try:
     from .belief_kernels import FEATURE_LAYOUT, NUM_FEATURES
 except ImportError as err:  # numba, the 'fast' extra
-    raise missing(err, "agents.belief (the belief model)") from None
+    raise missing(err, "agents.search.belief (the belief model)") from None
 
-#: the shipped belief model (fitted by ``python -m conquian_train.belief fit``)
-DEFAULT_BELIEF = Path(__file__).resolve().parent / "data" / "conquian_belief.npz"
+#: the shipped belief model (fitted by ``python -m conquian_train.recipes.belief fit``)
+DEFAULT_BELIEF = Path(__file__).resolve().parents[1] / "data" / "conquian_belief.npz"
 FORMAT = "conquian-belief/1"
 #: the arrays of a model file, besides ``meta``
 WEIGHT_NAMES = ("w0", "b0", "w1", "b1")
@@ -84,7 +84,7 @@ class BeliefModel:
 
     def pool_logits(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray:
         """The logits of the cards of ``pool`` (a view row, its sorted pool, the hidden-hand size:
-        :func:`agents.search.view_row`), shifted to the exact count (compiled)."""
+        :func:`agents.search.search.view_row`), shifted to the exact count (compiled)."""
         from .belief_kernels import pool_logits
 
         return pool_logits(row, pool, int(n_opp), *self.weights)

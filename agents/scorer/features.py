@@ -51,7 +51,7 @@ from conquian_env.melds import can_split_into_melds
 from conquian_env.observation import OBS_SIZE
 from conquian_env.view import PlayerView
 
-from .greedy import (
+from ..greedy.greedy import (
     NEIGHBOURS,
     PARTNERS,
     GreedyAgent,

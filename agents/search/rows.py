@@ -13,7 +13,7 @@ from conquian_env.view import PlayerView
 try:
     from conquian_env import kernels as E
 except ImportError as err:  # numba, the 'fast' extra
-    raise missing(err, "agents.rows (the batched engine's rows)") from None
+    raise missing(err, "agents.search.rows (the batched engine's rows)") from None
 
 
 def view_row(view: PlayerView) -> tuple[np.ndarray, np.ndarray, int]:

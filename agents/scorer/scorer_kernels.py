@@ -1,7 +1,7 @@
-"""The action scorer in compiled code (numba): :func:`agents.scorer.candidate_features` and
+"""The action scorer in compiled code (numba): :func:`agents.scorer.scorer.candidate_features` and
 the network's forward pass for one position of an engine row, for whole compiled games of the
-scorer (:mod:`agents.selfplay_kernels`) and the candidates of the search's labels
-(:mod:`agents._search_kernels`).
+scorer (:mod:`agents.scorer.selfplay_kernels`) and the candidates of the search's labels
+(:mod:`agents.search._search_kernels`).
 
 The network's layers travel as one flat float32 array (:func:`pack`): each layer's weights
 ``(in, out)`` row by row, then its bias, layer after layer; ``dims`` holds the widths
@@ -9,7 +9,7 @@ The network's layers travel as one flat float32 array (:func:`pack`): each layer
 The first layer is split in two: the position's 60 inputs are the same for every candidate,
 so their part of the first layer is computed once per position, and a candidate's own inputs
 (mostly zeros) add only their nonzero rows.  The scores equal
-:meth:`agents.scorer.ActionScorer.action_scores` up to float rounding (the sums run in another
+:meth:`agents.scorer.scorer.ActionScorer.action_scores` up to float rounding (the sums run in another
 order); ``tests/test_scorer.py`` and ``tests/test_search.py`` compare the two.
 """
 
@@ -22,7 +22,7 @@ from conquian_env.compiling import prepare_kernels, setup
 from conquian_env.kernels import DISCARD, LCARDS, LMISC, OFFER, PHASE, PLAYER, lowest_bit_index
 from conquian_env.observation import OBS_AT
 
-from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
+from ..greedy.greedy_kernels import NUM_FEATURES, encode_features, greedy_action
 from .scorer import (
     CANDIDATE_SIZE,
     CARD_BLOCKS,
@@ -45,7 +45,7 @@ _N_POS = CANDIDATE_SIZE - POSITION_SLOT
 
 
 def pack(scorer) -> tuple[np.ndarray, np.ndarray]:
-    """``(weights, dims)`` of an :class:`agents.scorer.ActionScorer` for the kernels: ``dims`` is
+    """``(weights, dims)`` of an :class:`agents.scorer.scorer.ActionScorer` for the kernels: ``dims`` is
     ``[CANDIDATE_SIZE, hidden..., 1, pool]``, the layers' output widths and then where the network
     pools (``pool_after + 1``: the ``dims`` index of the pooled layer's width; 0: it does not)."""
     parts, dims = [], [CANDIDATE_SIZE]
@@ -67,7 +67,7 @@ def _channel(F, ch, card):
 
 @njit(cache=True)
 def _card_part(F, card, x):
-    """The first ``CARD_INPUTS`` inputs of a candidate about ``card`` (see agents.scorer)."""
+    """The first ``CARD_INPUTS`` inputs of a candidate about ``card`` (see agents.scorer.scorer)."""
     suit, rank = card // 10, card % 10
     for ch in range(CHANNELS):
         x[ch] = _channel(F, ch, card)
@@ -83,7 +83,7 @@ def _card_part(F, card, x):
                 x[at + ch] = 0.0
         at += CHANNELS + 1
     for ch in range(CHANNELS):
-        s = np.float32(0.0)  # the rank's four cards less this one (as agents.scorer sums them)
+        s = np.float32(0.0)  # the rank's four cards less this one (as agents.scorer.scorer sums them)
         for other in range(4):
             s += _channel(F, ch, other * 10 + rank)
         x[at + ch] = s - _channel(F, ch, card)
@@ -92,7 +92,7 @@ def _card_part(F, card, x):
 @njit(cache=True)
 def candidates(F, phase, lcards, misc, X, acts):
     """The candidates of one position into ``X`` (``(MAX_CANDIDATES, CANDIDATE_SIZE)``) and
-    ``acts``, in :func:`agents.scorer.candidate_features`' order (discards by card, take,
+    ``acts``, in :func:`agents.scorer.scorer.candidate_features`' order (discards by card, take,
     refusal); ``F`` its meld features, ``phase, lcards, misc`` its legal-move columns; returns
     how many."""
     n = 0
@@ -244,7 +244,7 @@ def has_choice(S, i):
 
 @njit(cache=True)
 def scorer_action(S, i, weights, dims, F, X, acts, out, H, g):
-    """The scorer bot's move in row ``i`` (:class:`agents.scorer.ScorerAgent`): at an offer or a
+    """The scorer bot's move in row ``i`` (:class:`agents.scorer.scorer.ScorerAgent`): at an offer or a
     discard with a choice the best-scored candidate (ties: the lowest action id), elsewhere
     greedy's move; ``F, X, acts, out, h, g`` are scratch arrays (:func:`scratch`)."""
     if not has_choice(S, i):

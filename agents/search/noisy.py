@@ -1,7 +1,7 @@
 """A bot with noise: another bot's moves, with a uniformly random legal action now and then.
 
 :class:`NoisyAgent` is the ``noisy:EPS:SPEC`` kind of the belief model's games
-(:mod:`conquian_train.belief`): opponents that play like a known bot but not always.
+(:mod:`conquian_train.recipes.belief`): opponents that play like a known bot but not always.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 
 from conquian_env.game import MELD
 
-from .base import Agent, PlayerView
+from ..base import Agent, PlayerView
 
 __all__ = ["NoisyAgent"]
 

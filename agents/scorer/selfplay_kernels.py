@@ -1,14 +1,14 @@
 """Whole games of the action scorer on the batched engine, compiled (numba): a fast,
 exact strength check of a scorer (:func:`duplicate_score`, 10,000 games a second on two cores),
 self-play data (Deep Monte-Carlo: ``docs/experiments/dmcA``) and the positions that
-:func:`agents.search.label_rows` labels.
+:func:`agents.search.search.label_rows` labels.
 
 One call plays many games, each from a given deal (:func:`conquian_env.kernels.start`'s
-permutation of the 40 cards), the *learner* (an :class:`agents.scorer.ActionScorer`, packed by
-:func:`agents.scorer_kernels.pack`) in one seat and an opponent in the other: greedy
+permutation of the 40 cards), the *learner* (an :class:`agents.scorer.scorer.ActionScorer`, packed by
+:func:`agents.scorer.scorer_kernels.pack`) in one seat and an opponent in the other: greedy
 (:data:`GREEDY`), another packed scorer (:data:`SCORER`, e.g. an earlier snapshot of the
 learner) or uniform random (:data:`RANDOM`).  The learner decides exactly as
-:func:`agents.scorer_kernels.scorer_action` (the scorer bot) does, except that with probability
+:func:`agents.scorer.scorer_kernels.scorer_action` (the scorer bot) does, except that with probability
 ``eps`` a decision with a choice takes a uniformly random candidate instead; each such decision's
 chosen candidate inputs (``CANDIDATE_SIZE`` floats) are written out with the game's index, so
 that the game's result can be attached to them afterwards (Monte-Carlo returns).
@@ -41,7 +41,7 @@ from conquian_env.kernels import (
     start,
 )
 
-from .greedy_kernels import NUM_FEATURES, encode_features, greedy_action
+from ..greedy.greedy_kernels import NUM_FEATURES, encode_features, greedy_action
 from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
 from .scorer_kernels import best_candidate, candidates, has_choice, scorer_action, scores
 
@@ -130,12 +130,12 @@ def _play(deals, firsts, seats, kinds, rules, weights, dims, oweights, odims, ep
 def play_games(deals, firsts, seats, kinds, rules, learner, opponent=None, *, eps=0.0, seed=0, blocks=2,
                record=True):  # fmt: skip
     """Play ``len(deals)`` games (see the module); ``learner`` and ``opponent``: ``(weights, dims)``
-    of :func:`agents.scorer_kernels.pack` (``opponent`` only where a game's kind is :data:`SCORER`).
+    of :func:`agents.scorer.scorer_kernels.pack` (``opponent`` only where a game's kind is :data:`SCORER`).
 
     Returns ``(x, game, rows, results)``: the learner's recorded decisions (``x`` float32
     ``(m, CANDIDATE_SIZE)``: the chosen candidate's inputs; game by game, in the order played),
     the game index of each, the engine row of each (the whole state before the move: for
-    :func:`agents.search.label_rows`), and each game's winner (0 or 1; -1 a draw).  ``record=False``
+    :func:`agents.search.search.label_rows`), and each game's winner (0 or 1; -1 a draw).  ``record=False``
     records nothing (the first three empty).
     """
     deals = np.ascontiguousarray(deals, np.int64)

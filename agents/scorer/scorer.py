@@ -7,10 +7,10 @@ each *candidate* by the cards it touches and runs one shared multilayer perceptr
 every candidate of the position; the highest score is played.  It decides the offers (take
 or refuse the face-up card) and the discards, where the search's edge over greedy lies; the
 meld phase (laying down the cards of a take) and the force decision of RULES.md section 7 are
-greedy's, as in the expert-iteration labels it learns from (:mod:`conquian_train.exit`).
+greedy's, as in the expert-iteration labels it learns from (:mod:`conquian_train.recipes.exit`).
 
 Inputs of a candidate (:func:`candidate_features`, all from the ``"meld"`` feature vector of
-:mod:`agents.features`, i.e. from the player's view alone; greedy's own choice is one of them):
+:mod:`agents.scorer.features`, i.e. from the player's view alone; greedy's own choice is one of them):
 
 ======  ======  ==================================================================
 slot    length  contents
@@ -62,11 +62,10 @@ from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION, featur
 from conquian_env.observation import OBS_AT
 from conquian_env.view import PlayerView
 
-from .base import Agent
-from .catalog import bot
-from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
-from .greedy import GreedyAgent
-from .model_files import (
+from ..base import Agent
+from ..catalog import bot
+from ..greedy.greedy import GreedyAgent
+from ..model_files import (
     ModelFileError,
     best_legal,
     check_archive,
@@ -76,6 +75,7 @@ from .model_files import (
     read_npy,
     write_npz,
 )
+from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
 
 __all__ = [
     "CANDIDATE_SIZE",
@@ -100,7 +100,7 @@ __all__ = [
 ]
 
 #: the shipped scorer (``train.py exit``'s network, see docs/training.md)
-DEFAULT_SCORER = Path(__file__).resolve().parent / "data" / "conquian_scorer.npz"
+DEFAULT_SCORER = Path(__file__).resolve().parents[1] / "data" / "conquian_scorer.npz"
 #: the ``format`` of a scorer file's meta (a network that scores each candidate alone)
 FORMAT = "conquian-action-scorer/1"
 #: the ``format`` of a deep-sets scorer's file: one layer's outputs are pooled over the position's
@@ -110,10 +110,10 @@ FORMAT_POOLED = "conquian-action-scorer/2"
 MAX_CANDIDATES = 12
 
 # The candidate's input layout (the table in the module docstring), shared with the compiled
-# twin (agents.scorer_kernels), derived from the pieces of conquian_env.layout.MELD_FEATURES: a
+# twin (agents.scorer.scorer_kernels), derived from the pieces of conquian_env.layout.MELD_FEATURES: a
 # piece NUM_CARDS wide is a per-card block; every other piece but greedy's choice describes the
 # position.
-#: where each block of the ``"meld"`` feature vector starts (:data:`agents.features.FEATURE_LAYOUT`)
+#: where each block of the ``"meld"`` feature vector starts (:data:`agents.scorer.features.FEATURE_LAYOUT`)
 FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
 #: the piece of the meld features that is greedy's choice (one-hot over the actions): the kind slots read it
 _GREEDY_PIECE = "greedy_action"

@@ -13,8 +13,8 @@ masks the logits again itself, so it never chooses an illegal action.
 ``deterministic`` (default true) plays the most likely action; false samples from the
 policy with the bot's generator, re-seeded each game.  Needs ``ray[rllib]`` and torch.
 
-A checkpoint path is read weights only (:func:`~agents.rllib_model.load_module`):
-no pickle in it runs, so it must hold the :class:`~agents.rllib_model.MaskedPPOTorchRLModule`
+A checkpoint path is read weights only (:func:`~agents.networks.rllib_model.load_module`):
+no pickle in it runs, so it must hold the :class:`~agents.networks.rllib_model.MaskedPPOTorchRLModule`
 that ``ppo_config`` trains; give any other RLModule as ``module``, loaded yourself from a
 checkpoint you trust.
 """
@@ -27,9 +27,9 @@ import numpy as np
 
 from conquian_env.seeding import bot_game_rng
 
-from .base import Agent, PlayerView
-from .catalog import bot
-from .params import Flag, bounded
+from ..base import Agent, PlayerView
+from ..catalog import bot
+from ..params import Flag, bounded
 
 __all__ = ["RLlibAgent"]
 
@@ -47,7 +47,7 @@ __all__ = ["RLlibAgent"]
 class RLlibAgent(Agent):
     """Plays an RLlib RLModule.  ``path``: a checkpoint (see the module docstring), or
     ``module``: an RLModule, an ``Algorithm`` or anything
-    :func:`agents.rllib_model.load_module` takes."""
+    :func:`agents.networks.rllib_model.load_module` takes."""
 
     name = "rllib"
 
@@ -88,7 +88,7 @@ class RLlibAgent(Agent):
         return np.where(np.asarray(action_mask) > 0, logits, -np.inf)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        from .model_files import best_legal
+        from ..model_files import best_legal
 
         logits = self.logits(observation, action_mask)
         legal = np.asarray(action_mask) > 0

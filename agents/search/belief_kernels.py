@@ -1,6 +1,6 @@
-"""Compiled (numba) half of the belief model of the opponent's hidden hand (:mod:`agents.belief`).
+"""Compiled (numba) half of the belief model of the opponent's hidden hand (:mod:`agents.search.belief`).
 
-Everything here reads a *view row* (a row of the batched engine as :func:`agents.search.view_row`
+Everything here reads a *view row* (a row of the batched engine as :func:`agents.search.search.view_row`
 makes it: the opponent's hidden hand and the stock empty) and the *pool* of the cards the player
 cannot see, sorted ascending.  Nothing reads a hidden card, so the features, the probabilities
 and the deals drawn from them do not change when the hidden cards are permuted.
@@ -8,7 +8,7 @@ and the deals drawn from them do not change when the hidden cards are permuted.
 * :func:`card_features`: one row of :data:`NUM_FEATURES` numbers per pool card, laid out as
   :data:`FEATURE_LAYOUT` says;
 * :func:`forward`: the network's logit per card (one hidden ReLU layer, weights shared across
-  cards), the twin of :func:`agents.belief.forward_numpy`;
+  cards), the twin of :func:`agents.search.belief.forward_numpy`;
 * :func:`exact_count_logits`: the logits shifted so that the probabilities add up to the
   opponent's hidden-hand size;
 * :func:`deal_from_belief`: a deal of the pool, the opponent's hand drawn card by card in
@@ -44,7 +44,7 @@ from conquian_env.kernels import (
     popcount,
 )
 
-from .greedy_kernels import NEIGHBOURS, PARTNER_COUNT, PARTNERS
+from ..greedy.greedy_kernels import NEIGHBOURS, PARTNER_COUNT, PARTNERS
 
 setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
@@ -194,7 +194,7 @@ def card_features(view, pool, n_opp, out):
 @njit(cache=True)
 def forward(x, n, w0, b0, w1, b1, out):
     """The logit of each of the first ``n`` rows of ``x``: ``relu(x @ w0 + b0) @ w1 + b1``
-    into ``out[:n]`` (the twin of :func:`agents.belief.forward_numpy`)."""
+    into ``out[:n]`` (the twin of :func:`agents.search.belief.forward_numpy`)."""
     hidden = w0.shape[1]
     h = np.empty(hidden, dtype=np.float64)
     for k in range(n):

@@ -19,7 +19,7 @@ Tree Search", single-observer variant.  Each iteration:
    action was available replaces the parent's visit count.  A node expands one untried
    action per iteration, the rollout policy's own choice first, so a node with few
    visits is scored as the policy would play it.
-3. **Roll out** to the end of the game with the rules of :class:`agents.greedy.GreedyAgent`
+3. **Roll out** to the end of the game with the rules of :class:`agents.greedy.greedy.GreedyAgent`
    for both players (:func:`greedy_rollout`), each player judging by what they can see in
    the determinization.
 4. **Back up** the result: a win scores 1, a draw 1/2, a loss 0 for the searching player
@@ -59,16 +59,16 @@ from conquian_env.cards import cards_of
 from conquian_env.game import GAME_OVER, MELD, OFFER, TURNED, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
-from .base import PlayerView, SearchBot
-from .catalog import bot
-from .greedy import (
+from ..base import PlayerView, SearchBot
+from ..catalog import bot
+from ..greedy.greedy import (
     NEIGHBOURS,
     PARTNERS,
     GreedyAgent,
     greedy_decision,
     plan_take,
 )
-from .params import Flag, Integer, Real, Removed, bounded
+from ..params import Flag, Integer, Real, Removed, bounded
 
 DEFAULT_ITERATIONS = 500
 DEFAULT_C = 0.7
@@ -373,7 +373,7 @@ def greedy_playouts(states: list[GameState], games=None) -> tuple[object, list[i
     from conquian_env.kernels import PHASE, WINNER
     from conquian_env.vector import VectorGame
 
-    from .greedy_kernels import greedy_actions
+    from ..greedy.greedy_kernels import greedy_actions
 
     if games is None or games.num_games < len(states):
         games = VectorGame(max(1, len(states)), observations=False, parallel=False)

@@ -4,7 +4,7 @@
 
 1. Draw ``samples`` determinizations of the hidden cards (the opponent's hand and the
    stock), each the most plausible of a few draws given the opponent's refusals and
-   discards (as :class:`agents.ismcts.ISMCTSAgent` does with ``infer``).
+   discards (as :class:`agents.search.ismcts.ISMCTSAgent` does with ``infer``).
 2. On every determinization, play **each** legal action and then the greedy rules for
    both players to the end of the game.  The greedy rules are deterministic, so the
    actions are compared on exactly the same cards: common random numbers, which makes a
@@ -21,7 +21,7 @@ model of the opponent is exact (up to the hidden cards).  Meld phases follow the
 plan.  It never reads hidden cards: only ``view.determinize``.
 
 With ``batch`` on, all the rollouts of a decision run together on the batched engine
-(:func:`agents.ismcts.greedy_playouts`, compiled greedy: the same games, much less time).
+(:func:`agents.search.ismcts.greedy_playouts`, compiled greedy: the same games, much less time).
 
 Spec: ``rollout[:samples=32,margin=0,infer=true,batch=false]``.
 """
@@ -34,9 +34,10 @@ import numpy as np
 
 from conquian_env.game import GAME_OVER
 
-from .base import PlayerView, SearchBot
-from .catalog import bot
-from .greedy import GreedyAgent
+from ..base import PlayerView, SearchBot
+from ..catalog import bot
+from ..greedy.greedy import GreedyAgent
+from ..params import Flag, Integer, Real, bounded
 from .ismcts import (
     DRAW_SCORE,
     advance_to_decision,
@@ -46,7 +47,6 @@ from .ismcts import (
     opponent_evidence,
     plausible_determinization,
 )
-from .params import Flag, Integer, Real, bounded
 
 DEFAULT_SAMPLES = 32
 

@@ -3,8 +3,8 @@ the batched engine (:class:`conquian_env.vector.VectorGame`).
 
 Public for the compiled search and belief kernels, which share its tables and plans; it
 reads the rows of :mod:`conquian_env.kernels` and uses its meld kernels.
-Each function states the same rule as its Python twin in :mod:`agents.greedy` /
-:mod:`agents.features` (named in its docstring) and returns bit for bit the same floats:
+Each function states the same rule as its Python twin in :mod:`agents.greedy.greedy` /
+:mod:`agents.scorer.features` (named in its docstring) and returns bit for bit the same floats:
 every sum is taken in the same order, every comparison is the same strict or non-strict
 one, and candidates are tried in the same order, so ties go the same way.
 ``tests/test_batched_greedy.py`` plays games through both and compares every decision and
@@ -25,7 +25,7 @@ the phase and the legal actions.  The Python API at the bottom (:func:`greedy_ac
 
 numba freezes the module-level tables and weights below (and the compiled meld kernels)
 into its on-disk cache, which is keyed on this file only; :func:`_check_cache` notices
-when :mod:`agents.greedy`, :mod:`agents.features` or the meld kernels changed since and
+when :mod:`agents.greedy.greedy`, :mod:`agents.scorer.features` or the meld kernels changed since and
 throws the stale cache away.
 """
 
@@ -82,7 +82,7 @@ setup(__file__)  # numba's cache folder and compile notice, before any kernel is
 
 FULL = (1 << 40) - 1
 
-# the greedy weights (agents.greedy)
+# the greedy weights (agents.greedy.greedy)
 PARTIAL_WEIGHT = float(_greedy.PARTIAL_WEIGHT)
 DISTANT_WEIGHT = float(_greedy.DISTANT_WEIGHT)
 READY_BONUS = float(_greedy.READY_BONUS)
@@ -589,8 +589,8 @@ def _expected() -> tuple[np.ndarray, ...]:
 
 def _check_cache() -> None:
     """numba's cache keeps the globals a kernel was compiled with (and the code of the
-    kernels it calls) and is invalidated only when this file changes; if agents.greedy or
-    agents.features changed a weight or a table since, or conquian_env.kernels / melds
+    kernels it calls) and is invalidated only when this file changes; if agents.greedy.greedy or
+    agents.scorer.features changed a weight or a table since, or conquian_env.kernels / melds
     changed, empty every kernel's cache index here so that each compiles afresh."""
     if all(np.array_equal(a, b) for a, b in zip(_baked(), _expected(), strict=True)):
         return

@@ -3,7 +3,7 @@
 :class:`MaskedPPOTorchRLModule` is the RLModule that :func:`conquian_train.rllib.ppo_config`
 trains on :class:`conquian_env.integrations.rllib.ConquianMultiAgentEnv`; :func:`load_module`
 reads one back from a trained run or a checkpoint without running any pickle in it, for the bot
-:class:`agents.rllib_bot.RLlibAgent` (``rllib:PATH``).  Needs ``ray[rllib]`` and torch.
+:class:`agents.networks.rllib_bot.RLlibAgent` (``rllib:PATH``).  Needs ``ray[rllib]`` and torch.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ try:  # Ray first: its extra's line also says to install torch first
     from ray.rllib.core.columns import Columns
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 except ImportError as err:
-    raise missing(err, "agents.rllib_model", extra="rllib") from None
+    raise missing(err, "agents.networks.rllib_model", extra="rllib") from None
 try:
     import torch
 except ImportError as err:
-    raise missing(err, "agents.rllib_model", extra="rllib") from None
+    raise missing(err, "agents.networks.rllib_model", extra="rllib") from None
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.integrations.rllib import observation_space

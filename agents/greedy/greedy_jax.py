@@ -1,4 +1,4 @@
-"""The greedy bot (:class:`agents.greedy.GreedyAgent`) as pure JAX functions.
+"""The greedy bot (:class:`agents.greedy.greedy.GreedyAgent`) as pure JAX functions.
 
 :func:`greedy_actions` decides for every game of a batch of states, :func:`greedy_action`
 for one state (the same code on a batch of one): ``GreedyAgent.choose`` for the player to
@@ -6,7 +6,7 @@ move, decision for decision (``tests/test_jax.py`` compares them on thousands of
 and whole games).  No Python control flow on traced values: ``jax.jit`` compiles them, for
 example as the opponent of a learner inside one jitted training loop
 (``examples/jax_ppo.py --opponent greedy``).  Only what the mover sees is read.  Like the
-compiled twin :mod:`agents.greedy_kernels` they keep no state: in the meld phase the
+compiled twin :mod:`agents.greedy.greedy_kernels` they keep no state: in the meld phase the
 take's lay-down plan is recomputed (and re-planned from the cards chosen when they left
 it), which is the agent's own plan whenever the meld so far followed it (always, when the
 bot made the meld).
@@ -52,7 +52,7 @@ try:
     import jax
     import jax.numpy as jnp
 except ImportError as err:  # JAX and Pgx, the 'jax' extra
-    raise missing(err, "agents.greedy_jax") from None
+    raise missing(err, "agents.greedy.greedy_jax") from None
 
 from conquian_env import actions as _actions
 from conquian_env.jax.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row
@@ -90,7 +90,7 @@ _WORD = 0xFFFFF
 
 def partner_masks() -> list[list[int]]:
     """For each card, the two-card masks completing every 3-card set or run holding it, in
-    greedy's order (``agents.greedy.PARTNERS``): the set pairs, then the runs from low to high."""
+    greedy's order (``agents.greedy.greedy.PARTNERS``): the set pairs, then the runs from low to high."""
     table = []
     for card in range(40):
         suit, rank = divmod(card, 10)
@@ -194,7 +194,7 @@ def _split_many(queries: jax.Array, needed: jax.Array, chunk: int = CHUNK) -> ja
     return out[:q] > 0
 
 
-# ---------------------------------------------------------------- the evaluation (agents.greedy)
+# ---------------------------------------------------------------- the evaluation (agents.greedy.greedy)
 # ``lane``: what every evaluation of one decision shares (lay-independent), a dict of arrays
 # of one game: the hand's cards in card order as slots (``card``, ``valid``, ``words``,
 # their neighbours ``nb``, partner pairs ``part`` / ``part_ok``), ``live``, the winning

@@ -1,5 +1,5 @@
 """Compiled (numba) search: determinized Monte Carlo with paired greedy playouts, all in
-compiled code (the private half of :mod:`agents.search`).
+compiled code (the private half of :mod:`agents.search.search`).
 
 One search answers one decision of one player from what that player sees: a *view row*
 (a row of the batched engine, :mod:`conquian_env.kernels`, whose opponent hand and stock
@@ -8,7 +8,7 @@ deals the pool at random into the opponent's hidden hand and the stock (the most
 plausible of ``tries`` deals, judged by :func:`implausibility` as the Python search's
 ``infer`` judges them), then every root action still in the race is played on a copy of
 that same deal and followed by the greedy rules for both players to the end of the game
-(:func:`agents.greedy_kernels.greedy_action`).  The actions are compared on the same
+(:func:`agents.greedy.greedy_kernels.greedy_action`).  The actions are compared on the same
 cards (common random numbers), and after every ``RACE_EVERY`` deals an action whose
 paired mean loss against the leader exceeds ``z`` standard errors leaves the race, so the
 playouts go to the actions still in doubt.
@@ -65,8 +65,7 @@ from conquian_env.kernels import (
 )
 from conquian_env.kernels import popcount as _popcount
 
-from .belief_kernels import deal_from_belief
-from .greedy_kernels import (
+from ..greedy.greedy_kernels import (
     FULL,
     NEIGHBOURS,
     NUM_FEATURES,
@@ -80,7 +79,8 @@ from .greedy_kernels import (
     plan_take,
     position_value,
 )
-from .scorer_kernels import candidates
+from ..scorer.scorer_kernels import candidates
+from .belief_kernels import deal_from_belief
 
 setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
@@ -220,7 +220,7 @@ def determinize(view, pool, n_opp, tries, info, out, scratch):
 
 @njit(cache=True)
 def determinize_from_belief(view, pool, odds, n_opp, tries, info, out, scratch):
-    """A deal drawn from the belief (:func:`agents.belief_kernels.deal_from_belief`: the
+    """A deal drawn from the belief (:func:`agents.search.belief_kernels.deal_from_belief`: the
     opponent's hand card by card in proportion to ``odds``, exactly ``n_opp`` cards) into ``out``;
     with ``tries`` > 1 the most plausible of up to ``tries`` such deals, as :func:`determinize`."""
     deal_from_belief(view, pool, odds, n_opp, info, I_RNG, out)
@@ -456,7 +456,7 @@ def _race(results, deals, active, sums, n, z):
 def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
                odds=None):  # fmt: skip
     """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
-    (one per pool card, :mod:`agents.belief_kernels`): deals drawn from the belief instead of
+    (one per pool card, :mod:`agents.search.belief_kernels`): deals drawn from the belief instead of
     uniform ones (None: uniform, the plain search, compiled without the belief)."""
     me = view[PLAYER]
     n = info[I_ACTIONS]
@@ -574,7 +574,7 @@ __all__ = [
 # ---------------------------------------------------------------- labels of recorded decisions
 @njit(cache=True)
 def label_one(row, me, K, redeal_hand, seed, X, acts, Q, F, keys, plans, filled):
-    """The value for player ``me`` of each candidate (:func:`agents.scorer_kernels.candidates`, into
+    """The value for player ``me`` of each candidate (:func:`agents.scorer.scorer_kernels.candidates`, into
     ``X, acts``) of engine row ``row``, into ``Q``: the mean score (1 a win, 0.5 a draw) of ``K``
     greedy playouts after it, each from the row with the unseen cards drawn again from one set
     (the same ``K`` draws for every candidate): the stock left only, the opponent's true hand kept

@@ -42,7 +42,7 @@ The functions are plain mask functions (:func:`card_quality`, :func:`position_va
 tables they read are public for the same reason: :data:`PARTNERS` (the partner pairs of
 every 3-card combination holding a card), :data:`NEIGHBOURS` (their union),
 :func:`neighbours_of` and :func:`subsets` (a lay's candidates, smallest first).  The
-compiled twins (:mod:`agents.greedy_kernels`, the JAX one :mod:`agents.greedy_jax`)
+compiled twins (:mod:`agents.greedy.greedy_kernels`, the JAX one :mod:`agents.greedy.greedy_jax`)
 copy these tables; their tests hold them equal.
 """
 
@@ -57,8 +57,8 @@ from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
 from conquian_env.melds import can_split_into_melds, playable_cards
 
-from .base import Agent, PlayerView
-from .catalog import bot
+from ..base import Agent, PlayerView
+from ..catalog import bot
 from .greedy_weights import (
     DISTANT_WEIGHT,
     FEED_PENALTY,
@@ -375,7 +375,7 @@ class GreedyAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from .batched import BatchGreedy
+        from ..batched import BatchGreedy
 
         return None if params else BatchGreedy()  # a spec with parameters (a seed) is played game by game
 

@@ -6,7 +6,7 @@ observations, told apart by their size:
 * the raw observation vector (``Box(0, 1, (OBS_SIZE,), int8)``, :data:`conquian_env.layout.OBSERVATION`),
   e.g. through :class:`conquian_env.wrappers.SingleAgentEnv`;
 * the ``"meld"`` features (``(FEATURE_SIZE,)`` float32, :data:`conquian_env.layout.MELD_FEATURES`,
-  :mod:`agents.features`), as ``train.py``
+  :mod:`agents.scorer.features`), as ``train.py``
   trains by default.
 
 A model file written since models carry their input (:func:`stamp_model`) stores the feature
@@ -50,9 +50,9 @@ from conquian_env.extras import missing
 from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.seeding import bot_game_rng
 
-from .base import Agent, PlayerView
-from .catalog import bot
-from .model_files import (
+from ..base import Agent, PlayerView
+from ..catalog import bot
+from ..model_files import (
     ModelFileError,
     best_legal,
     check_archive,
@@ -61,10 +61,10 @@ from .model_files import (
     read_member,
     torch_archive_check,
 )
-from .params import Flag, bounded
+from ..params import Flag, bounded
 
 #: the model shipped with the package (``ppo`` with no path)
-DEFAULT_MODEL = Path(__file__).resolve().parent / "data" / "conquian_ppo.zip"
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "conquian_ppo.zip"
 
 _ACTIVATIONS = {
     "Tanh": np.tanh,
@@ -179,7 +179,7 @@ class PolicyAgent(Agent):
         self.rng = np.random.default_rng(seed)
         self._encoder = None
         if policy.features == "meld":
-            from .features import FeatureEncoder
+            from ..scorer.features import FeatureEncoder
 
             self._encoder = FeatureEncoder()
 
@@ -416,7 +416,7 @@ def _actor_layers(file: Path, state: dict[str, Any], activation: str) -> list[tu
     checked (dense floats, at most :data:`MAX_TENSOR_ELEMENTS` values, finite, at most
     :data:`~agents.model_files.MAX_ABS_WEIGHT`), the actor's and the critic's layers for shape, and
     both networks' values bounded for every observation (:func:`~agents.model_files.check_weights`)."""
-    from .model_files import MAX_ABS_WEIGHT
+    from ..model_files import MAX_ABS_WEIGHT
 
     where = f"model {str(file)!r}"
     hidden: dict[tuple[str, int], dict[str, Any]] = {}
@@ -539,7 +539,7 @@ class PPOAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from .batched import BatchPolicy
+        from ..batched import BatchPolicy
 
         unknown = set(params) - {"deterministic", "seed"}
         if unknown:

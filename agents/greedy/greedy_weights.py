@@ -1,8 +1,8 @@
 """The greedy bot's weights, in one place.
 
-:mod:`agents.greedy` (the bot), its compiled twin :mod:`agents.greedy_kernels` and its JAX twin
-:mod:`agents.greedy_jax` read them from here, the one home all three import.  What each
-weight means is in :mod:`agents.greedy`'s docstring.
+:mod:`agents.greedy.greedy` (the bot), its compiled twin :mod:`agents.greedy.greedy_kernels` and its JAX twin
+:mod:`agents.greedy.greedy_jax` read them from here, the one home all three import.  What each
+weight means is in :mod:`agents.greedy.greedy`'s docstring.
 """
 
 #: quality of a card per 3-card combination it could still make, with one partner held

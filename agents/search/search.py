@@ -2,7 +2,7 @@
 with paired greedy playouts, every iteration in compiled code, and its belief twin (spec ``search``).
 
 :class:`SearchAgent` answers each take/refuse, discard and force decision with more than
-one legal action by a search in :mod:`agents._search_kernels` (numba, the ``fast``
+one legal action by a search in :mod:`agents.search._search_kernels` (numba, the ``fast``
 extra):
 
 1. **Determinize** from the player's view only: the cards the player cannot see (the
@@ -10,8 +10,8 @@ extra):
    ``tries`` deals kept: one where the opponent could not have melded the cards they
    refused, held no two cards making a set or run with a card they discarded, and would
    have discarded by the greedy rules the discard now face up
-   (:func:`agents._search_kernels.implausibility`; the first two are the inference of
-   :mod:`agents.ismcts`).
+   (:func:`agents.search._search_kernels.implausibility`; the first two are the inference of
+   :mod:`agents.search.ismcts`).
 2. **Play every root action on that same deal**, then the greedy rules for both players
    to the end (common random numbers: the actions are compared on the same cards).
 3. **Race.** Every 16 deals, an action whose paired mean is below the leader's by more
@@ -33,7 +33,7 @@ do not change when the hidden cards are permuted (the pool of unseen cards is so
 action for a batch of positions in one call, on all cores.
 
 Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]`` (``ismcts``, its old
-name, is refused); the Python tree search of :mod:`agents.ismcts` is ``ismcts-py``.
+name, is refused); the Python tree search of :mod:`agents.search.ismcts` is ``ismcts-py``.
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ import numpy as np
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
 
-from .base import PlayerView, SearchBot
-from .catalog import bot
-from .greedy import GreedyAgent
-from .params import Flag, Integer, Real, Removed, bounded
+from ..base import PlayerView, SearchBot
+from ..catalog import bot
+from ..greedy.greedy import GreedyAgent
+from ..params import Flag, Integer, Real, Removed, bounded
 
 #: what the search's first compile is announced as, and about how long it takes in seconds
 #: (the plain search's kernels on one core; the belief search's add a few: docs/benchmarks.md)
@@ -254,11 +254,11 @@ class SearchAgent(SearchBot):
 )
 class BeliefSearchAgent(SearchAgent):
     """The compiled search with its deals drawn from the belief model of the opponent's hidden
-    hand (spec ``search``; :mod:`agents.belief`): once per searched decision the model gives
+    hand (spec ``search``; :mod:`agents.search.belief`): once per searched decision the model gives
     each unseen card its probability to be in the opponent's hand (shifted so that they add up
     to the hand's size), and every deal draws the hand card by card in proportion to the odds
     ``p / (1 - p)``, exactly as many cards as the opponent holds, the rest to the stock in a
-    uniform order (:func:`agents.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
+    uniform order (:func:`agents.search.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
     ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
     ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's;
@@ -336,7 +336,7 @@ def analyze(
 def label_rows(
     rows: np.ndarray, playouts: int, *, knows_hand: bool = False, seed: int = 0, blocks: int = 2
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The value of every candidate move (:func:`agents.scorer.candidate_features`' order) of
+    """The value of every candidate move (:func:`agents.scorer.scorer.candidate_features`' order) of
     each engine row (a decision with a choice of its player: an offer it may take or refuse, a
     discard among two cards or more), on ``blocks`` numba threads.
 
@@ -352,7 +352,7 @@ def label_rows(
     CANDIDATE_SIZE)``, their action ids (-1 past a row's count), values, and each row's count.
     """
     _need_numba()
-    from .scorer import CANDIDATE_SIZE, MAX_CANDIDATES
+    from ..scorer.scorer import CANDIDATE_SIZE, MAX_CANDIDATES
 
     playouts = Integer(1, ITERATIONS.high).check("playouts", playouts)
     blocks = Integer(1, 1024).check("blocks", blocks)

@@ -1,0 +1,38 @@
+"""The searches and what they search with: the compiled determinized search
+(:mod:`agents.search.search`, the ``pimc``, ``search`` and ``belief`` kinds, over its kernels),
+the tree search in Python (:mod:`agents.search.ismcts`), the rollout bot
+(:mod:`agents.search.rollout`), the belief model of the opponent's hand
+(:mod:`agents.search.belief`, its compiled features :mod:`agents.search.belief_kernels`), the
+noisy greedy bot whose games the belief model learns from (:mod:`agents.search.noisy`) and a
+player's view as a row of the batched engine (:mod:`agents.search.rows`).
+
+>>> from agents.search import SearchAgent
+
+The names below are imported from their module on first use, so that importing the tree
+search or the belief model does not compile the search's kernels."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> the module of this package that defines it
+_HOME = {
+    "SearchAgent": "search",
+    "BeliefSearchAgent": "search",
+    "ISMCTSAgent": "ismcts",
+    "RolloutAgent": "rollout",
+    "NoisyAgent": "noisy",
+    "BeliefModel": "belief",
+    "load_belief": "belief",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
