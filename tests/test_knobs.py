@@ -201,6 +201,6 @@ def test_the_recipes_with_shards_are_held_by_the_shared_checker(module, config, 
     """Before: hand-written checks that let a negative fit seed through (numpy refused it later)."""
     import importlib
 
-    cls = getattr(importlib.import_module(f"conquian_train.{module}"), config)
+    cls = getattr(importlib.import_module(f"conquian_train.recipes.{module}"), config)
     with pytest.raises(ValueError, match=re.escape(message)):
         cls(**knobs_given).validate()
