@@ -3,7 +3,7 @@
 # required dependencies only (numpy, gymnasium, pettingzoo, pillow: no extra, no numba, no torch,
 # pip's cache kept), and used from a folder outside the repository:
 #   conquian-evaluate scorer greedy --games 20   plays and summarizes (no scipy, matplotlib or tqdm needed)
-#   conquian-evaluate ismcts greedy              fails in one line naming the [fast] extra (no numba)
+#   conquian-evaluate pimc greedy                fails in one line naming the [fast] extra (no numba)
 #   conquian-evaluate ppo greedy                 fails in one line naming torch and its CPU install line
 #   conquian-play --rules                        prints the rule book shipped in the wheel
 #   PettingZoo's api_test, and pettingzoo / gymnasium make() by name without importing conquian_env first.
@@ -50,9 +50,9 @@ one_line_error() {  # $1: what must be named, then the command
     cat "$work/err"
 }
 if "$bin/python" -c "import numba" 2>/dev/null; then
-    "$bin/conquian-evaluate" ismcts greedy --games 2 --out "$work/i" >/dev/null
+    "$bin/conquian-evaluate" pimc greedy --games 2 --out "$work/i" >/dev/null
 else
-    one_line_error "conquian-env[fast]" "$bin/conquian-evaluate" ismcts greedy --games 2 --out "$work/i"
+    one_line_error "conquian-env[fast]" "$bin/conquian-evaluate" pimc greedy --games 2 --out "$work/i"
 fi
 one_line_error "download.pytorch.org/whl/cpu" "$bin/conquian-evaluate" ppo greedy --games 2 --out "$work/p"
 grep -qF "[train]" "$work/err" && fail "the ppo error points to [train], which pulls a CUDA torch through SB3"

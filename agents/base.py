@@ -83,7 +83,7 @@ class RandomAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from .batched import BatchRandom
+        from .batch_forms import BatchRandom
 
         if set(params) - {"seed"}:
             return None  # played game by game, where the unknown parameter is refused

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
-from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
+from conquian_env.cards import cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
 from conquian_env.melds import can_split_into_melds, playable_cards
 
@@ -66,8 +66,10 @@ from .greedy_weights import (
     FORCE_MIN_HAND,
     LAY_COST,
     MAX_FULL_ENUM,
+    NEIGHBOURS,
     OUT_WEIGHT,
     PARTIAL_WEIGHT,
+    PARTNERS,
     READY_BONUS,
 )
 
@@ -75,41 +77,6 @@ from .greedy_weights import (
 _CACHE_LIMIT = 1 << 17
 _discard_cache: dict[tuple[int, ...], tuple[tuple[int, float], ...]] = {}
 _plan_cache: dict[tuple[int, ...], tuple[int, int, float]] = {}
-
-
-def _make_partner_table() -> tuple[tuple[int, ...], ...]:
-    """For each card, the masks of the two other cards of every 3-card set or run holding it."""
-    table = []
-    for card in range(NUM_CARDS):
-        suit, rank = divmod(card, NUM_RANKS)
-        pairs = []
-        others = [s for s in range(NUM_SUITS) if s != suit]
-        for i in range(len(others)):
-            for j in range(i + 1, len(others)):
-                pairs.append(1 << (others[i] * NUM_RANKS + rank) | 1 << (others[j] * NUM_RANKS + rank))
-        for lo in (rank - 2, rank - 1, rank):
-            if 0 <= lo and lo + 2 < NUM_RANKS:
-                run = sum(1 << (suit * NUM_RANKS + r) for r in range(lo, lo + 3))
-                pairs.append(run & ~(1 << card))
-        table.append(tuple(pairs))
-    return tuple(table)
-
-
-def _make_neighbour_table() -> tuple[int, ...]:
-    """For each card, the cards that could share a 3-card combination with it."""
-    table = []
-    for pairs in PARTNERS:
-        mask = 0
-        for m in pairs:
-            mask |= m
-        table.append(mask)
-    return tuple(table)
-
-
-#: ``PARTNERS[c]``: partner masks (two cards each) of the 3-card combinations holding ``c``
-PARTNERS = _make_partner_table()
-#: ``NEIGHBOURS[c]``: union of ``PARTNERS[c]``
-NEIGHBOURS = _make_neighbour_table()
 
 
 def card_quality(card: int, hand: int, meld: int, live: int) -> float:
@@ -375,7 +342,7 @@ class GreedyAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from ..batched import BatchGreedy
+        from ..batch_forms import BatchGreedy
 
         return None if params else BatchGreedy()  # a spec with parameters (a seed) is played game by game
 

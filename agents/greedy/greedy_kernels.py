@@ -76,7 +76,7 @@ from conquian_env.kernels import encode as _encode_observation
 from conquian_env.kernels import popcount as _popcount
 from conquian_env.layout import MELD_FEATURES
 
-from . import greedy as _greedy
+from . import greedy_weights as _greedy
 
 setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 

@@ -539,7 +539,7 @@ class PPOAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from ..batched import BatchPolicy
+        from ..batch_forms import BatchPolicy
 
         unknown = set(params) - {"deterministic", "seed"}
         if unknown:
