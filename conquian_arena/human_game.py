@@ -67,7 +67,6 @@ class HumanGame:
         seat: int = 0,
         first: str = "you",
         rules: Rules | None = None,
-        **rule_fields: bool,
     ):
         if seat not in (0, 1) or isinstance(seat, bool):
             raise ValueError(f"the seat must be 0 or 1, got {seat!r}")
@@ -75,7 +74,7 @@ class HumanGame:
             raise ValueError(f"first must be one of {', '.join(FIRST_CHOICES)}, got {first!r}")
         self.opponent = opponent
         self.seed = random_seed() if seed is None else check_seed(seed)
-        self.rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
+        self.rules = resolve(rules)  # None: the standard game
         #: the person's seat, the bot's, and the seat that plays first
         self.me, self.bot_seat = seat, 1 - seat
         self.first = seat if first == "you" else 1 - seat

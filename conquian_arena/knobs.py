@@ -157,15 +157,15 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
     if not isinstance(data, dict):
         raise ValueError(f"a config is a JSON object of knobs, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
-    rule_fields = [f.name for f in dataclasses.fields(cls) if f.metadata.get("rules")]
-    if rule_fields == ["rules"] and LEGACY_KEY not in names:
+    rules_keys = [f.name for f in dataclasses.fields(cls) if f.metadata.get("rules")]
+    if rules_keys == ["rules"] and LEGACY_KEY not in names:
         if "rules" in data and LEGACY_KEY in data:
             raise ValueError(f"a config holds 'rules' or the older '{LEGACY_KEY}', not both")
         data = upgrade_record(data)  # a config written before the rules object: its flag as rules
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")
-    data = {k: Rules.from_dict(v, k) if k in rule_fields and not isinstance(v, Rules) else v for k, v in data.items()}
+    data = {k: Rules.from_dict(v, k) if k in rules_keys and not isinstance(v, Rules) else v for k, v in data.items()}
     config = cls(**data)
     check(config)
     return config

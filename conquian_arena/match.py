@@ -46,13 +46,12 @@ def play_game(
     rules: Rules | None = None,
     seed: int | None = None,
     on_move: MoveObserver | None = None,
-    **rule_fields: bool,
 ) -> GameRecord:
     """Play one game: ``agents[i]`` sits in seat ``i``.  ``seed`` seeds the players for this game
     (seat ``i`` gets :func:`conquian_env.seeding.seat_seed`, ``seed * 2 + i``).
     ``on_move(before, action, after)``, when given, is called after every move (a front end
     shows the moves with it)."""
-    rules = resolve(rules, **rule_fields)  # the rule fields work as keyword shortcuts
+    rules = resolve(rules)  # None: the standard game
     state = new_game(hands=hands, stock=stock, first=first, rules=rules)
     record = GameRecord(
         hands=[list(h) for h in hands],

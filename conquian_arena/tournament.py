@@ -705,14 +705,10 @@ def run_tournament(
     to standard error.  Raises ``ValueError`` (a :class:`~agents.registry.SpecError` for a
     bad bot spec) before any game is played or any folder made.
     """
-    rule_fields = {k: knobs.pop(k) for k in Rules.field_names() if k in knobs}  # keyword shortcuts
     if isinstance(options, TournamentConfig):
         options = dataclasses.replace(options, **knobs)
     else:
         options = TournamentConfig(specs=[options] if isinstance(options, str) else list(options), **knobs)
-    if rule_fields:  # on rules= they must agree with it (resolve); on a TournamentConfig they change it, as knobs do
-        rules = resolve(options.rules, **rule_fields) if "rules" in knobs else options.rules.replace(**rule_fields)
-        options = dataclasses.replace(options, rules=rules)
     options.validate()
     config = make_config(options)
     if options.anchor is not None and options.anchor not in config["labels"]:

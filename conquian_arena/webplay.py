@@ -159,9 +159,8 @@ class WebGame(HumanGame):
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
-        **rule_fields: bool,
     ):
-        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules, **rule_fields)
+        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
@@ -385,10 +384,9 @@ class PlayServer:
         rules: Rules | None = None,
         auto_pass: bool = False,
         save: str | Path | None = DEFAULT_SAVE,
-        **rule_fields: bool,
     ):
         self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
-        self.rules, self.auto_pass, self.first = resolve(rules, **rule_fields), auto_pass, first
+        self.rules, self.auto_pass, self.first = resolve(rules), auto_pass, first
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -576,7 +574,6 @@ def serve(
     port: int = 8000,
     open_browser: bool = False,
     output: Callable[[str], Any] = print,
-    **rule_fields: bool,
 ) -> int:
     """``conquian-play --web``: serve the play page until Ctrl-C; returns the exit status (2: a
     bad option, a bot that cannot be built, no Flask, a port that cannot be listened on).
@@ -592,7 +589,7 @@ def serve(
             seed=seed,
             seat=seat,
             first=first,
-            rules=resolve(rules, **rule_fields),
+            rules=rules,
             auto_pass=auto_pass,
             save=save or DEFAULT_SAVE,
         )

@@ -16,6 +16,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.cards import CARD_NAMES
 from conquian_env.game import DISCARD, OFFER, new_game
 from conquian_env.observation import action_mask, encode
+from conquian_env.rules import Rules
 
 
 def act(agent, state):
@@ -31,7 +32,8 @@ def duplicate(bot, opponent, deals, forcing=False, offset=0):
         hands, stock = deal_for_seed(offset + i)
         for seat in (0, 1):
             agents = [bot, opponent] if seat == 0 else [opponent, bot]
-            out.append((seat, play_game(agents, hands=hands, stock=stock, forcing=forcing, seed=offset + i)))
+            record = play_game(agents, hands=hands, stock=stock, rules=Rules(forcing=forcing), seed=offset + i)
+            out.append((seat, record))
     return out
 
 

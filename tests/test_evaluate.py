@@ -384,7 +384,7 @@ def test_resume_with_other_config_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"different tournament \(games: folder has 4, this run asks 6.*--out"):
         run_tournament(["random", FIRST], games=6, seed=1, out=tmp_path, jobs=1, **QUICK)
     with pytest.raises(ValueError, match="forcing"):
-        run_tournament(["random", FIRST], games=4, seed=1, out=tmp_path, jobs=1, forcing=True, **QUICK)
+        run_tournament(["random", FIRST], games=4, seed=1, out=tmp_path, jobs=1, rules=FORCING, **QUICK)
     run_tournament(["random", FIRST], games=3, seed=1, out=tmp_path, jobs=1, **QUICK)  # 3 rounds up to 4
 
 

@@ -40,7 +40,7 @@ from conquian_env.integrations.openspiel import (  # noqa: E402
     load_game,
 )
 from conquian_env.observation import OBS_SIZE, encode  # noqa: E402
-from conquian_env.rules import Rules  # noqa: E402
+from conquian_env.rules import FORCING, Rules  # noqa: E402
 
 from .conftest import stacked_deal  # noqa: E402
 
@@ -310,7 +310,7 @@ def test_agent_bot_plays_as_our_game_loop_plays():
     game = load_game(forcing=True)
     for seed in range(4):
         hands, stock = deal_for_seed(seed)
-        record = play_game([GreedyAgent(), GreedyAgent()], hands=hands, stock=stock, forcing=True, seed=seed)
+        record = play_game([GreedyAgent(), GreedyAgent()], hands=hands, stock=stock, rules=FORCING, seed=seed)
         state = dealt_state(game, hands, stock)
         bots = [AgentBot(GreedyAgent(), player=p, seed=seed) for p in (0, 1)]
         for bot in bots:
@@ -390,7 +390,7 @@ def test_openspiel_agents_by_spec_are_reproducible():
     assert isinstance(ismcts, OpenSpielISMCTSAgent)
     hands, stock = deal_for_seed(3)
     records = [
-        play_game([ismcts, GreedyAgent()], hands=hands, stock=stock, forcing=True, seed=5).actions for _ in range(2)
+        play_game([ismcts, GreedyAgent()], hands=hands, stock=stock, rules=FORCING, seed=5).actions for _ in range(2)
     ]
     assert records[0] == records[1]
     record = play_game([OpenSpielRandomAgent(seed=1), RandomAgent(seed=2)], hands=hands, stock=stock, seed=6)

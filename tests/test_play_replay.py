@@ -19,6 +19,7 @@ from conquian_arena.record import RecordedGame, replay_states
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE, str_to_action
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import MELD, new_game
+from conquian_env.rules import Rules
 from conquian_env.view import PlayerView
 
 _MOVES_LINE = re.compile(r"^\s+1\) ")
@@ -170,7 +171,7 @@ def records() -> list[dict]:
     for g in range(3):
         hands, stock = deal_for_seed(100 + g)
         bots = [make_agent("random", seed=1), make_agent("random", seed=2)]
-        rec = play_game(bots, hands=hands, stock=stock, first=g % 2, forcing=g == 2, seed=g)
+        rec = play_game(bots, hands=hands, stock=stock, first=g % 2, rules=Rules(forcing=g == 2), seed=g)
         data = rec.to_dict()
         data.update(game=g, pair=0, deal=100 + g, specs=["random", "random"])  # extra keys are tolerated
         out.append(data)

@@ -177,7 +177,8 @@ def _a_record(forcing: bool, seed: int = 4) -> GameRecord:
     hands, stock = deal_for_seed(seed)
     from agents.registry import make_agent
 
-    return play_game([make_agent("greedy", 1), make_agent("random", 2)], hands=hands, stock=stock, forcing=forcing)
+    bots = [make_agent("greedy", 1), make_agent("random", 2)]
+    return play_game(bots, hands=hands, stock=stock, rules=Rules(forcing=forcing))
 
 
 def test_upgrade_record_puts_rules_where_the_flag_was():
@@ -259,8 +260,8 @@ def test_an_old_tournament_folder_resumes_to_the_same_games(tmp_path):
     _to_old_folder(old, keep=4)
     assert "forcing" in json.loads((old / "config.json").read_text())
     assert all('"forcing": true' in line for line in (old / "games.jsonl").read_text().splitlines())
-    # resumed by today's code with the --forcing shortcut: the 4 old games are kept, 2 played
-    run_tournament(specs, games=6, seed=3, forcing=True, out=old, jobs=1, **QUICK)
+    # resumed by today's code: the 4 old games are kept, 2 played
+    run_tournament(specs, games=6, seed=3, rules=FORCING, out=old, jobs=1, **QUICK)
     assert not (old / "games.rejected.txt").exists(), "an old line was taken for a bad one"
     lines = (old / "games.jsonl").read_text().splitlines()
     assert len(lines) == 6 and sum('"rules"' not in line for line in lines) == 4  # old lines kept as written
@@ -290,3 +291,46 @@ def test_openspiel_takes_the_forcing_parameter_as_before():
     assert pyspiel.load_game(GAME_NAME).rules == STANDARD
     with pytest.raises(pyspiel.SpielError, match="jokers"):
         pyspiel.load_game(GAME_NAME, {"jokers": True})
+
+
+def _arena_signatures():
+    """(qualified name, signature) of every function and method that conquian_arena's modules define."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import conquian_arena
+
+    for info in pkgutil.walk_packages(conquian_arena.__path__, "conquian_arena."):
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue  # imported from elsewhere
+            if inspect.isclass(obj):
+                members = [(f"{name}.{m}", f) for m, f in vars(obj).items() if inspect.isfunction(f)]
+            elif inspect.isfunction(obj):
+                members = [(name, obj)]
+            else:
+                continue
+            for qualified, function in members:
+                yield f"{module.__name__}.{qualified}", inspect.signature(function)
+
+
+def test_no_arena_signature_takes_rule_fields_as_keywords():
+    """The arena takes the rules object (parsed once, at the command line or the front door); the
+    rule-field shortcuts (``forcing=True``) belong to conquian_env's public entry points only."""
+    seen, offenders = 0, []
+    for name, signature in _arena_signatures():
+        seen += 1
+        for parameter in signature.parameters.values():
+            if parameter.name in Rules.field_names() or "rule_field" in parameter.name:
+                offenders.append(f"{name}({parameter})")
+    assert seen > 100, seen  # the walk found the package's functions
+    assert not offenders, offenders
+    from agents.registry import make_agent
+
+    hands, stock = deal_for_seed(4)
+    with pytest.raises(TypeError, match="forcing"):
+        play_game([make_agent("random", 1), make_agent("random", 2)], hands=hands, stock=stock, forcing=True)
+    with pytest.raises(TypeError, match="forcing"):
+        run_tournament(["greedy", "random"], games=2, forcing=True, **QUICK)

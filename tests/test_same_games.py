@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conquian_arena.tournament import run_tournament
+from conquian_env.rules import Rules
 from conquian_env.vector_env import ConquianVectorEnv
 
 #: the fields that differ from run to run (timings) or carry the folder's key (check)
@@ -55,8 +56,8 @@ def vector_hash(forcing: bool) -> str:
 @pytest.mark.parametrize("forcing", [False, True])
 def test_tournament_games_unchanged(tmp_path, forcing):
     run_tournament(
-        ["greedy", "random"], games=6, seed=5, forcing=forcing, out=tmp_path, jobs=1, bootstrap=20, plot=False,
-        progress=False, html=False,
+        ["greedy", "random"], games=6, seed=5, rules=Rules(forcing=forcing), out=tmp_path, jobs=1, bootstrap=20,
+        plot=False, progress=False, html=False,
     )  # fmt: skip
     assert games_hash(tmp_path) == PINNED_GAMES[forcing]
 

@@ -30,6 +30,7 @@ from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
 from conquian_env.observation import OBS_AT
+from conquian_env.rules import Rules
 from conquian_train.imitation import ImitationData
 from tests.conftest import mid_game_state, stats_under_permutations
 
@@ -197,9 +198,9 @@ def test_the_scorer_bot_plays_legal_moves_and_is_deterministic(tmp_path, forcing
     for g in range(8):
         hands, stock = deal_for_seed(400 + g)
         players = [bot, make_agent("random", seed=g)][:: 1 if g % 2 else -1]
-        first = play_game(players, hands=hands, stock=stock, seed=g, forcing=forcing)
+        first = play_game(players, hands=hands, stock=stock, seed=g, rules=Rules(forcing=forcing))
         assert first.failure is None  # an illegal move would be a failure of the game loop
-        again = play_game(players, hands=hands, stock=stock, seed=g, forcing=forcing)
+        again = play_game(players, hands=hands, stock=stock, seed=g, rules=Rules(forcing=forcing))
         assert again.actions == first.actions
 
 

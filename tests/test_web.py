@@ -23,6 +23,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.narration import describe_move
 from conquian_arena.record import RecordedGame, load_records, replay_states, result_problem
 from conquian_env.cards import CARD_NAMES, cards_of
+from conquian_env.rules import Rules
 from conquian_env.seeding import derive_seed
 
 
@@ -52,7 +53,7 @@ def games_file(tmp_path_factory) -> Path:
     for g, (a, b) in enumerate([("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]):
         hands, stock = deal_for_seed(20 + g)
         bots = [make_agent(a, seed=1), make_agent(b, seed=2)]
-        record = play_game(bots, hands=hands, stock=stock, first=g % 2, forcing=g == 2, seed=g)
+        record = play_game(bots, hands=hands, stock=stock, first=g % 2, rules=Rules(forcing=g == 2), seed=g)
         lines.append(json.dumps(record.to_dict()))
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -294,7 +295,7 @@ def _click_through_a_game(page, server, rng, take_back_once=True, limit=600, mel
 # play_server before page: the page closes first, so no poll of it meets a stopped server
 @pytest.mark.parametrize(("opponent", "seat", "seed", "forcing"), [("greedy", 0, 5, False), ("random", 1, 8, True)])
 def test_play_page_plays_a_whole_game_by_clicking(play_server, page, tmp_path, opponent, seat, seed, forcing):
-    server, url = play_server(opponent, seed=seed, seat=seat, auto_pass=True, forcing=forcing)
+    server, url = play_server(opponent, seed=seed, seat=seat, auto_pass=True, rules=Rules(forcing=forcing))
     page.goto(url)
     melds = []
     clicks, took_back = _click_through_a_game(page, server, random.Random(seed), melds=melds)
