@@ -409,6 +409,59 @@ def test_play_page_says_your_move_only_when_a_move_can_be_clicked(play_server, p
         assert page.query_selector_all(_PLAYABLE)
 
 
+def test_a_move_answer_older_than_a_poll_leaves_the_page_clickable(play_server, page):
+    """The move's answer can come back after a poll brought a newer state (the bot moved
+    meanwhile).  The newer state was drawn while the move travelled, every button disabled;
+    the page must draw it again, clickable (before, it stayed "sending" until the next poll
+    answered, 20 s later)."""
+    server, url = play_server("greedy", seed=5, seat=0, auto_pass=True)
+    page.goto(url)
+    page.wait_for_selector('#status[data-status="your-move"]')
+    # the move reaches the server at once; its answer is held until the test lets it go
+    page.evaluate("""() => { const f = window.fetch; window.fetch = async (p, o) => {
+        const r = await f(p, o);
+        if (String(p).includes("api/move")) { window.moveAnswer = (await r.clone().json()).version;
+            while (!window.release) await new Promise(ok => setTimeout(ok, 20)); }
+        return r; }; }""")
+    move = next(m for m in (el.get_attribute("data-move") for el in page.query_selector_all(_PLAYABLE)) if m != "back")
+    page.click(f'[data-move="{move}"]:not([disabled])')
+    page.wait_for_function("() => window.moveAnswer !== undefined")
+    answer = page.evaluate("() => window.moveAnswer")
+    deadline = time.monotonic() + 30
+    while server.game.snapshot()["status"] not in ("your-move", "over"):  # the bot's reply
+        assert time.monotonic() < deadline, "the bot did not answer in 30 s"
+        time.sleep(0.02)
+    server.game.wake()  # and one more version of it: the waiting poll gets a state newer than the answer
+    page.wait_for_function(f'Number(document.getElementById("status").dataset.version) > {answer}')
+    assert page.get_attribute("#status", "data-status") == "sending"  # drawn while the move travels
+    assert page.query_selector_all(_PLAYABLE) == []
+    page.evaluate("() => { window.release = true; }")
+    # at once, not at the next poll's answer 20 s later
+    page.wait_for_selector('#status[data-status="your-move"], #status[data-status="over"]', timeout=2_000)
+    if page.get_attribute("#status", "data-status") == "your-move":
+        assert page.query_selector_all(_PLAYABLE)
+
+
+def test_a_repeated_state_leaves_the_page_elements_in_place(play_server, page):
+    """A poll answered with the same view (a long poll's timeout, or a new version of the same
+    table) must not rebuild the page: the replay link under the pointer stayed, but was
+    swapped for a copy at every answer, so a click or an inspection could meet a detached node."""
+    server, url = play_server("greedy", seed=3, auto_pass=True)
+    page.goto(url)
+    page.wait_for_selector('#status[data-status="your-move"]')
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.click("#resign")
+    page.wait_for_selector('#status[data-status="over"]')
+    version = page.get_attribute("#status", "data-version")
+    page.evaluate("""() => { window.link = document.querySelector("#status a"); window.changed = 0;
+        new MutationObserver(ms => { window.changed += ms.length; }).observe(document.body,
+            {childList: true, subtree: true}); }""")
+    server.game.wake()  # a new version of the same view: the waiting poll is answered
+    page.wait_for_function(f'document.getElementById("status").dataset.version !== "{version}"')
+    assert page.evaluate("() => window.link.isConnected") is True
+    assert page.evaluate("() => window.changed") == 0  # no element rebuilt, no text node replaced
+
+
 def test_play_api_needs_the_page_token_and_a_local_host(play_server):
     server, url = play_server("random", seed=3)
     from conquian_arena.webplay import create_app

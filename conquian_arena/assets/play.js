@@ -8,51 +8,62 @@ async function api(path, body) {
   return r.json();
 }
 function groupsHtml(groups) { return meldHtml(groups, ""); }
+// an element is rebuilt only when its markup changes: a poll answered with the same table
+// (a long poll's timeout, a newer version of the same view) then leaves every element in
+// place, so a link being clicked or a focused button is not swapped under the pointer
+const drawn = new WeakMap();
+function put(id, html) {
+  const el = typeof id === "string" ? document.getElementById(id) : id;
+  if (drawn.get(el) !== html) { el.innerHTML = html; drawn.set(el, html); }
+  return el;
+}
+function say(id, text) {
+  const el = document.getElementById(id);
+  if (el.textContent !== text) el.textContent = text;
+}
 function render(s) {
   if (snap && (s.game < snap.game || (s.game === snap.game && s.version < snap.version))) return;
   snap = s;
   const me = s.me, opp = 1 - me, legal = new Set(s.legal || []), mine = s.status === "your-move" && !busy;
   const over = s.status === "over";
-  document.getElementById("title").textContent =
-    `you against ${s.opponent}${s.rules && s.rules !== "standard" ? ` (${s.rules} variant)` : ""}` +
-    (s.seed == null ? "" : `, deal seed ${s.seed}`);
+  say("title", `you against ${s.opponent}${s.rules && s.rules !== "standard" ? ` (${s.rules} variant)` : ""}` +
+    (s.seed == null ? "" : `, deal seed ${s.seed}`));
   // the opponent
   const oppHand = over && s.reveal ? s.reveal.hands[opp].map(c => cardSvg(c)).join("")
     : Array.from({length: s.opp_hand || 0}, () => backSvg()).join("");
-  document.getElementById("opp-name").textContent =
-    `${s.bot}${s.to_move === opp && !over ? " (to move)" : ""}: ${s.opp_hand} cards in hand`;
-  document.getElementById("opp-hand").innerHTML = oppHand || EMPTY;
+  say("opp-name", `${s.bot}${s.to_move === opp && !over ? " (to move)" : ""}: ${s.opp_hand} cards in hand`);
+  put("opp-hand", oppHand || EMPTY);
   document.getElementById("opp-hand").dataset.count = s.opp_hand;
-  document.getElementById("opp-meld").innerHTML = groupsHtml(s.opp_meld || []);
+  put("opp-meld", groupsHtml(s.opp_meld || []));
   // the middle
-  document.getElementById("stock").innerHTML = s.stock ? backSvg() : EMPTY;
-  document.getElementById("stock-count").textContent = `stock: ${s.stock}`;
+  put("stock", s.stock ? backSvg() : EMPTY);
+  say("stock-count", `stock: ${s.stock}`);
   const face = document.getElementById("face");
   const laying = s.laying || [];
   face.dataset.card = s.face >= 0 ? cardName(s.face) : "";
-  face.innerHTML = laying.length ? laying.map((c, k) => cardSvg(c, "laying")).join("")
-    : s.face >= 0 ? cardSvg(s.face) : '<span class="empty">none</span>';
+  put(face, laying.length ? laying.map((c, k) => cardSvg(c, "laying")).join("")
+    : s.face >= 0 ? cardSvg(s.face) : '<span class="empty">none</span>');
   face.className = laying.length ? "group" : "";
-  document.getElementById("face-text").textContent = laying.length
-    ? (s.laying_mine ? "your meld, not played yet" : "being melded by the bot") : s.face_text || "";
+  say("face-text", laying.length
+    ? (s.laying_mine ? "your meld, not played yet" : "being melded by the bot") : s.face_text || "");
   const dead = s.dead || [];
-  document.getElementById("dead").innerHTML = dead.map(c => cardSvg(c, "small")).join("") || EMPTY;
+  put("dead", dead.map(c => cardSvg(c, "small")).join("") || EMPTY);
   document.getElementById("dead").dataset.cards = namesOf(dead);
-  document.getElementById("dead-count").textContent = `dead pile (${dead.length})`;
+  say("dead-count", `dead pile (${dead.length})`);
   // you
-  document.getElementById("my-meld").innerHTML = groupsHtml(s.meld || []);
+  put("my-meld", groupsHtml(s.meld || []));
   const hand = document.getElementById("hand");
   hand.dataset.cards = namesOf(s.hand || []);
   let hint = "";
-  hand.innerHTML = (s.hand || []).map(c => {
+  put(hand, (s.hand || []).map(c => {
     const name = cardName(c);
     let move = "";
     if (mine && legal.has("meld " + name)) { move = "meld " + name; hint = "click a card to lay it with the others"; }
     else if (mine && legal.has("discard " + name)) { move = "discard " + name; hint = "click a card to discard it"; }
     return move ? cardSvg(c, "playable", `data-move="${move}" role="button" aria-label="${move}"`) : cardSvg(c);
-  }).join("") || EMPTY;
-  document.getElementById("hand-hint").textContent = hint;
-  document.getElementById("my-name").textContent = `you${s.to_move === me && !over ? " (to move)" : ""}`;
+  }).join("") || EMPTY);
+  say("hand-hint", hint);
+  say("my-name", `you${s.to_move === me && !over ? " (to move)" : ""}`);
   // buttons: only the legal moves are enabled
   for (const b of document.querySelectorAll(".buttons button[data-move]")) {
     const ok = mine && (b.dataset.move === "back" ? !!s.back : legal.has(b.dataset.move));
@@ -79,21 +90,27 @@ function render(s) {
     text = `<div>${esc(s.bot)} is thinking...</div>`;
   }
   if (s.error) text += `<div class="error">${esc(s.error)}</div>`;
-  status.innerHTML = text;
+  put(status, text);
   const log = document.getElementById("log");
   const lines = s.log || [];
-  log.innerHTML = lines.map(l => {
+  put(log, lines.map(l => {
     const cls = (l.seat === me ? "you" : "bot") + (l.text.startsWith("(") ? " note" : "");
     return `<li class="${cls}">${esc(l.text)}</li>`;
-  }).join("");
+  }).join(""));
   log.scrollTop = log.scrollHeight;
 }
 async function send(move) {
   if (busy || !snap || snap.status !== "your-move") return;
   busy = true;
   render(snap);  // everything disabled while the move travels
-  try { const s = await api("api/move", {move, version: snap.version}); busy = false; render(s); }
-  catch (e) { busy = false; render(snap); }
+  let answer = snap;
+  try { answer = await api("api/move", {move, version: snap.version}); } catch (e) { /* the poll goes on */ }
+  busy = false;
+  render(answer);
+  // a poll may have brought a newer state while the move travelled: it was drawn with every
+  // button disabled ("sending"), and the older answer is not drawn over it; draw it again, now
+  // clickable (before, the page stayed "sending" until the next poll, 20 s later)
+  if (snap !== answer) render(snap);
 }
 document.addEventListener("click", e => {
   const el = e.target.closest("[data-move]");
