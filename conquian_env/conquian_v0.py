@@ -23,8 +23,9 @@ gives the same environment.
 Version history
 
 * v0: the first version: two agents, ``Discrete(85)`` actions with an action mask, the
-  456-value observation of :mod:`conquian_env.observation` (the pieces of
-  :data:`conquian_env.layout.OBSERVATION`), rewards +1 / -1 / 0; rule variants are fields of
+  observation of :mod:`conquian_env.observation` (the pieces of
+  :data:`conquian_env.layout.OBSERVATION`: 456 values while ``forcing`` was the only rule
+  field), rewards +1 / -1 / 0; rule variants are fields of
   :class:`conquian_env.rules.Rules` (``env(forcing=True)``), each seen in the observation, so
   they add no version.
 """

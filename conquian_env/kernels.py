@@ -81,7 +81,8 @@ O_PHASE = 442
 O_SOURCE = 448
 O_PASSED = 453
 O_FORCED = 454
-O_FORCING = 455
+O_RULES = 455
+N_RULES = 1
 # ---- end of the generated layout constants
 _STALE = {name: value for name, value in layout.kernel_constants().items() if globals().get(name) != value}
 if _STALE:
@@ -417,8 +418,9 @@ def encode(S, i, pl, out):
         out[O_SOURCE] = 1
     if S[i, FORCED] and phase == MELD:
         out[O_FORCED] = 1
-    if S[i, RULES] & RULE_FORCING:
-        out[O_FORCING] = 1
+    for k in range(N_RULES):  # each variant that is on: its 1-wide piece (observation.rules_bits)
+        if S[i, RULES] >> k & 1:
+            out[O_RULES + k] = 1
 
 
 @njit(cache=True)

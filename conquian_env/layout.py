@@ -32,6 +32,7 @@ file written before models carried a stamp infers the feature set from the input
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import re
 import sys
@@ -45,7 +46,7 @@ from typing import Any
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS
 from .game import FIELD_WIDTH, FIELDS, STOCK, STOCK_SIZE
-from .rules import FLAG_BITS
+from .rules import FLAG_BITS, Rules
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
@@ -166,6 +167,14 @@ class Layout:
 
 
 # ---------------------------------------------------------------- the layouts
+def rule_pieces() -> list[Piece]:
+    """One 1-wide piece per field of :class:`~conquian_env.rules.Rules`, named after the field,
+    in field order (1 when that variant is on; its doc the field's help text).  The observation
+    and the state vector hold them together, so a new variant adds its piece with no edit here
+    (and moves the pieces after them: the state's ``winner``)."""
+    return [Piece(f.name, 1, f"1 when the variant is on: {f.metadata['help']}") for f in dataclasses.fields(Rules)]
+
+
 #: the agent's observation (conquian_env.observation; the kernels' encoder)
 OBSERVATION = Layout(
     "observation",
@@ -187,7 +196,7 @@ OBSERVATION = Layout(
         ("source", 5, "none / turned by me / turned by opp / discarded by me / discarded by opp"),
         ("passed", 1, "turned card already refused by its turner"),
         ("forced", 1, "the meld being made is a forced take"),
-        ("forcing", 1, "forcing variant on"),
+        *rule_pieces(),
     ],
 )
 
@@ -213,7 +222,7 @@ STATE = Layout(
         ("owner", 2),
         ("passed", 1),
         ("forced", 1),
-        ("forcing", 1),
+        *rule_pieces(),
         ("winner", 2),
     ],
 )
@@ -337,8 +346,12 @@ def kernel_constants() -> dict[str, int]:
     """The layout constants the compiled kernels (``conquian_env/kernels.py``) need, in order:
     the row's columns (``H0`` ... ``STOCK0``, ``NUM_COLUMNS``), the bits of the ``RULES`` column
     (``RULE_FORCING`` ..., :data:`conquian_env.rules.FLAG_BITS`) and the observation's offsets
-    (``OBS_SIZE``, ``O_OWN_MELD`` ...)."""
+    (``OBS_SIZE``, ``O_OWN_MELD`` ...; the rule pieces as one run: ``O_RULES``, ``N_RULES``)."""
     row, obs = KERNEL_ROW.offsets, OBSERVATION.offsets
+    rules = Rules.field_names()
+    # the encoder sets slot O_RULES + k from bit k of the RULES column: field k's piece and flag
+    if not all(obs[name] == obs[rules[0]] + k and FLAG_BITS[name] == 1 << k for k, name in enumerate(rules)):
+        raise ValueError("the observation's rule pieces must lie together in field order, field k's flag bit k")
     return {
         "H0": row["hands"],
         "H1": row["hands"] + 1,
@@ -384,7 +397,8 @@ def kernel_constants() -> dict[str, int]:
         "O_SOURCE": obs["source"],
         "O_PASSED": obs["passed"],
         "O_FORCED": obs["forced"],
-        "O_FORCING": obs["forcing"],
+        "O_RULES": obs[rules[0]],
+        "N_RULES": len(rules),
     }
 
 

@@ -27,8 +27,11 @@ slot  length   contents
                discarded by me, discarded by opponent
 453   1        the face-up card was turned and already refused by its turner
 454   1        the meld being made is a forced take (forcing variant)
-455   1        the forcing variant is on
+455   R        the rules: one 1-wide piece per field of :class:`~conquian_env.rules.Rules`,
+               named after it, in field order (``forcing`` first), 1 when that variant is on
 ====  =======  =====================================================================
+
+``R`` is the number of rule fields, so the vector has ``455 + R`` slots (:data:`OBS_SIZE`).
 
 Card planes use card indexes (``suit * 10 + rank``, :mod:`conquian_env.cards`).
 :func:`decode` turns an observation back into named parts.  The pieces are declared once,

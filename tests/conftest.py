@@ -1,5 +1,5 @@
-"""Helpers shared by the test files: moves asked as the game loop asks them, duplicate
-deals, stacked deals, positions from greedy self-play, re-dealt hidden cards, and the
+"""Helpers shared by the test files: the rules the engine comparisons play, moves asked as
+the game loop asks them, duplicate deals, stacked deals, positions from greedy self-play, re-dealt hidden cards, and the
 headless browser of the page tests."""
 
 from __future__ import annotations
@@ -17,6 +17,13 @@ from conquian_env.cards import CARD_NAMES
 from conquian_env.game import DISCARD, OFFER, new_game
 from conquian_env.observation import action_mask, encode
 from conquian_env.rules import Rules
+
+#: the rules every engine comparison plays (parametrize with ``ids=str``): the standard game,
+#: each field of Rules on alone, and all of them on; a new variant joins with no edit
+_FIELDS = Rules.field_names()
+RULE_CASES: list[Rules] = list(
+    dict.fromkeys([Rules(), *(Rules(**{name: True}) for name in _FIELDS), Rules(**dict.fromkeys(_FIELDS, True))])
+)
 
 
 def act(agent, state):

@@ -2,7 +2,7 @@
 ones (agents.greedy.greedy.GreedyAgent, agents.scorer.features.FeatureEncoder), decision by decision.
 
 Games are played through the batched engine (greedy against greedy, greedy against
-random, random against random, with and without the forcing variant); at every decision
+random, random against random, under every rule variant); at every decision
 the kernel's greedy action is compared with a GreedyAgent per seat that is fed the real
 game (so its lay-down plan is the real one), and the kernel's feature rows with
 FeatureEncoder for the player to move and for the other player.  Finished positions
@@ -26,7 +26,9 @@ from agents.scorer.features import FEATURE_SIZE, FeatureEncoder  # noqa: E402
 from conquian_env import kernels as K  # noqa: E402
 from conquian_env.game import GAME_OVER, MELD, GameState  # noqa: E402
 from conquian_env.melds import playable_cards  # noqa: E402
+from conquian_env.rules import Rules  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
+from tests.conftest import RULE_CASES  # noqa: E402
 
 
 def _take_plan(state: GameState) -> int:
@@ -58,9 +60,9 @@ def _expected_features(state: GameState, player: int) -> np.ndarray:
     return encoder.encode(PlayerView(state, player))
 
 
-def _play(n: int, steps: int, kinds: tuple[str, str], forcing: bool, seed: int, over: list[GameState]) -> dict:
+def _play(n: int, steps: int, kinds: tuple[str, str], rules: Rules, seed: int, over: list[GameState]) -> dict:
     """Play ``steps`` decisions in ``n`` games and compare every decision; returns counts."""
-    games = VectorGame(n, seed=seed, forcing=forcing, first="alternate")
+    games = VectorGame(n, seed=seed, rules=rules, first="alternate")
     rng = np.random.default_rng(seed)
     seats = [[GreedyAgent(), GreedyAgent()] for _ in range(n)]
     counts = {"decisions": 0, "games": 0, "left_plan": 0}
@@ -100,12 +102,12 @@ def _play(n: int, steps: int, kinds: tuple[str, str], forcing: bool, seed: int, 
     return counts
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_actions_and_features_equal_python_in_real_games(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_actions_and_features_equal_python_in_real_games(rules):
     over: list[GameState] = []
     total = {"decisions": 0, "games": 0, "left_plan": 0}
     for k, kinds in enumerate([("greedy", "greedy"), ("greedy", "random"), ("random", "random")]):
-        counts = _play(40, 100, kinds, forcing, seed=100 + 10 * k + forcing, over=over)
+        counts = _play(40, 100, kinds, rules, seed=100 + 10 * k + rules.flags, over=over)
         for key in total:
             total[key] += counts[key]
     assert total["decisions"] == 3 * 40 * 100
@@ -113,7 +115,7 @@ def test_greedy_actions_and_features_equal_python_in_real_games(forcing):
 
     # finished games (step deals anew at once, so they are put back with set_game)
     assert len(over) == 45
-    games = VectorGame(len(over), seed=0, forcing=forcing)
+    games = VectorGame(len(over), seed=0, rules=rules)
     for i, state in enumerate(over):
         games.set_game(i, state)
     assert (games.state[:, K.PHASE] == GAME_OVER).all()

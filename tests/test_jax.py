@@ -3,7 +3,7 @@
 Random games are played through both from the same deals with the same actions (the JAX
 side batched, jitted and restarted by ``pgx.experimental.auto_reset``); every mask,
 observation, player to move, reward, termination and full state is compared at every
-step, forcing variant included.  Runs on JAX's CPU backend.
+step, under every rule variant (``tests.conftest.RULE_CASES``).  Runs on JAX's CPU backend.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from conquian_env.jax import melds as JM  # noqa: E402
 from conquian_env.layout import OBSERVATION, Layout  # noqa: E402
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playable_cards  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
+from conquian_env.rules import FORCING, STANDARD, Rules  # noqa: E402
+from tests.conftest import RULE_CASES  # noqa: E402
 
 
 def _words(mask: int) -> np.ndarray:
@@ -116,33 +118,33 @@ N = 48
 
 
 @functools.cache
-def _compiled(forcing: bool, first: int | str):
+def _compiled(rules: Rules, first: int | str):
     """The environment and its jitted batched init, step and auto-reset step (compiled once per test run)."""
-    env = Conquian(forcing=forcing, first=first)
+    env = Conquian(rules=rules, first=first)
     init = jax.jit(jax.vmap(env.init))
     step = jax.jit(jax.vmap(env.step))
     auto = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
     return env, init, step, auto
 
 
-def _scalar_twin(state, forcing: bool) -> game.GameState:
+def _scalar_twin(state, rules: Rules) -> game.GameState:
     """A scalar game from the JAX state's deal (hands, stock, first player), via new_game."""
-    g = to_game_state(state, forcing)
+    g = to_game_state(state, rules)
     assert g.stock_pos == 1 and g.move_count == 0
     hands = [_cards(g.hands[0]), _cards(g.hands[1])]
-    twin = new_game(hands=hands, stock=list(g.stock), first=g.player, forcing=forcing)
+    twin = new_game(hands=hands, stock=list(g.stock), first=g.player, rules=rules)
     assert twin.to_dict() == g.to_dict()
     return twin
 
 
-def _play_both(n: int, steps: int, forcing: bool, seed: int) -> int:
+def _play_both(n: int, steps: int, rules: Rules, seed: int) -> int:
     """Random play through both engines; returns the number of finished games compared."""
-    _, init, _, step = _compiled(forcing, "random")
+    _, init, _, step = _compiled(rules, "random")
     key = jax.random.PRNGKey(seed)
     key, sub = jax.random.split(key)
     state = init(jax.random.split(sub, n))
     host = jax.device_get(state)
-    scalar = [_scalar_twin(_lane(host, i), forcing) for i in range(n)]
+    scalar = [_scalar_twin(_lane(host, i), rules) for i in range(n)]
     rng = random.Random(seed)
     finished = 0
     for _ in range(steps):
@@ -161,28 +163,28 @@ def _play_both(n: int, steps: int, forcing: bool, seed: int) -> int:
                 finished += 1
                 assert host.terminated[i], i
                 assert tuple(host.rewards[i]) == s.returns(), i
-                scalar[i] = _scalar_twin(_lane(host, i), forcing)  # auto_reset dealt a new game
+                scalar[i] = _scalar_twin(_lane(host, i), rules)  # auto_reset dealt a new game
             else:
                 assert not host.terminated[i] and not host.truncated[i], i
                 assert tuple(host.rewards[i]) == (0.0, 0.0), i
-                assert to_game_state(_lane(host, i), forcing).to_dict() == s.to_dict(), i
+                assert to_game_state(_lane(host, i), rules).to_dict() == s.to_dict(), i
     return finished
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_random_games_match_the_scalar_engine(forcing):
-    assert _play_both(N, 1300, forcing, seed=3 + forcing) >= 900
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_random_games_match_the_scalar_engine(rules):
+    assert _play_both(N, 1300, rules, seed=3 + rules.flags) >= 900
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forcing", [False, True])
-def test_many_random_games_match_the_scalar_engine(forcing):
-    assert _play_both(128, 2500, forcing, seed=30 + forcing) >= 4000
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_many_random_games_match_the_scalar_engine(rules):
+    assert _play_both(128, 2500, rules, seed=30 + rules.flags) >= 4000
 
 
-def _played(forcing: bool, n: int, steps: int, seed: int):
+def _played(rules: Rules, n: int, steps: int, seed: int):
     """States after ``steps`` random decisions in ``n`` games of ``first="random"`` (no reset)."""
-    _, init, step, _ = _compiled(forcing, "random")
+    _, init, step, _ = _compiled(rules, "random")
     key = jax.random.PRNGKey(seed)
     state = init(jax.random.split(key, n))
     for _ in range(steps):
@@ -192,8 +194,8 @@ def _played(forcing: bool, n: int, steps: int, seed: int):
 
 
 def test_observing_the_player_not_to_move_and_terminal_conventions():
-    env = _compiled(True, "random")[0]
-    state = _played(True, N, 40, seed=9)
+    env = _compiled(FORCING, "random")[0]
+    state = _played(FORCING, N, 40, seed=9)
     other = 1 - state.current_player
     obs = jax.jit(jax.vmap(env.observe))(state, other)
     host = jax.device_get(state)
@@ -202,15 +204,15 @@ def test_observing_the_player_not_to_move_and_terminal_conventions():
         assert np.array_equal(np.asarray(obs[i]), encode(s, int(other[i])))
         if host.terminated[i]:  # pgx: every action "legal" at a terminal state, stepping it changes nothing
             assert host.legal_action_mask[i].all()
-    done = _played(True, N, 400, seed=2)
+    done = _played(FORCING, N, 400, seed=2)
     assert bool(done.terminated.all())
-    again = _compiled(True, "random")[2](done, jnp.zeros(N, dtype=jnp.int32))
+    again = _compiled(FORCING, "random")[2](done, jnp.zeros(N, dtype=jnp.int32))
     assert not np.asarray(again.rewards).any()
     assert np.array_equal(np.asarray(again._hands), np.asarray(done._hands))
 
 
 def test_observe_lays_out_the_pieces_in_the_order_of_the_layout(monkeypatch):
-    host = jax.device_get(_played(True, N, 40, seed=5))
+    host = jax.device_get(_played(FORCING, N, 40, seed=5))
     for i in range(4):
         state, s = _lane(host, i), to_game_state(_lane(host, i), forcing=True)
         for player in (0, 1):
@@ -242,7 +244,7 @@ def test_a_layout_piece_without_its_jax_encoder_is_named(monkeypatch):
 
 
 def test_an_illegal_action_loses_the_game_as_the_scalar_forfeit():
-    _, init, step, _ = _compiled(False, "random")
+    _, init, step, _ = _compiled(STANDARD, "random")
     state = init(jax.random.split(jax.random.PRNGKey(4), N))
     acts = np.full(N, actions.REFUSE, dtype=np.int32)  # refusing is legal in every opening offer
     acts[5] = actions.FINISH  # never legal in an offer
@@ -258,7 +260,7 @@ def test_an_illegal_action_loses_the_game_as_the_scalar_forfeit():
 
 
 def test_same_key_same_game_and_init_from_deal_equals_new_game():
-    init = _compiled(False, "random")[1]
+    init = _compiled(STANDARD, "random")[1]
     a, b = init(jax.random.split(jax.random.PRNGKey(7), N)), init(jax.random.split(jax.random.PRNGKey(7), N))
     assert to_game_state(_lane(a, 1)).to_dict() == to_game_state(_lane(b, 1)).to_dict()
     assert 0 < int(a.current_player.sum()) < N  # "random" draws both seats  # "random" draws both seats
@@ -383,12 +385,12 @@ def _reference_choice(s: game.GameState) -> int:
     return agent.choose(PlayerView(s, p))
 
 
-def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed: int, choose=None) -> dict[int, int]:
+def _greedy_matches_on_random_play(rules: Rules, rounds: int, every: int, seed: int, choose=None) -> dict[int, int]:
     """Random play in N games (auto_reset); every ``every`` steps the JAX greedy action of each
     game is compared with GreedyAgent's (``greedy_actions``, asked for a random four fifths
     of the games: the others must get -1; or ``choose`` of the whole batch).  Returns the
     positions compared, by phase."""
-    _, init, _, step = _compiled(forcing, "random")
+    _, init, _, step = _compiled(rules, "random")
     key = jax.random.PRNGKey(seed)
     key, sub = jax.random.split(key)
     state = init(jax.random.split(sub, N))
@@ -402,7 +404,7 @@ def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed:
             if not asked[i]:
                 assert ours[i] == -1, i
                 continue
-            s = to_game_state(_lane(host, i), forcing)
+            s = to_game_state(_lane(host, i), rules)
             assert ours[i] == _reference_choice(s), (i, s.to_dict())
             phases[s.phase] = phases.get(s.phase, 0) + 1
         for _ in range(every):
@@ -411,19 +413,19 @@ def _greedy_matches_on_random_play(forcing: bool, rounds: int, every: int, seed:
     return phases
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_action_equals_greedy_agent_on_random_play(forcing):
-    phases = _greedy_matches_on_random_play(forcing, rounds=15, every=5, seed=40 + forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_action_equals_greedy_agent_on_random_play(rules):
+    phases = _greedy_matches_on_random_play(rules, rounds=15, every=5, seed=40 + rules.flags)
     assert sum(phases.values()) >= 500  # of 15 * 48 = 720, four fifths asked
     assert min(phases.get(ph, 0) for ph in (game.OFFER, game.MELD, game.DISCARD)) >= 20
-    if forcing:
+    if rules.forcing:
         assert phases.get(game.FORCE_DECISION, 0) >= 1
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_action_equals_greedy_agent_on_many_positions(forcing):
-    phases = _greedy_matches_on_random_play(forcing, rounds=100, every=3, seed=400 + forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_action_equals_greedy_agent_on_many_positions(rules):
+    phases = _greedy_matches_on_random_play(rules, rounds=100, every=3, seed=400 + rules.flags)
     assert sum(phases.values()) >= 3500  # of 4800
 
 
@@ -432,29 +434,29 @@ def test_greedy_action_of_one_state_vmapped_equals_the_agent():
     """greedy_action (one state, the batched bot on a batch of one) under jax.vmap."""
     from agents.greedy.greedy_jax import greedy_action
 
-    phases = _greedy_matches_on_random_play(True, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
+    phases = _greedy_matches_on_random_play(FORCING, 20, 4, seed=77, choose=jax.jit(jax.vmap(greedy_action)))
     assert sum(phases.values()) == 20 * N
 
 
 def test_greedy_actions_rejects_a_bad_where():
     from agents.greedy.greedy_jax import greedy_actions
 
-    state = _compiled(False, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
+    state = _compiled(STANDARD, "random")[1](jax.random.split(jax.random.PRNGKey(0), N))
     with pytest.raises(ValueError, match="one bool per game"):
         greedy_actions(state, jnp.ones(N + 1, bool))
 
 
-def _greedy_games(forcing: bool, seed: int) -> int:
+def _greedy_games(rules: Rules, seed: int) -> int:
     """N games greedy against greedy in JAX and in the scalar engine from the same deals (a
     GreedyAgent per seat, keeping its own plans), compared move by move to the end."""
     from agents.base import PlayerView
     from agents.greedy.greedy import GreedyAgent
 
-    _, init, step, _ = _compiled(forcing, "random")
+    _, init, step, _ = _compiled(rules, "random")
     choose = _greedy()
     state = init(jax.random.split(jax.random.PRNGKey(seed), N))
     host = jax.device_get(state)
-    scalar = [_scalar_twin(_lane(host, i), forcing) for i in range(N)]
+    scalar = [_scalar_twin(_lane(host, i), rules) for i in range(N)]
     seats = [[GreedyAgent(), GreedyAgent()] for _ in range(N)]
     moves = 0
     while not all(s.is_terminal() for s in scalar):
@@ -474,13 +476,13 @@ def _greedy_games(forcing: bool, seed: int) -> int:
             if playing[i]:
                 assert bool(host.terminated[i]) == s.is_terminal(), i
                 assert tuple(host.rewards[i]) == (s.returns() if s.is_terminal() else (0.0, 0.0)), i
-                assert to_game_state(_lane(host, i), forcing).to_dict() == s.to_dict(), i
+                assert to_game_state(_lane(host, i), rules).to_dict() == s.to_dict(), i
     return moves
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_against_greedy_equals_the_scalar_games(forcing):
-    assert _greedy_games(forcing, seed=50 + forcing) >= N * 20
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_against_greedy_equals_the_scalar_games(rules):
+    assert _greedy_games(rules, seed=50 + rules.flags) >= N * 20
 
 
 # ---------------------------------------------------------------- pgx.api_test's checks

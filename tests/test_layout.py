@@ -106,9 +106,11 @@ def test_the_modules_read_the_declared_layouts():
 def test_the_feature_docstring_table_is_the_layout():
     from agents.scorer import features
 
-    rows = re.findall(r"^(\d+)\s+(\d+)\s+\S", features.__doc__, flags=re.MULTILINE)
-    table = [(int(start), int(length)) for start, length in rows]
-    assert table == [(0, OBSERVATION.size)] + [(s, n) for _, s, n, _ in MELD_FEATURES.rows()[len(OBSERVATION.pieces) :]]
+    o = OBSERVATION.size  # the table writes slots after the observation as O+k, its size as O
+    table = re.findall(r"^(0|O(?:\+\d+)?)\s+(O|\d+)\s+\S", features.__doc__, flags=re.MULTILINE)
+    after = MELD_FEATURES.rows()[len(OBSERVATION.pieces) :]
+    assert table == [("0", "O")] + [("O" if s == o else f"O+{s - o}", str(n)) for _, s, n, _ in after]
+    assert f"``O + {MELD_FEATURES.size - o}`` slots" in features.__doc__
 
 
 # ---------------------------------------------------------------- the generated kernel constants
@@ -123,7 +125,7 @@ def test_a_stale_generated_block_is_found_and_rewritten(tmp_path):
     copy = tmp_path / "kernels.py"
     shutil.copy(layout.KERNELS_FILE, copy)
     text = copy.read_text()
-    copy.write_text(text.replace("\nO_FORCING = 455\n", "\nO_FORCING = 999\n"))
+    copy.write_text(text.replace("\nO_RULES = 455\n", "\nO_RULES = 999\n"))
     assert not layout.check_generated(copy)
     assert layout.write_generated(copy)
     assert copy.read_text() == text and layout.check_generated(copy)

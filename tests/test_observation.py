@@ -34,6 +34,9 @@ from conquian_env.observation import (
     encode_state,
     observation_bits,
 )
+from conquian_env.rules import Rules
+
+OBS_AT = dict(observation.OBS_AT)
 
 ONE_HOT = {"own_hand_size", "opponent_hand_size", "phase", "source"}
 
@@ -61,10 +64,42 @@ def test_layout_tiles_the_vector(layout, size):
     assert len({name for name, _, _ in layout}) == len(layout)
 
 
+def docstring_table(doc: str) -> list[tuple[str, str]]:
+    """The (slot, length) columns of a docstring table's rows, as written."""
+    return re.findall(r"^(\d+(?:\+R)?)\s+(\d+|R)\s+\S", doc, flags=re.MULTILINE)
+
+
+def expected_table() -> list[tuple[str, str]]:
+    """The observation's table as its docstring writes it: a row per piece, the rule pieces as one
+    row of length ``R`` (one per Rules field), a slot after them as ``N+R``."""
+    rules = Rules.field_names()
+    first = OBS_AT[rules[0]]
+    assert [OBS_AT[n] for n in rules] == list(range(first, first + len(rules)))  # together, in field order
+    rows = []
+    for name, start, length, _ in OBS_LAYOUT:
+        if name == rules[0]:
+            rows.append((str(start), "R"))
+        elif name not in rules:
+            rows.append((str(start) if start < first else f"{start - len(rules)}+R", str(length)))
+    return rows
+
+
 def test_layout_matches_the_docstring_table():
-    rows = re.findall(r"^(\d+)\s+(\d+)\s+\S", observation.__doc__, flags=re.MULTILINE)
-    table = [(int(start), int(length)) for start, length in rows]
-    assert table == [(start, length) for _, start, length, _ in OBS_LAYOUT]
+    assert docstring_table(observation.__doc__) == expected_table()
+    assert f"``{OBS_AT[Rules.field_names()[0]]} + R`` slots" in observation.__doc__  # the size, said after the table
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda doc: doc.replace("453   1 ", "453   2 "),  # a piece's length
+        lambda doc: doc.replace("455   R ", "455   1 "),  # the rule pieces as one piece
+        lambda doc: doc.replace("454   1 ", "455   1 "),  # a piece's slot
+        lambda doc: re.sub(r"^454 .*\n", "", doc, flags=re.MULTILINE),  # a piece left out
+    ],
+)
+def test_a_wrong_docstring_table_is_found(wrong):
+    assert docstring_table(wrong(observation.__doc__)) != expected_table()
 
 
 def test_value_names():

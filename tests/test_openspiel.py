@@ -40,9 +40,9 @@ from conquian_env.integrations.openspiel import (  # noqa: E402
     load_game,
 )
 from conquian_env.observation import OBS_SIZE, encode  # noqa: E402
-from conquian_env.rules import FORCING, Rules  # noqa: E402
+from conquian_env.rules import FORCING  # noqa: E402
 
-from .conftest import stacked_deal  # noqa: E402
+from .conftest import RULE_CASES, stacked_deal  # noqa: E402
 
 
 def deal_moves(hands, stock):
@@ -67,11 +67,12 @@ def random_deal(rng):
 
 
 # ---------------------------------------------------------------- OpenSpiel's own checks
-@pytest.mark.parametrize("forcing", [False, True])
-def test_random_sim_test_passes(forcing):
-    game = pyspiel.load_game(f"{GAME_NAME}(forcing={str(forcing).lower()})")
-    assert game.forcing is forcing
-    assert game.rules == Rules(forcing=forcing) and game.get_parameters() == {"forcing": forcing}
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_random_sim_test_passes(rules):
+    fields = rules.to_dict()
+    game = pyspiel.load_game(f"{GAME_NAME}({','.join(f'{n}={str(on).lower()}' for n, on in fields.items())})")
+    assert all(getattr(game, n) is on for n, on in fields.items())
+    assert game.rules == rules and game.get_parameters() == fields
     pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
 
 
@@ -153,12 +154,12 @@ def test_dealing_a_card_twice_or_a_non_card_is_an_error():
 
 
 # ---------------------------------------------------------------- the same deals, both engines
-def play_both(seed, forcing):
+def play_both(seed, rules):
     """One random game through OpenSpiel's API and through our engine from the same deal."""
     rng = random.Random(seed)
     hands, stock = random_deal(rng)
-    ours = new_game(hands=hands, stock=stock, first=0, forcing=forcing)
-    theirs = dealt_state(load_game(forcing=forcing), hands, stock)
+    ours = new_game(hands=hands, stock=stock, first=0, rules=rules)
+    theirs = dealt_state(load_game(rules), hands, stock)
     steps = 0
     while not ours.is_terminal():
         assert theirs.current_player() == ours.player
@@ -179,15 +180,17 @@ def play_both(seed, forcing):
     return steps
 
 
-def test_same_deals_same_legal_actions_and_results():
-    for seed in range(16):
-        play_both(seed, forcing=seed % 2 == 1)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_same_deals_same_legal_actions_and_results(rules):
+    for seed in range(8):
+        play_both(seed, rules)
 
 
 @pytest.mark.slow
-def test_same_deals_same_legal_actions_and_results_many():
-    for seed in range(16, 416):
-        play_both(seed, forcing=seed % 2 == 1)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_same_deals_same_legal_actions_and_results_many(rules):
+    for seed in range(16, 216):
+        play_both(seed, rules)
 
 
 def test_illegal_action_is_refused_with_the_legal_ones():

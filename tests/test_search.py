@@ -26,16 +26,23 @@ from conquian_env.game import DISCARD, DISCARDED, MELD, OFFER, TURNED, new_game 
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
-from tests.conftest import act, duplicate, mid_game_state, permute_hidden, stats_under_permutations  # noqa: E402
+from tests.conftest import (  # noqa: E402
+    RULE_CASES,
+    act,
+    duplicate,
+    mid_game_state,
+    permute_hidden,
+    stats_under_permutations,
+)
 
 # ------------------------------------------------------------------ playouts
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_playouts_play_greedy_move_for_move(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_playouts_play_greedy_move_for_move(rules):
     """The one-step greedy takes of :func:`playout` reach the very state (move count
     included) that :func:`greedy_action` one decision at a time reaches."""
-    games = VectorGame(600, observations=False, parallel=False, seed=5, forcing=forcing)
+    games = VectorGame(600, observations=False, parallel=False, seed=5, rules=rules)
     rng = np.random.default_rng(5)
     for i in range(games.num_games):  # random openings of 0..40 moves
         for _ in range(rng.integers(0, 40)):

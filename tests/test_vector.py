@@ -21,6 +21,7 @@ from conquian_env.melds import can_extend_to_meld, can_split_into_melds, playabl
 from conquian_env.observation import action_mask, encode  # noqa: E402
 from conquian_env.rules import Rules  # noqa: E402
 from conquian_env.vector import ROW_LAYOUT, VectorGame, deal_permutation  # noqa: E402
+from tests.conftest import RULE_CASES  # noqa: E402
 
 
 def test_kernel_constants_match_the_scalar_modules():
@@ -63,7 +64,9 @@ def test_kernel_constants_match_the_scalar_modules():
         at["phase"],
         at["source"],
     )
-    assert (K.O_PASSED, K.O_FORCED, K.O_FORCING) == (at["passed"], at["forced"], at["forcing"])
+    assert (K.O_PASSED, K.O_FORCED) == (at["passed"], at["forced"])
+    fields = Rules.field_names()  # the rule pieces, one run in field order: slot O_RULES + k is field k's
+    assert [at[name] for name in fields] == [K.O_RULES + k for k in range(K.N_RULES)]
 
 
 def test_kernel_row_columns_follow_the_field_table():
@@ -144,14 +147,14 @@ def test_meld_kernels_equal_the_scalar_meld_logic():
         assert K.playable(required, optional) == playable_cards(required, optional)
 
 
-def _play_both(n: int, steps: int, forcing: bool, seed: int) -> int:
+def _play_both(n: int, steps: int, rules: Rules, seed: int) -> int:
     """Random play through both engines; returns the number of finished games compared."""
-    vg = VectorGame(n, seed=seed, forcing=forcing, first="alternate")
+    vg = VectorGame(n, seed=seed, rules=rules, first="alternate")
     # the vector engine's own deals, replayed by the scalar engine from their permutations
     scalar = [vg.get_game(i) for i in range(n)]
     for i, s in enumerate(scalar):
         again = new_game(hands=[_cards(s.hands[0]), _cards(s.hands[1])], stock=list(s.stock), first=s.player)
-        again.rules = Rules(forcing=forcing)
+        again.rules = rules
         assert again.to_dict() == s.to_dict(), i
     rng = np.random.default_rng(seed)
     finished = 0
@@ -185,16 +188,16 @@ def _cards(mask: int) -> list[int]:
     return [c for c in range(40) if mask >> c & 1]
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_random_games_match_the_scalar_engine(forcing):
-    finished = _play_both(96, 1400, forcing, seed=3 + forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_random_games_match_the_scalar_engine(rules):
+    finished = _play_both(96, 1400, rules, seed=3 + rules.flags)
     assert finished >= 2000
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forcing", [False, True])
-def test_many_random_games_match_the_scalar_engine(forcing):
-    assert _play_both(512, 3000, forcing, seed=30 + forcing) >= 20000
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_many_random_games_match_the_scalar_engine(rules):
+    assert _play_both(512, 3000, rules, seed=30 + rules.flags) >= 20000
 
 
 def test_observing_the_player_not_to_move():

@@ -10,24 +10,25 @@ computed from what the player can see (never the opponent's hand or the stock or
 =====  ======  =====================================================================
 slot   length  contents (float32, in [0, 1] unless said)
 =====  ======  =====================================================================
-0      456     the raw observation (:data:`conquian_env.observation.OBS_SIZE`)
-456    40      live cards: not seen by the player (opponent's hidden hand or stock)
-496    40      cards that fit the player's own meld with no hand card
-536    40      cards that fit the opponent's meld with no hand card
-576    40      quality of each hand card (the greedy evaluation, 1 = in or fits a meld)
-616    40      cards not held that make a 3-card set or run with two hand cards (1), or
+0      O       the raw observation (``O`` slots: :data:`conquian_env.observation.OBS_SIZE`)
+O      40      live cards: not seen by the player (opponent's hidden hand or stock)
+O+40   40      cards that fit the player's own meld with no hand card
+O+80   40      cards that fit the opponent's meld with no hand card
+O+120  40      quality of each hand card (the greedy evaluation, 1 = in or fits a meld)
+O+160  40      cards not held that make a 3-card set or run with two hand cards (1), or
                with one hand card and one live card (0.5)
-656    40      winning cards: live cards that would let hand + meld split into melds
-696    40      discard phase: ``1 + (v - best) / 4`` (clipped at 0) for each hand card,
+O+200  40      winning cards: live cards that would let hand + meld split into melds
+O+240  40      discard phase: ``1 + (v - best) / 4`` (clipped at 0) for each hand card,
                where ``v`` is the greedy evaluation after discarding it
-736    40      meld phase: the hand cards of the greedy lay-down plan still to lay
-776    85      the greedy bot's choice in this position, one-hot (zero when not to move)
-861    4       offer phase: greedy's (value of taking - value of keeping) / 4 clipped to
+O+280  40      meld phase: the hand cards of the greedy lay-down plan still to lay
+O+320  85      the greedy bot's choice in this position, one-hot (zero when not to move)
+O+405  4       offer phase: greedy's (value of taking - value of keeping) / 4 clipped to
                [-1, 1]; take possible; hand evaluation / 20; winning cards / 10
 =====  ======  =====================================================================
 
-The pieces are declared once, in :data:`conquian_env.layout.MELD_FEATURES` (the table
-above is kept equal to it by ``tests/test_layout.py``).  :class:`FeatureEncoder` computes
+The vector has ``O + 409`` slots (:data:`FEATURE_SIZE`).  The pieces are declared once, in
+:data:`conquian_env.layout.MELD_FEATURES` (the table above is kept equal to it by
+``tests/test_layout.py``).  :class:`FeatureEncoder` computes
 the vector of one seat from that seat's :class:`~conquian_env.view.PlayerView`
 (``encode(view)``), reading nothing the view does not expose; it keeps the greedy bot's
 lay-down plan across the decisions of a meld, so call :meth:`FeatureEncoder.reset` at each
