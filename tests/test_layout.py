@@ -68,6 +68,18 @@ def test_the_hashes_of_the_shipped_layouts_are_stable():
     assert (OBSERVATION.size, MELD_FEATURES.size, STATE.size, KERNEL_ROW.size) == (456, 865, 497, 43)
 
 
+def test_the_rule_pieces_are_the_fields_of_rules():
+    """One 1-wide piece per Rules field, in field order, where the layouts have always held them
+    (a new field adds its piece here with no edit of the layout)."""
+    from conquian_env.rules import Rules
+
+    rules = list(Rules.field_names())
+    assert [(p.name, p.size) for p in layout.rule_pieces()] == [(n, 1) for n in rules]
+    obs, state = list(OBSERVATION.names), list(STATE.names)
+    assert obs[obs.index("forced") + 1 :] == rules
+    assert state[state.index("forced") + 1 : state.index("winner")] == rules
+
+
 @pytest.mark.parametrize(
     "pieces, message",
     [

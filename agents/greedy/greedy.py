@@ -255,6 +255,16 @@ def _plan_take(
     return best
 
 
+def refusing_feeds_opponent(view: PlayerView) -> bool:
+    """Whether refusing the offered card hands it to the opponent (rule 2's feed penalty): the
+    player just turned it and has not refused it yet.  The one statement of this for every
+    Python caller of :func:`take_margin` and :func:`greedy_decision` (the search bots pass a
+    :class:`~conquian_env.view.PlayerView` of their determinized state); a rule variant that
+    changes where a refused card goes changes it here, from ``view.rules``, and in the twins
+    (``greedy_kernels.refusing_feeds_opponent``, ``greedy_jax``)."""
+    return view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+
+
 def take_margin(
     hand: int,
     meld: int,
@@ -362,7 +372,7 @@ class GreedyAgent(Agent):
         live = view.unseen()
         opp_meld, opp_size = view.opponent_meld, view.opponent_hand_size
         if phase == OFFER:
-            passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+            passes = refusing_feeds_opponent(view)
             action, lay = greedy_decision(
                 OFFER, view.hand, view.meld, live, opp_meld, opp_size, view.face_up, bool(legal >> TAKE & 1), passes
             )

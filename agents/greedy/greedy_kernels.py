@@ -361,7 +361,8 @@ def _replay(plan, chosen, cards, misc):
 
 
 @njit(cache=True, inline="always")
-def _passes(S, i, p):
+def refusing_feeds_opponent(S, i, p):
+    """greedy.refusing_feeds_opponent for player ``p`` in game ``i`` (the search's playouts ask it too)."""
     return S[i, SOURCE] == TURNED and S[i, OWNER] == p and S[i, PASSED] == 0
 
 
@@ -381,7 +382,7 @@ def greedy_action(S, i):
     if phase == OFFER:
         if not misc & 1:
             return REFUSE
-        margin = take_margin(hand, meld, S[i, FACE], live, opp_meld, opp_size, _passes(S, i, p))
+        margin = take_margin(hand, meld, S[i, FACE], live, opp_meld, opp_size, refusing_feeds_opponent(S, i, p))
         return TAKE if margin >= 0 else REFUSE
     if phase == MELD:
         face, chosen = S[i, FACE], S[i, CHOSEN]
@@ -501,7 +502,8 @@ def encode_features(S, i, player, out):
                 action = _replay(plan, chosen, lcards, misc)
         elif phase == OFFER and misc & 1:
             can_take = 1.0
-            margin = take_margin(hand, meld, S[i, FACE], live, opp_meld, opp_size, _passes(S, i, player))
+            feeds = refusing_feeds_opponent(S, i, player)
+            margin = take_margin(hand, meld, S[i, FACE], live, opp_meld, opp_size, feeds)
             if margin == np.inf:
                 take_edge = 1.0
             else:

@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from conquian_env.actions import TAKE
 from conquian_env.cards import NUM_CARDS, cards_of
-from conquian_env.game import DISCARD, MELD, OFFER, TURNED, GameState
+from conquian_env.game import DISCARD, MELD, OFFER, GameState
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
 from conquian_env.melds import can_split_into_melds
 from conquian_env.observation import OBS_SIZE
@@ -61,6 +61,7 @@ from ..greedy.greedy import (
     neighbours_of,
     plan_take,
     position_value,
+    refusing_feeds_opponent,
     take_margin,
     winning_cards,
 )
@@ -171,8 +172,8 @@ class FeatureEncoder:
                     out[_PLAN + c] = 1.0
             elif phase == OFFER and legal >> TAKE & 1:
                 can_take = 1.0
-                passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
-                margin, _ = take_margin(hand, meld, view.face_up, live, opp_meld, opp_size, passes)
+                feeds = refusing_feeds_opponent(view)
+                margin, _ = take_margin(hand, meld, view.face_up, live, opp_meld, opp_size, feeds)
                 take_edge = 1.0 if margin == float("inf") else float(np.clip(margin / 4.0, -1.0, 1.0))
             out[_GREEDY + self._greedy.choose(view)] = 1.0
         out[_SCALARS] = take_edge

@@ -45,7 +45,6 @@ from conquian_env.kernels import (
     NUM_COLUMNS,
     OFFER,
     OWNER,
-    PASSED,
     PHASE,
     PLAYER,
     REFUSE,
@@ -55,7 +54,6 @@ from conquian_env.kernels import (
     STOCK0,
     STOCK_SIZE,
     TAKE,
-    TURNED,
     WINNER,
     apply,
     can_extend,
@@ -78,6 +76,7 @@ from ..greedy.greedy_kernels import (
     live_cards,
     plan_take,
     position_value,
+    refusing_feeds_opponent,
 )
 from ..scorer.scorer_kernels import candidates
 from .belief_kernels import deal_from_belief
@@ -344,7 +343,7 @@ def _greedy_step(S, i, keys, plans, filled):
     if phase == OFFER and S[i, LMISC] & 1:  # an offer the player may take
         p = S[i, PLAYER]
         lay, discard, value, keep = _offer_plan(S, i, p, keys, plans, filled)
-        if S[i, SOURCE] == TURNED and S[i, OWNER] == p and S[i, PASSED] == 0:
+        if refusing_feeds_opponent(S, i, p):
             keep -= feed_penalty(S[i, FACE], S[i, M0 + 1 - p], _popcount(S[i, H0 + 1 - p]))
         if value - keep < 0:
             apply(S, i, REFUSE)

@@ -56,7 +56,7 @@ import numpy as np
 
 from conquian_env.actions import FINISH, TAKE
 from conquian_env.cards import cards_of
-from conquian_env.game import GAME_OVER, MELD, OFFER, TURNED, GameState
+from conquian_env.game import GAME_OVER, MELD, OFFER, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
 from ..base import PlayerView, SearchBot
@@ -67,6 +67,7 @@ from ..greedy.greedy import (
     GreedyAgent,
     greedy_decision,
     plan_take,
+    refusing_feeds_opponent,
 )
 from ..params import Flag, Integer, Real, Removed, bounded
 
@@ -109,7 +110,7 @@ def _greedy_decision(state: GameState) -> int:
         state.hands[opp].bit_count(),
         state.face_up,
         bool(state.legal_action_mask() & _TAKE_BIT) if state.phase == OFFER else False,
-        state.source == TURNED and state.owner == p and not state.passed,
+        refusing_feeds_opponent(PlayerView(state, p)),
     )
     return action
 
@@ -206,7 +207,7 @@ def greedy_first_actions(view: PlayerView) -> list[int]:
     legal = view.legal_actions()
     if view.phase == MELD or len(legal) < 2:  # melds follow the greedy plan; nothing to order
         return legal
-    passes = view.face_up_source == TURNED and view.face_up_owner == view.player and not view.passed
+    passes = refusing_feeds_opponent(view)
     first, _ = greedy_decision(
         view.phase,
         view.hand,
