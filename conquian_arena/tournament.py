@@ -402,8 +402,10 @@ def check_game_line(obj: dict[str, Any], task: Task, rules: Rules, players: Sequ
     """Why a games.jsonl object is not a faithful record of ``task``'s game, or None.
 
     Every field of :data:`LINE_KEYS` must be there and no other.  The schedule's fields
-    (:func:`schedule_fields`), the deal, the variant and ``players`` (the bots' names) must
-    be the schedule's, compared as JSON (``1.0`` is not ``1``).  The game is replayed: every
+    (:func:`schedule_fields`), the deal and ``players`` (the bots' names) must be the
+    schedule's, compared as JSON (``1.0`` is not ``1``), and the rules the tournament's, read
+    by :meth:`~conquian_env.rules.Rules.from_dict` (a field left out is off: the line was
+    written before that variant existed; an unknown field is refused).  The game is replayed: every
     action legal and written as the engine writes it, and the recorded result (winner,
     failure, moves, winner label) the one the replay reaches
     (:func:`conquian_arena.record.result_problem`); ``decisions`` must count the moves of
@@ -418,17 +420,16 @@ def check_game_line(obj: dict[str, Any], task: Task, rules: Rules, players: Sequ
     if missing:
         return f"missing field(s) {', '.join(missing)}"
     hands, stock = deal_for_seed(task.deal_seed)
-    expected = {
-        **schedule_fields(task),
-        "hands": hands,
-        "stock": stock,
-        "first": 0,
-        "rules": rules.to_dict(),
-        "players": list(players),
-    }
+    expected = {**schedule_fields(task), "hands": hands, "stock": stock, "first": 0, "players": list(players)}
     for key, value in expected.items():
         if not _same(obj[key], value):
             return f"a {key!r} that differs from the schedule ({_shown(obj[key])} instead of {_shown(value)})"
+    try:  # a field left out is off: the line was written before that variant existed
+        same_rules = Rules.from_dict(obj["rules"], "its 'rules'") == rules
+    except ValueError as err:
+        return f"rules this version does not read ({err})"
+    if not same_rules:
+        return f"a 'rules' that differs from the schedule ({_shown(obj['rules'])} instead of {_shown(rules.to_dict())})"
     shape = check_record(obj)
     if shape is not None:
         return shape
@@ -664,7 +665,10 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
             raise ValueError(f"{path} is not valid JSON ({err}); fix it or use another --out") from err
         data = config_data(config)
         compare = [k for k in data if k != "games_requested"]
-        diff = [k for k in compare if old.get(k) != data[k]]
+        # the rules as the rules object reads them: a field the folder leaves out is off (it was
+        # written before that variant existed); a field this version does not know is refused by name
+        same_rules = "rules" in old and rules_of_record(old, str(path)) == config["rules"]
+        diff = [k for k in compare if (not same_rules if k == "rules" else old.get(k) != data[k])]
         if diff:
             details = "; ".join(f"{k}: folder has {old.get(k)!r}, this run asks {data[k]!r}" for k in diff)
             raise ValueError(

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import itertools
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import conquian_env
 from conquian_arena import runfiles
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import GameRecord, check_record, load_records, replay_states
-from conquian_arena.tournament import TournamentConfig, run_tournament
+from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
 from conquian_env.game import new_game
 from conquian_env.rules import (
     FLAG_BITS,
@@ -247,9 +248,11 @@ def _to_old_folder(out: Path, keep: int) -> None:
 
 
 def _games(out: Path) -> list[dict]:
+    """A folder's games by index, without timings, their rules as the rules object reads them."""
     games = [upgrade_record(json.loads(line)) for line in (out / "games.jsonl").read_text().splitlines()]
     timing = ("think_time", "max_think", "check")
-    return sorted(({k: v for k, v in g.items() if k not in timing} for g in games), key=lambda g: g["index"])
+    read = [{k: v for k, v in g.items() if k not in timing} | {"rules": Rules.from_dict(g["rules"])} for g in games]
+    return sorted(read, key=lambda g: g["index"])
 
 
 def test_an_old_tournament_folder_resumes_to_the_same_games(tmp_path):
@@ -275,6 +278,92 @@ def test_an_old_tournament_folder_is_not_resumed_with_other_rules(tmp_path):
     _to_old_folder(out, keep=2)
     with pytest.raises(ValueError, match=r"different tournament \(rules: folder has \{'forcing': True\}"):
         run_tournament(["greedy", "random"], games=2, seed=3, out=out, jobs=1, **QUICK)
+
+
+def _without_field(out: Path, name: str, keep: int, extra: dict | None = None) -> None:
+    """Rewrite the tournament folder ``out`` as a version without the rule field ``name`` wrote
+    it: ``name`` left out of the rules of config.json and of every games.jsonl line (the lines
+    signed with the folder's key), ``extra`` fields put in, its first ``keep`` games kept."""
+
+    def rules_of(rules: dict) -> dict:
+        return {**{k: v for k, v in rules.items() if k != name}, **(extra or {})}
+
+    config = json.loads((out / "config.json").read_text())
+    config["rules"] = rules_of(config["rules"])
+    config["options"]["rules"] = rules_of(config["options"]["rules"])
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    key = runfiles.read_key(out)
+    lines = []
+    for text in (out / "games.jsonl").read_text().splitlines()[:keep]:
+        obj = json.loads(text)
+        del obj[runfiles.CHECK_FIELD]
+        obj["rules"] = rules_of(obj["rules"])
+        lines.append(runfiles.sign_line(json.dumps(obj), key))
+    (out / "games.jsonl").write_text("".join(line + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("field", Rules.field_names())
+def test_a_folder_written_before_a_rule_field_resumes_with_the_field_off(tmp_path, field):
+    """A new variant's field is absent from the folders older versions wrote: it reads as off."""
+    specs = ["greedy", "random"]
+    whole, old = tmp_path / "whole", tmp_path / "old"
+    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, out=whole, jobs=1, **QUICK))
+    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, out=old, jobs=1, **QUICK))
+    _without_field(old, field, keep=4)
+    assert all(field not in json.loads(line)["rules"] for line in (old / "games.jsonl").read_text().splitlines())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResumeWarning)  # no line is taken for a bad one
+        run_tournament(specs, games=6, seed=3, out=old, jobs=1, **QUICK)
+    assert not (old / "games.rejected.txt").exists()
+    lines = (old / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and sum(f'"{field}"' not in line for line in lines) == 4  # old lines kept as written
+    assert _games(old) == _games(whole)
+    assert json.loads((old / "config.json").read_text())["rules"] == STANDARD.to_dict()  # rewritten in full
+
+    # the field on in the run asked for: the folder (field off) holds a different tournament
+    with pytest.raises(
+        ValueError, match=rf"different tournament \(rules: folder has .*this run asks .*'{field}': True"
+    ):
+        run_tournament(specs, games=6, seed=3, rules=Rules(**{field: True}), out=old, jobs=1, **QUICK)
+
+
+def test_a_folder_with_a_rule_field_set_otherwise_or_unknown_is_refused(tmp_path):
+    specs = ["greedy", "random"]
+    out = tmp_path / "t"
+    run_tournament(TournamentConfig(specs=specs, games=4, seed=3, rules=FORCING, out=out, jobs=1, **QUICK))
+    _without_field(out, "forcing", keep=4)  # forcing left out: off, not the folder's FORCING
+    with pytest.raises(
+        ValueError, match=r"different tournament \(rules: folder has \{\}, this run asks \{'forcing': True"
+    ):
+        run_tournament(specs, games=4, seed=3, rules=FORCING, out=out, jobs=1, **QUICK)
+    # a field this version does not know (a folder of a newer version): refused by name
+    _without_field(out, "forcing", keep=4, extra={"jokers": True})
+    with pytest.raises(ValueError, match=r"config.json: 'rules': unknown rule\(s\) jokers; known: "):
+        run_tournament(specs, games=4, seed=3, out=out, jobs=1, **QUICK)
+
+
+def test_a_game_line_with_other_or_unknown_rules_is_set_aside(tmp_path):
+    """The lines' rules are read as config.json's are: a left-out field is off; a line whose rules
+    differ from the tournament's, or name a field this version does not know, is played again."""
+    specs = ["greedy", "random"]
+    ref, out = tmp_path / "ref", tmp_path / "t"
+    run_tournament(TournamentConfig(specs=specs, games=4, seed=3, out=ref, jobs=1, **QUICK))
+    run_tournament(TournamentConfig(specs=specs, games=4, seed=3, out=out, jobs=1, **QUICK))
+    key = runfiles.read_key(out)
+    objs = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    for obj in objs:
+        del obj[runfiles.CHECK_FIELD]
+    objs[0]["rules"] = {}  # every field left out: the standard game, kept
+    objs[1]["rules"] = {name: True for name in Rules.field_names()}  # not this tournament's rules
+    objs[2]["rules"] = {"jokers": False}  # a field this version does not know
+    (out / "games.jsonl").write_text("".join(runfiles.sign_line(json.dumps(o), key) + "\n" for o in objs))
+    with pytest.warns(ResumeWarning) as record:
+        run_tournament(specs, games=4, seed=3, out=out, jobs=1, **QUICK)
+    messages = sorted(str(w.message) for w in record)
+    assert len(messages) == 2
+    assert "line 2 is a 'rules' that differs from the schedule" in messages[0]
+    assert "line 3 is rules this version does not read (its 'rules': unknown rule(s) jokers" in messages[1]
+    assert _games(out) == _games(ref)
 
 
 def test_openspiel_takes_the_forcing_parameter_as_before():
