@@ -111,7 +111,7 @@ def make_train(args: argparse.Namespace):
             mine = jax.random.categorical(k_pi, logp_all)
             learner = state.current_player == LEARNER
             if args.opponent == "greedy":
-                theirs = greedy_actions(state, ~learner)  # (auto_reset keeps `terminated` on a new deal)
+                theirs = greedy_actions(state, ~learner, args.rules)  # (auto_reset keeps `terminated` on a new deal)
             else:
                 theirs = random_legal(k_opp, state.legal_action_mask)
             action = jnp.where(learner, mine, theirs)

@@ -338,11 +338,11 @@ def test_import_conquian_env_needs_no_jax():
 
 # ---------------------------------------------------------------- the greedy bot in JAX
 @functools.cache
-def _greedy():
-    """greedy_actions jitted for the batch shape of every test (compiled once per test run)."""
+def _greedy(rules: Rules = STANDARD):
+    """greedy_actions of games of ``rules`` jitted for the batch shape of every test (compiled once per test run)."""
     from agents.greedy.greedy_jax import greedy_actions
 
-    return jax.jit(greedy_actions)
+    return jax.jit(functools.partial(greedy_actions, rules=rules))
 
 
 def test_greedy_constants_match_agents_greedy():
@@ -398,7 +398,7 @@ def _greedy_matches_on_random_play(rules: Rules, rounds: int, every: int, seed: 
     rng = np.random.default_rng(seed)
     for _ in range(rounds):
         asked = rng.random(N) < 0.8 if choose is None else np.ones(N, bool)
-        ours = np.asarray(_greedy()(state, jnp.asarray(asked)) if choose is None else choose(state))
+        ours = np.asarray(_greedy(rules)(state, jnp.asarray(asked)) if choose is None else choose(state))
         host = jax.device_get(state)
         for i in range(N):
             if not asked[i]:
@@ -453,7 +453,7 @@ def _greedy_games(rules: Rules, seed: int) -> int:
     from agents.greedy.greedy import GreedyAgent
 
     _, init, step, _ = _compiled(rules, "random")
-    choose = _greedy()
+    choose = _greedy(rules)
     state = init(jax.random.split(jax.random.PRNGKey(seed), N))
     host = jax.device_get(state)
     scalar = [_scalar_twin(_lane(host, i), rules) for i in range(N)]

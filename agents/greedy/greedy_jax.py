@@ -2,10 +2,12 @@
 
 :func:`greedy_actions` decides for every game of a batch of states, :func:`greedy_action`
 for one state (the same code on a batch of one): ``GreedyAgent.choose`` for the player to
-move, decision for decision (``tests/test_jax.py`` compares them on thousands of positions
-and whole games).  No Python control flow on traced values: ``jax.jit`` compiles them, for
-example as the opponent of a learner inside one jitted training loop
-(``examples/jax_ppo.py --opponent greedy``).  Only what the mover sees is read.  Like the
+move in a game of ``rules`` (:class:`conquian_env.rules.Rules`, a Python value fixed when
+they are traced, as the engine's; the standard game unless given), decision for decision
+(``tests/test_jax.py`` compares them on thousands of positions and whole games).  No
+Python control flow on traced values: ``jax.jit`` compiles them, for example as the
+opponent of a learner inside one jitted training loop (``examples/jax_ppo.py --opponent
+greedy``).  Only what the mover sees is read.  Like the
 compiled twin :mod:`agents.greedy.greedy_kernels` they keep no state: in the meld phase the
 take's lay-down plan is recomputed (and re-planned from the cards chosen when they left
 it), which is the agent's own plan whenever the meld so far followed it (always, when the
@@ -57,6 +59,7 @@ except ImportError as err:  # JAX and Pgx, the 'jax' extra
 from conquian_env import actions as _actions
 from conquian_env.jax.game import DISCARD, FORCE_DECISION, GAME_OVER, MELD, OFFER, TURNED, State, player_row
 from conquian_env.jax.melds import RANK_BITS, can_split, card_words, count, long_blocks, meld_search, words_to_bools
+from conquian_env.rules import Rules, resolve
 
 from .greedy_weights import (
     DISTANT_WEIGHT,
@@ -356,15 +359,21 @@ def _setup(state: State) -> dict:
     }
 
 
-def _decide(state: State, s: dict, lays: jax.Array, discards: jax.Array, values: jax.Array, feed_face: jax.Array):
+def refusing_feeds_opponent(state: State, p: jax.Array, rules: Rules) -> jax.Array:
+    """greedy.refusing_feeds_opponent for player ``p`` of one game of ``rules``."""
+    return (state._source == TURNED) & (state._owner == p) & ~state._passed
+
+
+def _decide(
+    state: State, s: dict, lays: jax.Array, discards: jax.Array, values: jax.Array, feed_face: jax.Array, rules: Rules
+):
     """GreedyAgent.choose from the two searches' results (one game)."""
     p = state.current_player
     phase, mask, chosen = state._phase, state.legal_action_mask, state._chosen
     lay0, discard0, value0 = lays[0], discards[0], values[0]
     lay1, keep = lays[1], values[1]
     # offer: take when the plan is at least as good as keeping (greedy.take_margin)
-    passes = (state._source == TURNED) & (state._owner == p) & ~state._passed
-    keep = jnp.where(passes, keep - feed_face, keep)
+    keep = jnp.where(refusing_feeds_opponent(state, p, rules), keep - feed_face, keep)
     offer = jnp.where(mask[TAKE] & (value0 - keep >= 0), TAKE, REFUSE)
     # meld: replay the plan, highest card first, then finish
     plan = jnp.where(_any(chosen & ~lay0), lay1 | chosen, lay0)
@@ -390,7 +399,7 @@ def _chunks(n: int) -> tuple[int, int]:
     return max(CHUNK, min(n, 8192)), max(LAY_CHUNK, min(n // 2, 4096))
 
 
-def _greedy_actions(states: State, where: jax.Array | None) -> jax.Array:
+def _greedy_actions(states: State, where: jax.Array | None, rules: Rules) -> jax.Array:
     f64 = jnp.float64
     n = states.current_player.shape[0]
     chunk, lay_chunk = _chunks(n)
@@ -467,14 +476,15 @@ def _greedy_actions(states: State, where: jax.Array | None) -> jax.Array:
     lay = jnp.where(out[..., None], s["rests"], lay)
     disc = jnp.where(out, jnp.int32(-1), disc)
     best = jnp.where(out, f64(jnp.inf), best)
-    actions = jax.vmap(_decide)(states, s, lay, disc, best, feed[:, SLOTS])
+    actions = jax.vmap(lambda *a: _decide(*a, rules))(states, s, lay, disc, best, feed[:, SLOTS])
     return jnp.where(asked, actions, jnp.int32(-1))
 
 
-def greedy_actions(states: State, where: jax.Array | None = None) -> jax.Array:
+def greedy_actions(states: State, where: jax.Array | None = None, rules: Rules | None = None) -> jax.Array:
     """``GreedyAgent.choose`` for the player to move in each game of a batch of states (a
     leading batch axis, as ``jax.vmap(env.init)`` makes): int32 action ids, -1 where a game
-    is over.  Pure; ``jax.jit`` it.  The meld questions of the whole batch are searched
+    is over.  ``rules``: the games' (None: the standard game), fixed when traced (jit a
+    ``functools.partial`` of it).  Pure; ``jax.jit`` it.  The meld questions of the whole batch are searched
     together (see the module docstring), so a batch costs its total work.
 
     ``where`` (bools, one per game): only those games are decided, the others get -1 and
@@ -485,13 +495,13 @@ def greedy_actions(states: State, where: jax.Array | None = None) -> jax.Array:
             f"where must hold one bool per game, shape {states.current_player.shape}, got shape {jnp.shape(where)}"
         )
     with jax.enable_x64(True):
-        return _greedy_actions(states, where)
+        return _greedy_actions(states, where, resolve(rules))
 
 
-def greedy_action(state: State) -> jax.Array:
+def greedy_action(state: State, rules: Rules | None = None) -> jax.Array:
     """``GreedyAgent.choose`` for the player to move in one (un-batched) state: an int32
     action id, -1 once the game is over.  ``jax.vmap`` it for a batch (each game then
     loops until the batch's busiest one is done: :func:`greedy_actions` is faster), or
     ``jax.lax.map`` it (each game's own work)."""
     batch = jax.tree_util.tree_map(lambda x: x[None], state)
-    return greedy_actions(batch)[0]
+    return greedy_actions(batch, rules=rules)[0]
