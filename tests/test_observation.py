@@ -157,7 +157,7 @@ def expected_view(state: GameState, p: int) -> dict:
         "source": source,
         "passed": bool(state.face_up >= 0 and state.passed),
         "forced": bool(state.forced and state.phase == MELD),
-        "forcing": state.forcing,
+        **state.rules.to_dict(),  # each rule field's piece: whether that variant is on
     }
 
 
@@ -204,7 +204,7 @@ def check_state_vector(state: GameState) -> None:
     assert d["phase"] == [int(i == state.phase) for i in range(5)]
     assert d["player_to_move"] == ([0, 0] if state.is_terminal() else [int(i == state.player) for i in (0, 1)])
     assert d["winner"] == [int(state.winner == i) for i in (0, 1)]
-    assert d["forcing"] == [int(state.forcing)]
+    assert all(d[name] == [int(on)] for name, on in state.rules.to_dict().items())
 
 
 def _policy(state: GameState, rng: random.Random, take_rate: float) -> int:
