@@ -178,6 +178,8 @@ def test_the_shipped_policy_plays_as_before_under_a_later_layout(monkeypatch, po
 @pytest.mark.parametrize("obs, meld", LATER)
 def test_the_shipped_scorer_plays_as_before_under_a_later_layout(monkeypatch, tmp_path, positions, obs, meld):
     feats, _, masks, _ = positions
+    chosen = np.flatnonzero(masks[:, 40:82].sum(axis=1) >= 2)[:300]  # a discard or an offer: the scorer decides
+    feats, masks = feats[chosen], masks[chosen]
     today = load_scorer(DEFAULT_SCORER)
     x, valid, actions = candidate_features(feats, masks, today.inputs)
     obs, meld = _later_version(monkeypatch, obs, meld)
@@ -190,12 +192,12 @@ def test_the_shipped_scorer_plays_as_before_under_a_later_layout(monkeypatch, tm
     assert np.array_equal(x2, x) and np.array_equal(valid2, valid) and np.array_equal(actions2, actions)
     assert np.array_equal(later(x2, valid2), today(x, valid))
     decided = 0
-    for k in np.flatnonzero(valid.sum(axis=1) >= 2)[:200]:
+    for k in range(0, len(feats), 3):
         a, s = today.candidate_scores(feats[k], masks[k])
         a2, s2 = later.candidate_scores(wide[k], masks[k])
         assert np.array_equal(a, a2) and np.array_equal(s, s2) and a[np.argmax(s)] == a2[np.argmax(s2)]
         decided += 1
-    assert decided >= 100
+    assert decided >= 90
     again = load_scorer(later.save(tmp_path / "again.npz"))  # re-saved: it keeps its own pieces
     assert again.inputs.layout == MELD_FEATURES and again.meta["layout_hash"] == MELD_FEATURES.hash
 
@@ -270,3 +272,19 @@ def test_a_scorer_file_on_an_unshipped_layout_loads_by_its_stored_pieces(tmp_pat
     today = CandidateLayout(MELD_FEATURES)
     forcing = today.position_slot + int(np.flatnonzero(today.position_columns == MELD_FEATURES.offset("forcing"))[0])
     assert np.array_equal(x, np.delete(full, forcing, axis=-1))
+
+
+def test_training_goes_on_only_on_the_layout_a_model_was_trained_on(monkeypatch, tmp_path):
+    """A model trained before a piece was added plays (above) but neither resumes a run nor is
+    exported into an environment whose observations have the piece: refused, naming it."""
+    pytest.importorskip("torch")
+    from agents.networks.ppo import DEFAULT_MODEL
+    from conquian_train.policy_files import export_model, restore_checkpoint
+
+    _later_version(monkeypatch, _insert(OBSERVATION, "forcing", Piece(NEW, 1)))
+    with pytest.raises(ModelFileError, match=f"checkpoint .*earlier 'meld' layout \\(without {NEW}\\); a run resumes"):
+        restore_checkpoint(None, DEFAULT_MODEL, "meld")
+    pytest.importorskip("sb3_contrib")
+    with pytest.raises(ModelFileError, match=f"model .*earlier 'meld' layout \\(without {NEW}\\); export it"):
+        export_model(DEFAULT_MODEL, tmp_path / "out.zip")
+    assert not (tmp_path / "out.zip").exists()

@@ -50,7 +50,7 @@ import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
-from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
+from conquian_env.layout import Layout, feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.seeding import bot_game_rng
 
 from ..base import Agent, PlayerView
@@ -254,7 +254,8 @@ class ModelFile:
     never decoded: only the readable text SB3 writes next to them is used); ``activation``:
     the hidden layers' activation; ``features``: the observation the policy reads;
     ``layers``: the actor's checked ``(weight, bias, activation)``; ``columns``: where its
-    inputs lie in this version's vector (None: it reads it as it is; :class:`NumpyPolicy`).
+    inputs lie in this version's vector (None: it reads it as it is; :class:`NumpyPolicy`);
+    ``layout``: the layout it was trained on (:class:`conquian_env.layout.Layout`).
     """
 
     path: Path
@@ -264,6 +265,7 @@ class ModelFile:
     features: str
     layers: list[tuple[np.ndarray, np.ndarray, str]]
     columns: tuple[int, ...] | None = None
+    layout: Layout | None = None
 
     @property
     def net_arch(self) -> tuple[int, ...]:
@@ -525,7 +527,9 @@ def read_model(path: str | Path) -> ModelFile:
     except ValueError as err:
         raise ModelFileError(err if str(err).startswith("model ") else f"model {str(file)!r}: {err}") from err
     _check_critic(file, state, activation, inputs)
-    return ModelFile(file, dict(state), metadata, activation, inputs_of.name, layers, inputs_of.columns())
+    return ModelFile(
+        file, dict(state), metadata, activation, inputs_of.name, layers, inputs_of.columns(), inputs_of.layout
+    )
 
 
 def load_policy(path: str | Path) -> NumpyPolicy:
