@@ -31,15 +31,20 @@ slot    length  contents
 The blocks come from the pieces of :data:`conquian_env.layout.MELD_FEATURES`: each piece
 ``NUM_CARDS`` wide is a card channel (:data:`CARD_PIECES`, in the layout's order), each other
 piece but greedy's choice is part of the position (:data:`POSITION_PIECES`); a piece added to
-the layout lands in the candidate's inputs with no edit here, and ``tests/test_scorer.py``
-keeps the table above equal to the derived sizes.
+the layout lands in the candidate's inputs of a scorer trained from then on with no edit here,
+and ``tests/test_scorer.py`` keeps the table above equal to the derived sizes.  A scorer reads
+the pieces it was trained on: :class:`CandidateLayout` builds the table from a scorer's own meld
+layout, each piece found by name in this version's vector (:data:`INPUTS`: today's), so a piece
+added since is left out of its inputs and it plays as it was trained.
 
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
 (its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
 and a JSON ``meta`` string, which since models carry their input holds the feature set
-(``"meld"``) and its layout hash (:mod:`conquian_env.layout`): a file with another feature set
-or layout is refused, naming both, and a file without them (written before) is read as the
-``"meld"`` features, as it always was.  :func:`load_scorer` reads it as untrusted data
+(``"meld"``), its layout hash and its pieces (:mod:`conquian_env.layout`): a file with another
+feature set, or whose pieces this version no longer has as they were, is refused, naming them; a
+file with only the hash is read through the frozen table of the layouts that shipped, and a file
+without them (written before) as the ``"meld"`` features of then (:data:`PRE_STAMP_LAYOUT`), as
+it always was.  :func:`load_scorer` reads it as untrusted data
 (:mod:`agents.model_files`): the archive's directory and each array's header are checked before
 any data is decompressed, with caps on every size, and the weights are bounded so that the
 network's scores are finite; a file we read never runs code and a wrong, tampered or oversized
