@@ -169,7 +169,11 @@ def test_the_check_command(capsys):
 # ---------------------------------------------------------------- feature sets of model files
 def test_feature_sets_and_their_stamps():
     assert {n: fs.size for n, fs in FEATURE_SETS.items()} == {"raw": 456, "meld": 865}
-    assert feature_set("meld").stamp() == {"feature_set": "meld", "layout_hash": MELD_FEATURES.hash}
+    assert feature_set("meld").stamp() == {
+        "feature_set": "meld",
+        "layout_hash": MELD_FEATURES.hash,
+        "pieces": [[p.name, p.size] for p in MELD_FEATURES.pieces],
+    }
     with pytest.raises(ValueError, match="'raw', 'meld'.*got 'image'"):
         feature_set("image")
     assert feature_set_for_size(456).name == "raw" and feature_set_for_size(865).name == "meld"

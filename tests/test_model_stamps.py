@@ -45,12 +45,21 @@ def test_a_scorer_file_stores_its_feature_set_and_layout(tmp_path):
 
 
 def test_a_scorer_with_another_layout_is_refused_naming_both(tmp_path):
-    path = _with_meta(
-        _scorer().save(tmp_path / "s.npz"), tmp_path / "t.npz", lambda m: m.update(layout_hash=OTHER_HASH)
-    )
+    path = _with_meta(  # a hash with no pieces stored and none known for it
+        _scorer().save(tmp_path / "s.npz"), tmp_path / "t.npz", lambda m: [m.update(layout_hash=OTHER_HASH),
+                                                                           m.pop("pieces")]
+    )  # fmt: skip
     with pytest.raises(
         ModelFileError, match=f"t.npz.*'meld' with layout {OTHER_HASH}.*has layout {MELD_FEATURES.hash}"
     ):
+        load_scorer(path)
+
+
+def test_a_scorer_whose_pieces_do_not_hash_to_its_stamp_is_refused(tmp_path):
+    path = _with_meta(
+        _scorer().save(tmp_path / "s.npz"), tmp_path / "t.npz", lambda m: m.update(layout_hash=OTHER_HASH)
+    )
+    with pytest.raises(ModelFileError, match=f"t.npz.*pieces hash to {MELD_FEATURES.hash}, not to .*{OTHER_HASH}"):
         load_scorer(path)
 
 
@@ -73,7 +82,9 @@ def test_a_scorer_written_before_the_stamp_still_loads(tmp_path):
         assert json.loads(str(z["meta"]))["layout_hash"] == MELD_FEATURES.hash
     assert load_scorer(DEFAULT_SCORER).layers
     old = _with_meta(
-        _scorer().save(tmp_path / "s.npz"), tmp_path / "old.npz", lambda m: [m.pop("feature_set"), m.pop("layout_hash")]
+        _scorer().save(tmp_path / "s.npz"),
+        tmp_path / "old.npz",
+        lambda m: [m.pop(k) for k in ("feature_set", "layout_hash", "pieces")],
     )
     again = load_scorer(old).save(tmp_path / "again.npz")  # re-saved: stamped
     assert load_scorer(again).meta["layout_hash"] == MELD_FEATURES.hash
@@ -139,7 +150,11 @@ def test_stamp_model_writes_the_stamp_into_the_saved_file(tmp_path):
     stamp_model(model, "raw")
     model.save(tmp_path / "raw.zip")
     with zipfile.ZipFile(tmp_path / "raw.zip") as z:
-        assert json.loads(z.read("data"))[STAMP_KEY] == {"feature_set": "raw", "layout_hash": OBSERVATION.hash}
+        assert json.loads(z.read("data"))[STAMP_KEY] == {
+            "feature_set": "raw",
+            "layout_hash": OBSERVATION.hash,
+            "pieces": [[p.name, p.size] for p in OBSERVATION.pieces],
+        }
     assert read_model(tmp_path / "raw.zip").features == "raw"
     with pytest.raises(ValueError, match="'raw', 'meld'"):
         stamp_model(model, "image")

@@ -495,7 +495,7 @@ def test_the_compiled_scorer_is_the_scorer_bot(which):
     from agents.scorer.scorer import DEFAULT_SCORER, candidate_features, load_scorer
 
     scorer = load_scorer(DEFAULT_SCORER) if which == "shipped" else _pooled_scorer()
-    weights, dims, f, x, acts, out, h, g = SK.network(scorer)
+    weights, dims, inputs, f, x, acts, out, h, g = SK.network(scorer)
     games = _random_rows(800, seed=21)
     rows = np.flatnonzero(games.state[:, E.PHASE] != E.GAME_OVER)
     players = games.state[rows, E.PLAYER]
@@ -509,7 +509,7 @@ def test_the_compiled_scorer_is_the_scorer_bot(which):
         assert n == valid[k].sum()
         np.testing.assert_array_equal(x[:n], ref_x[k, :n])
         np.testing.assert_array_equal(acts[:n], ref_actions[k, :n])
-        move = SK.scorer_action(S, r, weights, dims, f, x, acts, out, h, g)
+        move = SK.scorer_action(S, r, weights, dims, inputs, f, x, acts, out, h, g)
         if S[r, E.PHASE] in (OFFER, DISCARD) and masks[k].sum() >= 2:
             ref = scorer(ref_x[k, :n])
             np.testing.assert_allclose(out[:n], ref, rtol=0, atol=1e-4)

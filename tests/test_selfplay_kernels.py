@@ -11,7 +11,7 @@ from agents.greedy.greedy import GreedyAgent  # noqa: E402
 from agents.greedy.greedy_kernels import encode_features  # noqa: E402
 from agents.scorer import selfplay_kernels as SP  # noqa: E402
 from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
-from agents.scorer.scorer_kernels import candidates, pack, scorer_action  # noqa: E402
+from agents.scorer.scorer_kernels import candidates_of, pack, scorer_action  # noqa: E402
 from agents.scorer.scorer_kernels import scratch as net_scratch  # noqa: E402
 from agents.search.search import label_rows  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
@@ -66,7 +66,7 @@ def test_the_compiled_games_are_the_arenas_games(which):
         assert S[0, E.PLAYER] == seats[game[r]] and S[0, E.PHASE] in (E.OFFER, E.DISCARD)
         move = scorer_action(S, 0, *net, F, X, acts, out, h, g)  # the bot's move there
         encode_features(S, 0, S[0, E.PLAYER], F)
-        n = candidates(F, S[0, E.PHASE], S[0, E.LCARDS], S[0, E.LMISC], X, acts)
+        n = candidates_of(F, S[0, E.PHASE], S[0, E.LCARDS], S[0, E.LMISC], X, acts, net[2])  # its own inputs
         chosen = [k for k in range(n) if acts[k] == move]
         assert len(chosen) == 1 and np.array_equal(X[chosen[0]], x[r])
 

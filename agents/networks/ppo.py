@@ -10,9 +10,12 @@ observations, told apart by their size:
   trains by default.
 
 A model file written since models carry their input (:func:`stamp_model`) stores the feature
-set and the hash of its layout (:mod:`conquian_env.layout`) in its metadata, and loading
-refuses a file whose feature set or layout is not this version's, naming both; a file
-written before has no stamp and is read as before, its feature set told by its input size.
+set, the hash of its layout and its pieces (:mod:`conquian_env.layout`) in its metadata; a
+file written before has no stamp and is read as before, its layout told by its input size.
+Loading matches the model's pieces by name and size against this version's layout
+(:func:`conquian_env.layout.feature_set_of_model`): a piece added since (a new rule variant's)
+is left out of the policy's input (:attr:`NumpyPolicy.columns`), so the model plays as it was
+trained; a piece it knows that is gone or resized refuses the file, naming the piece.
 
 The bot plays with the legal-action mask, so it never chooses an illegal action.  Spec:
 ``ppo[:PATH.zip][,deterministic=true|false]``; with no path it plays the model shipped
@@ -47,7 +50,7 @@ import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
-from conquian_env.layout import feature_set, feature_set_for_size, feature_set_of_model
+from conquian_env.layout import Layout, feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.seeding import bot_game_rng
 
 from ..base import Agent, PlayerView
@@ -80,14 +83,21 @@ class NumpyPolicy:
 
     ``layers`` is a list of ``(weight, bias, activation name)``; the last layer gives
     the 85 action logits.  ``features`` names the observation the policy reads
-    (``"raw"`` or ``"meld"``).
+    (``"raw"`` or ``"meld"``).  ``columns``: None when the policy reads this version's vector
+    as it is; else the slot of this version's vector of each of its inputs (a model trained
+    before a piece was added: :meth:`conquian_env.layout.FeatureSet.columns`), picked out
+    before the first layer.
     """
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str]], features: str):
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str]], features: str, columns: Any = None):
         if features not in ("raw", "meld"):
             raise ValueError(f"features must be 'raw' or 'meld', got {features!r}")
         self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32), act) for w, b, act in layers]
         self.features = features
+        self.columns = None if columns is None else np.asarray(columns, np.int64)
+        if self.columns is not None and (self.columns.ndim != 1 or len(self.columns) != self.layers[0][0].shape[1]):
+            raise ValueError(f"columns must list the {self.layers[0][0].shape[1]} inputs' slots, got "
+                             f"{self.columns.shape}")  # fmt: skip
         for _, _, act in self.layers:
             if act not in _ACTIVATIONS:
                 raise ValueError(f"unsupported activation {act!r}; supported: {sorted(_ACTIVATIONS)}")
@@ -126,7 +136,10 @@ class NumpyPolicy:
         return cls(layers, features=features_for_size(size))
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
+        """The action logits of ``obs`` (this version's vector, ``(..., size)``)."""
         x = np.asarray(obs, dtype=np.float32)
+        if self.columns is not None:
+            x = x[..., self.columns]
         for w, b, act in self.layers:
             x = _ACTIVATIONS[act](x @ w.T + b)
         return x
@@ -162,7 +175,7 @@ STAMP_KEY = "conquian_input"
 
 def stamp_model(model: Any, features: str) -> None:
     """Mark the MaskablePPO ``model`` as reading ``features`` (``"raw"`` or ``"meld"``): every
-    ``model.save`` from now on stores the feature set and its layout hash in the file's
+    ``model.save`` from now on stores the feature set, its layout hash and its pieces in the file's
     metadata (:data:`STAMP_KEY`, plain JSON), and :func:`read_model` checks them."""
     setattr(model, STAMP_KEY, feature_set(features).stamp())
 
@@ -240,7 +253,9 @@ class ModelFile:
     ``metadata``: the ``data`` JSON as plain JSON (the pickled ``":serialized:"`` entries are
     never decoded: only the readable text SB3 writes next to them is used); ``activation``:
     the hidden layers' activation; ``features``: the observation the policy reads;
-    ``layers``: the actor's checked ``(weight, bias, activation)``.
+    ``layers``: the actor's checked ``(weight, bias, activation)``; ``columns``: where its
+    inputs lie in this version's vector (None: it reads it as it is; :class:`NumpyPolicy`);
+    ``layout``: the layout it was trained on (:class:`conquian_env.layout.Layout`).
     """
 
     path: Path
@@ -249,6 +264,8 @@ class ModelFile:
     activation: str
     features: str
     layers: list[tuple[np.ndarray, np.ndarray, str]]
+    columns: tuple[int, ...] | None = None
+    layout: Layout | None = None
 
     @property
     def net_arch(self) -> tuple[int, ...]:
@@ -257,7 +274,7 @@ class ModelFile:
 
     def policy(self) -> NumpyPolicy:
         """The actor as a :class:`NumpyPolicy`."""
-        return NumpyPolicy(self.layers, features=self.features)
+        return NumpyPolicy(self.layers, features=self.features, columns=self.columns)
 
     def optimizer_state(self) -> dict[str, Any] | None:
         """The Adam state (``policy.optimizer.pth``, weights only, every tensor checked: dense floats or
@@ -506,11 +523,13 @@ def read_model(path: str | Path) -> ModelFile:
         )
     _check_spaces(file, metadata, inputs)
     try:
-        features = feature_set_of_model(metadata.get(STAMP_KEY), inputs, where=f"model {str(file)!r}").name
+        inputs_of = feature_set_of_model(metadata.get(STAMP_KEY), inputs, where=f"model {str(file)!r}")
     except ValueError as err:
         raise ModelFileError(err if str(err).startswith("model ") else f"model {str(file)!r}: {err}") from err
     _check_critic(file, state, activation, inputs)
-    return ModelFile(file, dict(state), metadata, activation, features, layers)
+    return ModelFile(
+        file, dict(state), metadata, activation, inputs_of.name, layers, inputs_of.columns(), inputs_of.layout
+    )
 
 
 def load_policy(path: str | Path) -> NumpyPolicy:

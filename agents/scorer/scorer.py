@@ -31,15 +31,20 @@ slot    length  contents
 The blocks come from the pieces of :data:`conquian_env.layout.MELD_FEATURES`: each piece
 ``NUM_CARDS`` wide is a card channel (:data:`CARD_PIECES`, in the layout's order), each other
 piece but greedy's choice is part of the position (:data:`POSITION_PIECES`); a piece added to
-the layout lands in the candidate's inputs with no edit here, and ``tests/test_scorer.py``
-keeps the table above equal to the derived sizes.
+the layout lands in the candidate's inputs of a scorer trained from then on with no edit here,
+and ``tests/test_scorer.py`` keeps the table above equal to the derived sizes.  A scorer reads
+the pieces it was trained on: :class:`CandidateLayout` builds the table from a scorer's own meld
+layout, each piece found by name in this version's vector (:data:`INPUTS`: today's), so a piece
+added since is left out of its inputs and it plays as it was trained.
 
 A discard's card is the discarded card, a take's the face-up card; a refusal has no card
 (its card slots are zero).  The model file is a plain ``.npz``: the weights ``w0, b0, w1, b1, ...``
 and a JSON ``meta`` string, which since models carry their input holds the feature set
-(``"meld"``) and its layout hash (:mod:`conquian_env.layout`): a file with another feature set
-or layout is refused, naming both, and a file without them (written before) is read as the
-``"meld"`` features, as it always was.  :func:`load_scorer` reads it as untrusted data
+(``"meld"``), its layout hash and its pieces (:mod:`conquian_env.layout`): a file with another
+feature set, or whose pieces this version no longer has as they were, is refused, naming them; a
+file with only the hash is read through the frozen table of the layouts that shipped, and a file
+without them (written before) as the ``"meld"`` features of then (:data:`PRE_STAMP_LAYOUT`), as
+it always was.  :func:`load_scorer` reads it as untrusted data
 (:mod:`agents.model_files`): the archive's directory and each array's header are checked before
 any data is decompressed, with caps on every size, and the weights are bounded so that the
 network's scores are finite; a file we read never runs code and a wrong, tampered or oversized
@@ -48,6 +53,7 @@ one gets a ``ModelFileError`` naming what is wrong.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -58,8 +64,15 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION, feature_set_of_model
-from conquian_env.observation import OBS_AT
+from conquian_env.layout import (
+    FEATURE_SETS,
+    MELD_FEATURES,
+    OBSERVATION,
+    FeatureSet,
+    Layout,
+    feature_set_of_model,
+    input_columns,
+)
 from conquian_env.view import PlayerView
 
 from ..base import Agent
@@ -75,7 +88,7 @@ from ..model_files import (
     read_npy,
     write_npz,
 )
-from .features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder
+from .features import FEATURE_LAYOUT, FeatureEncoder
 
 __all__ = [
     "CANDIDATE_SIZE",
@@ -85,6 +98,7 @@ __all__ = [
     "CARD_SLICES",
     "CHANNELS",
     "FEATURE_AT",
+    "INPUTS",
     "KIND_SLOT",
     "POSITION_PIECES",
     "POSITION_SLICES",
@@ -94,8 +108,10 @@ __all__ = [
     "FORMAT_POOLED",
     "GREEDY_SLOT",
     "ActionScorer",
+    "CandidateLayout",
     "ScorerAgent",
     "candidate_features",
+    "candidate_layout",
     "load_scorer",
 ]
 
@@ -110,69 +126,135 @@ FORMAT_POOLED = "conquian-action-scorer/2"
 MAX_CANDIDATES = 12
 
 # The candidate's input layout (the table in the module docstring), shared with the compiled
-# twin (agents.scorer.scorer_kernels), derived from the pieces of conquian_env.layout.MELD_FEATURES: a
-# piece NUM_CARDS wide is a per-card block; every other piece but greedy's choice describes the
-# position.
-#: where each block of the ``"meld"`` feature vector starts (:data:`agents.scorer.features.FEATURE_LAYOUT`)
-FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+# twin (agents.scorer.scorer_kernels), derived from the pieces of a meld layout (this version's,
+# conquian_env.layout.MELD_FEATURES, or the one a scorer file was trained on): a piece NUM_CARDS
+# wide is a per-card block; every other piece but greedy's choice describes the position.
 #: the piece of the meld features that is greedy's choice (one-hot over the actions): the kind slots read it
 _GREEDY_PIECE = "greedy_action"
-#: the names of the per-card blocks (the channels, in order): the raw observation's, then the meld features'
-CARD_PIECES = tuple(p.name for p in MELD_FEATURES.pieces if p.size == NUM_CARDS)
-#: the per-card blocks of the raw observation (own hand .. own refusals), the first channels
-CARD_BLOCKS = sum(1 for p in OBSERVATION.pieces if p.size == NUM_CARDS)
-#: per-card channels: the raw observation's card blocks, then the meld features' card blocks (live .. lay plan)
-CHANNELS = len(CARD_PIECES)
-#: inputs about the candidate's card: its channels, its 4 run neighbours (+ a flag each), the rank's other suits
-CARD_INPUTS = CHANNELS * 6 + 4
-#: the first of the 4 kind slots (discard, take, refuse, greedy's choice)
-KIND_SLOT = CARD_INPUTS
-#: the first of the position's inputs
-POSITION_SLOT = KIND_SLOT + 4
-#: the input slot that says the candidate is greedy's choice
-GREEDY_SLOT = KIND_SLOT + 3
-#: the names of the pieces copied into the position's inputs, in order
-POSITION_PIECES = tuple(p.name for p in MELD_FEATURES.pieces if p.size != NUM_CARDS and p.name != _GREEDY_PIECE)
+#: the piece whose card a take's candidate describes
+_FACE_UP_PIECE = "face_up"
 
 
-def _runs(names: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
-    """The ``(start, stop)`` slices of the meld features that the pieces ``names`` fill, a run of
-    adjacent pieces joined into one slice."""
+def _runs(columns: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """``columns`` as ``(start, stop)`` slices, a run of consecutive columns joined into one slice."""
     runs: list[list[int]] = []
-    for name in names:
-        where = MELD_FEATURES.slice(name)
-        if runs and runs[-1][1] == where.start:
-            runs[-1][1] = where.stop
+    for c in columns.tolist():
+        if runs and runs[-1][1] == c:
+            runs[-1][1] = c + 1
         else:
-            runs.append([where.start, where.stop])
+            runs.append([c, c + 1])
     return tuple((a, b) for a, b in runs)
 
 
+class CandidateLayout:
+    """Where a scorer's candidate inputs come from: the table of the module docstring for a
+    scorer trained on the meld layout ``layout`` (a :class:`~conquian_env.layout.Layout`), read
+    out of the meld feature vector laid out as ``current`` (this version's,
+    :data:`conquian_env.layout.MELD_FEATURES`).
+
+    The channels are ``layout``'s pieces ``NUM_CARDS`` wide, in its order; the position is its
+    other pieces but greedy's choice.  Each is found by name in this version's vector
+    (:func:`conquian_env.layout.input_columns` has checked that each is there with its size), so
+    a scorer trained before a piece was added reads its own inputs, blind to the new piece.
+    :data:`INPUTS` is this version's own."""
+
+    def __init__(self, layout: Layout, current: Layout = MELD_FEATURES):
+        input_columns(layout, current, where="a scorer")  # every piece is here, as it was
+        for name in (_FACE_UP_PIECE, _GREEDY_PIECE):
+            if name not in layout.offsets:
+                raise ValueError(f"a scorer's meld layout needs the piece {name!r}; {layout!r} has none")
+        at = current.offsets
+        self.layout = layout
+        self.current = current
+        #: the names of the per-card blocks (the channels, in order)
+        self.card_pieces = tuple(p.name for p in layout.pieces if p.size == NUM_CARDS)
+        #: the names of the pieces copied into the position's inputs, in order
+        self.position_pieces = tuple(p.name for p in layout.pieces if p.size != NUM_CARDS and p.name != _GREEDY_PIECE)
+        self.channels = len(self.card_pieces)
+        self.card_inputs = self.channels * 6 + 4  # channels, 4 run neighbours (+ a flag each), the rank's others
+        self.kind_slot = self.card_inputs
+        self.position_slot = self.kind_slot + 4
+        self.greedy_slot = self.kind_slot + 3
+        #: the first slot of each channel in this version's meld feature vector
+        self.card_starts = np.array([at[name] for name in self.card_pieces], np.int64)
+        #: the slots of this version's vector that hold the card channels, channel by channel
+        self.card_columns = (self.card_starts[:, None] + np.arange(NUM_CARDS)).ravel()
+        #: the slots of this version's vector copied into the position's inputs, in order
+        self.position_columns = np.array(
+            [at[name] + k for name in self.position_pieces for k in range(layout.piece(name).size)], np.int64
+        )
+        self.position_slices = _runs(self.position_columns)
+        self.card_slices = _runs(self.card_columns)
+        self.size = self.position_slot + len(self.position_columns)
+        self.face_up = at[_FACE_UP_PIECE]
+        self.greedy = at[_GREEDY_PIECE]
+        #: the compiled twin's form (:mod:`agents.scorer.scorer_kernels`): ``[channels, position
+        #: inputs, face-up slot, greedy slot, each channel's first slot..., each position slot...]``
+        self.kernel_map = np.concatenate(
+            [[self.channels, len(self.position_columns), self.face_up, self.greedy], self.card_starts,
+             self.position_columns]
+        ).astype(np.int64)  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"CandidateLayout({self.layout.hash}, {self.channels} channels, {self.size} inputs)"
+
+
+@functools.lru_cache(maxsize=16)
+def candidate_layout(layout: Layout, current: Layout = MELD_FEATURES) -> CandidateLayout:
+    """The :class:`CandidateLayout` of a scorer trained on the meld layout ``layout``, reading the
+    vector laid out as ``current`` (one per pair)."""
+    return CandidateLayout(layout, current)
+
+
+#: this version's candidate inputs (a scorer trained now reads these)
+INPUTS = candidate_layout(MELD_FEATURES)
+#: where each block of the ``"meld"`` feature vector starts (:data:`agents.scorer.features.FEATURE_LAYOUT`)
+FEATURE_AT = {name: start for name, start, _ in FEATURE_LAYOUT}
+#: the names of the per-card blocks (the channels, in order): the raw observation's, then the meld features'
+CARD_PIECES = INPUTS.card_pieces
+#: the per-card blocks of the raw observation (own hand .. own refusals), the first channels
+CARD_BLOCKS = sum(1 for p in OBSERVATION.pieces if p.size == NUM_CARDS)
+#: per-card channels: the raw observation's card blocks, then the meld features' card blocks (live .. lay plan)
+CHANNELS = INPUTS.channels
+#: inputs about the candidate's card: its channels, its 4 run neighbours (+ a flag each), the rank's other suits
+CARD_INPUTS = INPUTS.card_inputs
+#: the first of the 4 kind slots (discard, take, refuse, greedy's choice)
+KIND_SLOT = INPUTS.kind_slot
+#: the first of the position's inputs
+POSITION_SLOT = INPUTS.position_slot
+#: the input slot that says the candidate is greedy's choice
+GREEDY_SLOT = INPUTS.greedy_slot
+#: the names of the pieces copied into the position's inputs, in order
+POSITION_PIECES = INPUTS.position_pieces
 #: the ``(start, stop)`` slices of the feature vector copied into the position's inputs
-POSITION_SLICES = _runs(POSITION_PIECES)
+POSITION_SLICES = INPUTS.position_slices
 #: the ``(start, stop)`` slices of the feature vector that hold the card channels, in order
-CARD_SLICES = _runs(CARD_PIECES)
-CANDIDATE_SIZE = POSITION_SLOT + sum(b - a for a, b in POSITION_SLICES)
-_CARD_COLUMNS = np.concatenate([np.arange(a, b) for a, b in CARD_SLICES])
-_FACE_UP = OBS_AT["face_up"]
-_GREEDY = FEATURE_AT[_GREEDY_PIECE]
+CARD_SLICES = INPUTS.card_slices
+CANDIDATE_SIZE = INPUTS.size
 _DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
+#: the meld layout of a scorer file written before files stored theirs (conquian_env.layout.SHIPPED_LAYOUTS)
+PRE_STAMP_LAYOUT = "2975cb6140054b04"
 
 
-def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def candidate_features(
+    features: np.ndarray, masks: np.ndarray, inputs: CandidateLayout = INPUTS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The candidates of a batch of positions: ``features`` ``(N, FEATURE_SIZE)`` meld feature
-    vectors and ``masks`` ``(N, 85)`` legal-action masks give ``x`` ``(N, 12, CANDIDATE_SIZE)``,
+    vectors and ``masks`` ``(N, 85)`` legal-action masks give ``x`` ``(N, 12, inputs.size)``,
     ``valid`` ``(N, 12)`` and ``actions`` ``(N, 12)`` (the action id of each candidate, -1 where
-    there is none).  Only discards, takes and refusals are candidates."""
+    there is none).  Only discards, takes and refusals are candidates.  ``inputs``: the
+    candidate layout of the scorer that reads them (default: this version's)."""
     features = np.asarray(features, dtype=np.float32)
     masks = np.asarray(masks, dtype=bool)
-    if features.ndim != 2 or features.shape[1] != FEATURE_SIZE:
-        raise ValueError(f"candidate_features needs (N, {FEATURE_SIZE}) meld features, got shape {features.shape}")
+    if features.ndim != 2 or features.shape[1] != inputs.current.size:
+        raise ValueError(f"candidate_features needs (N, {inputs.current.size}) meld features, got shape "
+                         f"{features.shape}")  # fmt: skip
     if masks.shape != (len(features), NUM_ACTIONS):
         raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
-    n = len(features)
-    cards = features[:, _CARD_COLUMNS].reshape(n, CHANNELS, 4, 10)
-    position = np.concatenate([features[:, a:b] for a, b in POSITION_SLICES], axis=1)
+    n, channels, kind = len(features), inputs.channels, inputs.kind_slot
+    cards = features[:, inputs.card_columns].reshape(n, channels, 4, 10)
+    position = np.concatenate([features[:, a:b] for a, b in inputs.position_slices], axis=1)
+    face_up, greedy = inputs.face_up, inputs.greedy
 
     def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:
         suit, rank = card // 10, card % 10
@@ -184,7 +266,7 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         parts.append(cards[rows, :, :, rank].sum(axis=2) - cards[rows, :, suit, rank])
         return np.concatenate(parts, axis=1)
 
-    x = np.zeros((n, MAX_CANDIDATES, CANDIDATE_SIZE), np.float32)
+    x = np.zeros((n, MAX_CANDIDATES, inputs.size), np.float32)
     valid = np.zeros((n, MAX_CANDIDATES), bool)
     actions = np.full((n, MAX_CANDIDATES), -1, np.int64)
     slot = np.zeros(n, np.int64)
@@ -196,15 +278,17 @@ def candidate_features(features: np.ndarray, masks: np.ndarray) -> tuple[np.ndar
         if at.max() >= MAX_CANDIDATES:
             raise ValueError(f"a position with more than {MAX_CANDIDATES} candidates (row {rows[at.argmax()]})")
         if action < TAKE:
-            x[rows, at, :CARD_INPUTS] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
-            x[rows, at, KIND_SLOT] = 1.0
+            x[rows, at, : inputs.card_inputs] = card_part(rows, np.full(len(rows), action - DISCARD_BASE))
+            x[rows, at, kind] = 1.0
         elif action == TAKE:
-            x[rows, at, :CARD_INPUTS] = card_part(rows, features[rows, _FACE_UP : _FACE_UP + NUM_CARDS].argmax(axis=1))
-            x[rows, at, KIND_SLOT + 1] = 1.0
+            x[rows, at, : inputs.card_inputs] = card_part(
+                rows, features[rows, face_up : face_up + NUM_CARDS].argmax(axis=1)
+            )
+            x[rows, at, kind + 1] = 1.0
         else:
-            x[rows, at, KIND_SLOT + 2] = 1.0
-        x[rows, at, KIND_SLOT + 3] = features[rows, _GREEDY + action]
-        x[rows, at, POSITION_SLOT:] = position[rows]
+            x[rows, at, kind + 2] = 1.0
+        x[rows, at, kind + 3] = features[rows, greedy + action]
+        x[rows, at, inputs.position_slot :] = position[rows]
         valid[rows, at] = True
         actions[rows, at] = action
         slot[rows] += 1
@@ -218,28 +302,33 @@ class ActionScorer:
     ``pool_after=k`` makes it a deep-sets network: layer ``k``'s outputs (after the ReLU) ``h`` of
     each candidate are joined by their mean and their maximum over the position's candidates, so
     layer ``k + 1`` reads ``[h, mean, max]`` (three times layer ``k``'s width) and a candidate's
-    score also sees what the others offer; ``None``: each candidate is scored alone."""
+    score also sees what the others offer; ``None``: each candidate is scored alone.
+
+    ``inputs``: the :class:`CandidateLayout` the network reads (default :data:`INPUTS`, this
+    version's; a file trained on an older meld layout loads with its own)."""
 
     def __init__(
         self,
         layers: list[tuple[np.ndarray, np.ndarray]],
         meta: dict[str, Any] | None = None,
         pool_after: int | None = None,
+        inputs: CandidateLayout = INPUTS,
     ):
         self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
         self.meta = dict(meta or {})
+        self.inputs = inputs
         self.pool_after = _check_pool(pool_after, len(self.layers), "ActionScorer")
-        _check_layers(self.layers, "ActionScorer", self.pool_after)
+        _check_layers(self.layers, "ActionScorer", self.pool_after, inputs.size)
 
     def __call__(self, x: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-        """Scores of candidates ``x`` (``(..., CANDIDATE_SIZE)``): shape ``x.shape[:-1]``.  A pooled
+        """Scores of candidates ``x`` (``(..., inputs.size)``): shape ``x.shape[:-1]``.  A pooled
         network pools over the axis before the last (one position's candidates: ``x`` at least 2-D),
         only over the candidates ``valid`` marks (``x.shape[:-1]``; ``None``: all of them)."""
         x = np.asarray(x, np.float32)
         if self.pool_after is not None:
             if x.ndim < 2:
                 raise ValueError(f"a pooled scorer scores a position's candidates together: x needs (..., n, "
-                                 f"{CANDIDATE_SIZE}), got shape {x.shape}")  # fmt: skip
+                                 f"{self.inputs.size}), got shape {x.shape}")  # fmt: skip
             if valid is not None:
                 valid = np.asarray(valid, bool)
                 if valid.shape != x.shape[:-1]:
@@ -254,7 +343,7 @@ class ActionScorer:
 
     def candidate_scores(self, features: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One position's candidates (their action ids, ascending) and their scores."""
-        x, valid, actions = candidate_features(features[None], np.asarray(mask, bool)[None])
+        x, valid, actions = candidate_features(features[None], np.asarray(mask, bool)[None], self.inputs)
         return actions[0][valid[0]], self(x[0][valid[0]])
 
     def action_scores(self, features: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -267,8 +356,9 @@ class ActionScorer:
     def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
         """Write the model file (atomically: a temporary file, then a rename)."""
         path = Path(path)
-        info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": CANDIDATE_SIZE,
-                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]], **FEATURE_SETS["meld"].stamp()}  # fmt: skip
+        info = {**self.meta, **(meta or {}), "format": FORMAT, "candidate_size": self.inputs.size,
+                "hidden": [int(w.shape[1]) for w, _ in self.layers[:-1]],
+                **FeatureSet("meld", self.inputs.layout).stamp()}  # fmt: skip
         info.pop("pool_after", None)
         if self.pool_after is not None:
             info.update(format=FORMAT_POOLED, pool_after=self.pool_after)
@@ -302,10 +392,10 @@ def _check_pool(pool_after: Any, count: int, where: str) -> int | None:
     return int(pool_after)
 
 
-def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str, pool_after: int | None = None) -> None:
+def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]], where: str, pool_after: int | None = None,
+                  width: int = CANDIDATE_SIZE) -> None:  # fmt: skip
     if not layers:
         raise ModelFileError(f"{where}: no layers")
-    width = CANDIDATE_SIZE
     for i, (w, b) in enumerate(layers):
         if i and i - 1 == pool_after:
             width *= 3  # [h, mean, max]
@@ -368,20 +458,10 @@ def load_scorer(path: str | Path) -> ActionScorer:
         if (meta["format"] == FORMAT_POOLED) != ("pool_after" in meta):
             raise ModelFileError(f"{where}: a {meta['format']!r} file " + ("needs" if meta["format"] == FORMAT_POOLED
                                  else "has no") + " a 'pool_after' entry in its meta")  # fmt: skip
-        if "feature_set" in meta or "layout_hash" in meta:  # a file without them predates the stamp: "meld"
-            stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash")}
-            meld = FEATURE_SETS["meld"]
-            if stamp["feature_set"] in FEATURE_SETS and stamp["feature_set"] != meld.name:
-                raise ModelFileError(f"{where} says it reads the feature set {stamp['feature_set']!r} "
-                                     f"(layout {stamp['layout_hash']}); a scorer reads 'meld' "
-                                     f"(layout {meld.layout.hash})")  # fmt: skip
-            try:
-                feature_set_of_model(stamp, meld.size, where=where)
-            except ValueError as err:
-                raise ModelFileError(str(err)) from err
-        if meta.get("candidate_size") != CANDIDATE_SIZE:
-            raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, this "
-                                 f"version builds {CANDIDATE_SIZE}")  # fmt: skip
+        inputs = _inputs_of(meta, where)
+        if meta.get("candidate_size") != inputs.size:
+            raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, its "
+                                 f"layout ({inputs.layout.hash}) builds {inputs.size}")  # fmt: skip
         names = sorted(n[: -len(".npy")] for n in members)
         count = len(names) // 2
         if set(names) != {f"{k}{i}" for i in range(count) for k in "wb"} or not count:
@@ -394,10 +474,31 @@ def load_scorer(path: str | Path) -> ActionScorer:
             for i in range(count)
         ]
     pool_after = _check_pool(meta.get("pool_after"), count, where)
-    _check_layers(layers, where, pool_after)
+    _check_layers(layers, where, pool_after, inputs.size)
     check_weights(where, [(f"w{i}", f"b{i}", w.T, b, "ReLU+pool" if i == pool_after else "ReLU")
                           for i, (w, b) in enumerate(layers)], INPUT_BOUND)  # fmt: skip
-    return ActionScorer(layers, meta, pool_after)
+    return ActionScorer(layers, meta, pool_after, inputs)
+
+
+def _inputs_of(meta: dict[str, Any], where: str) -> CandidateLayout:
+    """The candidate layout of a scorer file: its stamp's meld layout (:func:`conquian_env.layout.feature_set_of_model`:
+    the pieces it stores, or the frozen layout of its hash), matched against this version's; a file
+    with no stamp predates it and reads :data:`PRE_STAMP_LAYOUT`."""
+    if not {"feature_set", "layout_hash", "pieces"} & set(meta):
+        stamp: dict[str, Any] = {"feature_set": "meld", "layout_hash": PRE_STAMP_LAYOUT}
+    else:
+        stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash")}
+        if "pieces" in meta:
+            stamp["pieces"] = meta["pieces"]
+        if stamp["feature_set"] in FEATURE_SETS and stamp["feature_set"] != "meld":
+            raise ModelFileError(f"{where} says it reads the feature set {stamp['feature_set']!r} "
+                                 f"(layout {stamp['layout_hash']}); a scorer reads 'meld' "
+                                 f"(layout {MELD_FEATURES.hash})")  # fmt: skip
+    try:
+        model = feature_set_of_model(stamp, None, where=where)
+        return candidate_layout(model.layout, model.current.layout)
+    except ValueError as err:
+        raise ModelFileError(str(err)) from err
 
 
 @bot(
