@@ -33,6 +33,7 @@ to the exact count, as the search uses them); the model file is written atomical
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import dataclass
@@ -47,8 +48,10 @@ from agents.search.noisy import NoisyAgent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
+from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import derive_seed
 
+from ..settings import FolderSettings
 from ..shards import (
     ShardError,
     folder_shards,
@@ -78,8 +81,9 @@ SHARD_ARRAYS = {
 
 
 @dataclass
-class GenerateConfig:
-    """The knobs of ``generate`` (see the module docstring)."""
+class GenerateConfig(FolderSettings):
+    """The knobs of ``generate`` (see the module docstring): the shared folder, seed and rules
+    (:class:`~conquian_train.settings.FolderSettings`) and the step's own."""
 
     out: str = knob("runs/belief/train", "run folder (config.json, shards/)")
     seed: int = knob(0, "seed of the deals and bots", low=0)
@@ -154,8 +158,10 @@ def game_kinds(game: int, n_kinds: int) -> tuple[int, int]:
     return divmod(game % (n_kinds * n_kinds), n_kinds)
 
 
-def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
-    """Games ``first .. last - 1``: the positions of every decision outside the meld phase."""
+def play_shard(
+    kinds: tuple[str, ...], seed: int, first: int, last: int, rules: Rules = STANDARD
+) -> dict[str, np.ndarray]:
+    """Games ``first .. last - 1`` under ``rules``: the positions of every decision outside the meld phase."""
     from agents.search.rows import view_row
     from conquian_arena.match import deal_for_seed, play_game
 
@@ -183,7 +189,8 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
 
         deal_seed = derive_seed(seed, DEAL_STREAM, g)
         hands, stock = deal_for_seed(deal_seed)
-        record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record)
+        record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record,
+                            rules=rules)  # fmt: skip
         if record_.failure:
             raise RuntimeError(f"game {g}: {record_.failure}")
     arrays = {name: np.array(out[name], dtype=dtype) for name, dtype in SHARD_ARRAYS.items()}
@@ -193,7 +200,7 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
 
 def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
     """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
-    return generate_shards(config, play_shard, log)
+    return generate_shards(config, functools.partial(play_shard, rules=config.rules), log)
 
 
 # --------------------------------------------------------------------------- reading the data
