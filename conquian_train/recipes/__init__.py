@@ -4,9 +4,11 @@
 ``conquian_train.recipes.NAME``; a new recipe is one module here whose ``RECIPE`` names it, plus its
 docs (docs/development.md, "A training recipe").  The library the recipes share (run folders,
 shards and their lock, the fits, the evaluator, the settings) is the rest of :mod:`conquian_train`,
-which imports no recipe.  :func:`run_recipe` is the life of a run that the recipes with one run
-folder share: the config read from the flags (or, with ``--resume``, from the run's
-``config.json``), checked, written, and the run done under the folder's lock.
+which imports no recipe.  Every recipe works in run folders of :mod:`conquian_train.run`, in one
+of two shapes: :func:`run_recipe`, a run with ``--resume`` (the config read from the flags or,
+with ``--resume``, from the run's ``config.json``, checked, written, and the run done under the
+folder's lock), or :func:`steps_main`, a recipe of steps that the same command resumes (each
+step's folder claimed under its lock).
 """
 
 from __future__ import annotations

@@ -27,18 +27,24 @@ out the games with id % ``holdout`` == 0 and fits the scorer of ``hidden`` layer
 layer ``pool_after``: deep sets, :class:`agents.scorer.scorer.ActionScorer`) by cross-entropy on
 softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
 rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2M positions: 8.6 GB)
-and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
-the weights, Adam's moments, the tables) and ``out/fit.csv`` (held-out regret by epoch), atomic; a
-rerun of the same command resumes after the last epoch written and ends with the same network as a
-run never stopped; one process works in a fit folder at a time (a second stops with a line naming
-the first), and a resume first writes the tables its checkpoint holds (a kill between the two
-leaves none behind).  With ``eval_deals`` the network plays greedy on that many duplicate deals
-before the first epoch (the untrained network: the curve's step 0, played once and kept in the
-checkpoint) and after each, compiled (:func:`agents.scorer.selfplay_kernels.duplicate_score`, the arena's
-games), into ``out/eval.csv`` and
-``out/learning_curve.png`` (score by positions trained on, and the held-out regret beside greedy's).
-``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each position's
-best candidate), printed beside greedy's on the same positions.
+and become float32 a batch at a time.
+
+The fit folder ``out`` is a run folder like ``ppo``'s and ``exit``'s (:mod:`conquian_train.run`;
+its knobs :class:`FitConfig`, the shared :class:`~conquian_train.settings.RunSettings` among them):
+``config.json`` claimed under the folder's lock (one process at a time: a second stops with a
+line naming the first; a rerun with other knobs is refused by name), ``train.log``, ``fit.csv``
+(held-out regret by epoch) and ``eval.csv`` appended, and at the end of every epoch a checkpoint
+(``checkpoints/``: ``latest.npz``, the weights, Adam's moments and the kept epoch's layers, and
+``state.json``, the tables' sizes among it), swapped in whole.  A rerun of the same command
+resumes after the checkpoint's epoch, cuts what a killed session wrote after it, and ends with
+the same network and files as a run never stopped.  With ``eval_games`` the network plays each
+of ``eval_opponents`` before the first epoch (the untrained network: the curve's step 0, played
+once) and after each, on the duplicate deals of ``conquian-evaluate --seed eval_seed``
+(:class:`conquian_train.evaluation.Evaluator`, the evaluator of every recipe): ``eval.csv``,
+``best.npz`` (the best score against ``best_by``) and ``learning_curve.png`` (score by positions
+trained on, and the held-out regret beside greedy's).  ``scorer.npz`` is the epoch of lowest
+held-out regret (the value lost against each position's best candidate), printed beside greedy's
+on the same positions.
 """
 
 from __future__ import annotations
