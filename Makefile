@@ -84,7 +84,7 @@ TRAIN_GAMES ?= 40000
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 train: $(STAMP)
 	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES)
-	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-deals 2000 $(TRAIN_ARGS)
+	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-games 2000 --workers 0 $(TRAIN_ARGS)
 
 train-exit: $(STAMP)
 	if [ -f $(EXIT_RUN)/config.json ]; then \

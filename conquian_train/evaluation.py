@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
 from agents.batched import BatchPolicy
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
+from agents.scorer.scorer import ActionScorer, ScorerAgent
 from conquian_arena.tournament import pair_score, play_pair
 from conquian_env.rules import STANDARD, Rules
 
 from .run import RunFolder, plot_learning_curve
+
+
+class ScorerModel:
+    """An action scorer being trained, in the shape :class:`Evaluator` takes (``agent``, ``save``,
+    ``suffix``); ``scorer`` is ``None`` until the first fit gives it weights."""
+
+    suffix = ".npz"
+
+    def __init__(self, scorer: ActionScorer | None = None) -> None:
+        self.scorer = scorer
+
+    def agent(self) -> Agent:
+        if self.scorer is None:
+            raise RuntimeError("the scorer has not been fitted yet")
+        return ScorerAgent.from_scorer(self.scorer)
+
+    def save(self, path: str | Path) -> None:
+        if self.scorer is None:
+            raise RuntimeError("the scorer has not been fitted yet")
+        self.scorer.save(path)
 
 
 def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, rules: Rules = STANDARD,
@@ -39,14 +61,16 @@ def model_suffix(model: Any) -> str:
 class Evaluator:
     """One evaluation of a model (:func:`evaluate_policy` against each of ``opponents``): a row per
     opponent in ``eval.csv``, the log, ``best.zip`` (``best.npz`` for a scorer) when the score
-    against ``best_by`` is the best so far, and ``learning_curve.png``."""
+    against ``best_by`` is the best so far, and ``learning_curve.png`` (its second panel from the
+    table ``regret_table``, where the run keeps one)."""
 
     def __init__(self, run: RunFolder, opponents: tuple[str, ...], best_by: str, *, games: int, seed: int,
                  rules: Rules = STANDARD, batched: bool = True, jobs: int = 1,
-                 xlabel: str = "learner steps"):  # fmt: skip
+                 xlabel: str = "learner steps", regret_table: str = "regret.csv"):  # fmt: skip
         if best_by not in opponents:
             raise ValueError(f"best_by {best_by!r} must be one of the evaluation opponents {list(opponents)}")
         self.run, self.opponents, self.best_by, self.xlabel = run, opponents, best_by, xlabel
+        self.regret_table = regret_table
         self.settings = dict(games=games, seed=seed, rules=rules, batched=batched, jobs=jobs)
 
     def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
@@ -81,5 +105,5 @@ class Evaluator:
             run.save_model(model, f"best{suffix}")
             run.log(f"new best model (score {best:.3f} vs {self.best_by}) -> {run.out / f'best{suffix}'}")
         plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel=self.xlabel,
-                            regret_csv=run.out / "regret.csv")  # fmt: skip
+                            regret_csv=run.out / self.regret_table)  # fmt: skip
         return rows

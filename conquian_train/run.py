@@ -1,8 +1,17 @@
-"""The run folder: ``train.log``, CSV files, checkpoints and the run state (``checkpoints/state.json``);
-the lock and the one-line errors of a training command (:func:`run_command`)."""
+"""The run folder of every recipe: ``config.json`` claimed under the folder's lock, ``train.log``,
+CSV tables, checkpoints and the run state (``checkpoints/state.json``); the one-line errors of a
+training command (:func:`one_line_errors`).
+
+Two ways in, one folder: a recipe with ``--resume`` (``ppo``, ``exit``) writes ``config.json``
+(:func:`run_command`) and its checkpoint's recipe hash refuses a changed one; a recipe of steps
+(``distill``, ``belief``) is resumed by the same command, its folder claimed
+(:func:`claimed_folder`: ``config.json`` written when new, else compared).  Either way the work
+is done in a :class:`RunFolder`.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -10,17 +19,18 @@ import math
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from agents.networks.ppo import NumpyPolicy
+from conquian_arena import knobs
 
 from . import files
 from .files import RunFolderError
 from .policy_files import load_snapshots, restore_checkpoint, save_snapshots
 
-CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv")
+CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv", "fit.csv")
 """The run's append-only tables: a checkpoint records each one's size and hash (a resume cuts what came after)."""
 
 
@@ -86,8 +96,10 @@ class RunFolder:
     tables back to what the checkpoint holds, so nothing a killed session wrote after it counts.
     """
 
-    def __init__(self, out: str | Path, recipe: dict[str, Any] | None = None):
+    def __init__(self, out: str | Path, recipe: dict[str, Any] | None = None,
+                 echo: Callable[[str], Any] | None = None):  # fmt: skip
         self.out = Path(out)
+        self.echo = echo  # where a log line goes beside train.log (None: standard error, time-stamped)
         self.state: dict[str, Any] = {
             "best_score": -1.0, "best_step": None, "next_eval": 0, "next_snapshot": 0, "next_checkpoint": 0,
             "snapshot_steps": [], "seconds": 0.0,
@@ -102,9 +114,12 @@ class RunFolder:
         return self.out / "checkpoints"
 
     def log(self, text: str) -> None:
-        """A time-stamped line on standard error and in ``train.log``."""
+        """A time-stamped line in ``train.log``, and on standard error (or to ``echo``)."""
         line = f"[{time.strftime('%H:%M:%S')}] {text}"
-        print(line, file=sys.stderr, flush=True)
+        if self.echo is None:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self.echo(text)
         with open(self.out / "train.log", "a") as f:
             f.write(line + "\n")
 
@@ -220,35 +235,57 @@ PPO_STATE: dict[str, str] = {
 }  # fmt: skip
 
 
-def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Callable[[], Any], *,
-                holds_run: Callable[[Path], bool], command: str) -> int:  # fmt: skip
-    """A training command in the run folder ``out``: its lock held (:class:`conquian_train.files.RunLock`),
-    a new run refused where ``holds_run(out)``, ``config.json`` written, ``body()`` run; an exit status.
-    A full disk, a folder in use and bad folder contents end with one line saying what to do
-    (``command``: the command line that resumes, e.g. ``python train.py --resume``)."""
+def claim_config(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> None:
+    """``out`` holds ``config``'s knobs in ``config.json``: written when it is new, else read
+    strictly, completed with the defaults of knobs added since it was written, and compared (the
+    knobs of ``ignore`` aside): a ``ValueError`` naming the knobs that differ (``what``: the
+    folder's kind, "run" or "fit").  The caller holds the folder's lock (:func:`claimed_folder`),
+    so no other process writes it between the check and the write."""
+    saved = out / "config.json"
+    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ignore}
+    if saved.exists():
+        data = knobs.read_config(saved)
+        try:
+            theirs = knobs.to_dict(knobs.from_dict(type(config), data))
+        except ValueError as err:
+            raise RunFolderError(f"{saved} is not a {what} of this command ({err}): it was made by another "
+                                 "version or another command; use another --out") from None  # fmt: skip
+        theirs = {k: v for k, v in theirs.items() if k not in ignore}
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise RunFolderError(f"{out} holds a {what} with other knobs ({', '.join(diff)}): use another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        files.write_json(saved, knobs.to_dict(config))
+
+
+@contextlib.contextmanager
+def claimed_folder(out: str | Path, config: Any, ignore: tuple[str, ...], what: str,
+                   log: Callable[[str], Any] | None = None) -> Iterator[Path]:  # fmt: skip
+    """The folder ``out`` held (:func:`conquian_train.files.hold_folder`: one process at a time) with
+    ``config`` claimed in it (:func:`claim_config`) while the block runs; the folder's path."""
     out = Path(out)
-    lock = files.RunLock(out)
+    with files.hold_folder(out, log):
+        claim_config(out, config, ignore, what)
+        yield out
+
+
+def one_line_errors(body: Callable[[], Any], out: str | Path, resume_with: str,
+                    catch: tuple[type[BaseException], ...] = (RunFolderError,)) -> int:  # fmt: skip
+    """``body()``'s exit status: 0, or one ``error:`` line on standard error for a folder in use
+    (2), an error of ``catch`` (2: a bad folder content, a bad knob), a full disk (1: the run is
+    intact up to its last checkpoint) and Ctrl-C (130); ``resume_with``: the command line that
+    continues the run in ``out``."""
     try:
-        stale = lock.acquire()
+        body()
     except files.RunFolderInUseError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    try:
-        if not resume and holds_run(out):
-            print(f"error: {out} already holds a run: use --resume {out} or another --out", file=sys.stderr)
-            return 2
-        run = RunFolder(out)
-        if stale:
-            run.log(f"took over the lock of pid {stale.get('pid')} on {stale.get('host')} (since "
-                    f"{stale.get('since')}): that process ended without releasing it")  # fmt: skip
-        files.write_json(out / "config.json", config)
-        print(json.dumps(config, indent=2), file=sys.stderr)
-        body()
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the run is kept up to its last checkpoint; continue with: {command} {out}",
+        print(f"\ninterrupted: the run is kept up to its last checkpoint; continue with: {resume_with}",
               file=sys.stderr)  # fmt: skip
         return 130
-    except RunFolderError as err:
+    except catch as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
@@ -256,11 +293,27 @@ def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Cal
             raise
         where = f" writing {err.filename}" if err.filename else ""
         print(f"error: the disk is full{where}: the run in {out} is intact up to its last checkpoint; free some "
-              f"space and continue with: {command} {out}", file=sys.stderr)  # fmt: skip
+              f"space and continue with: {resume_with}", file=sys.stderr)  # fmt: skip
         return 1
-    finally:
-        lock.release()
     return 0
+
+
+def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Callable[[], Any], *,
+                holds_run: Callable[[Path], bool], command: str) -> int:  # fmt: skip
+    """A training command in the run folder ``out``: its lock held (:func:`conquian_train.files.hold_folder`),
+    a new run refused where ``holds_run(out)``, ``config.json`` written, ``body()`` run; an exit status
+    (:func:`one_line_errors`; ``command``: the command line that resumes, e.g. ``python train.py --resume``)."""
+    out = Path(out)
+
+    def work() -> None:
+        with files.hold_folder(out, RunFolder(out).log):
+            if not resume and holds_run(out):
+                raise RunFolderError(f"{out} already holds a run: use --resume {out} or another --out")
+            files.write_json(out / "config.json", config)
+            print(json.dumps(config, indent=2), file=sys.stderr)
+            body()
+
+    return one_line_errors(work, out, f"{command} {out}")
 
 
 def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step",

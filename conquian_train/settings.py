@@ -1,10 +1,13 @@
 """What every training recipe shares: the run folder, the seed, the rules, the evaluation, the processes.
 
 :class:`RunSettings` is the base of each recipe's knobs (``ppo``'s
-:class:`~conquian_train.recipes.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.recipes.exit.ExItConfig`):
-a recipe inherits these fields and may give one its own default by declaring it again (the
-field keeps its place and its checks).  The command line of every field comes from
-:mod:`conquian_arena.knobs`; docs/training.md ("Shared settings") lists the defaults of each recipe.
+:class:`~conquian_train.recipes.ppo.TrainConfig`, ``exit``'s :class:`~conquian_train.recipes.exit.ExItConfig`,
+``distill fit``'s :class:`~conquian_train.recipes.distill.FitConfig`): a recipe inherits these
+fields and may give one its own default by declaring it again (the field keeps its place).  Its
+first three fields, :class:`FolderSettings` (the folder, the seed, the rules), are the whole base
+of a step that evaluates nothing (the ``generate`` steps of ``distill`` and ``belief``).  The
+command line of every field comes from :mod:`conquian_arena.knobs`; docs/training.md ("Shared
+settings") lists the defaults of each recipe.
 """
 
 from __future__ import annotations
@@ -20,14 +23,26 @@ from conquian_env.rules import STANDARD, Rules
 
 
 @dataclass
-class RunSettings:
-    """The run folder, seed, rules, evaluation and process knobs that every recipe has."""
+class FolderSettings:
+    """The run folder, the seed and the rules: what every recipe and every step of one has."""
 
     out: str = knob("runs/default", "run folder (config, logs, checkpoints, models)")
     seed: int = knob(0, "seed of everything in the run (deals, bots, searches, network init)", low=0)
     rules: Rules = knob(
         STANDARD, "the rules the run trains and evaluates on (a flag per field of conquian_env.rules.Rules)", rules=True
     )
+
+    def standard_rules_only(self, why: str) -> None:
+        """Raise ``ValueError`` unless ``rules`` is the standard game (``why``: what knows no variant)."""
+        if self.rules != STANDARD:
+            on = sorted(k for k, v in self.rules.to_dict().items() if v)
+            raise ValueError(f"rules {on}: {why} play the standard game only; leave the rule flags off")
+
+
+@dataclass
+class RunSettings(FolderSettings):
+    """The run folder, seed, rules, evaluation and process knobs that every recipe has."""
+
     eval_games: int = knob(600, "games per evaluation opponent (duplicate deals, seats swapped)", low=1)
     eval_opponents: tuple[str, ...] = knob(("random", "greedy"), "bot specs evaluated against", spec=True)
     eval_seed: int = knob(1_000_003, "deal seed of the evaluations (never used in training)", low=0)

@@ -3,8 +3,8 @@ and the distilled scorer's): a folder of ``config.json`` and ``shards/s{k:05d}.n
 a time, each shard complete or absent, and read back only when it is the shard it says it is.
 
 - :func:`generate_shards` makes the missing shards of a folder under its lock
-  (:func:`conquian_train.files.hold_folder`: a second ``generate`` on the folder stops with one line
-  naming the holder), the folder's knobs claimed in ``config.json`` first (:func:`claim_folder`),
+  (:func:`conquian_train.run.claimed_folder`, the run folders' own: a second ``generate`` on the
+  folder stops with one line naming the holder; the folder's knobs claimed in ``config.json`` first),
   every shard written atomically with the settings that made it and its index in its ``meta``.
 - :func:`folder_shards` reads a folder's ``config.json`` strictly (:func:`conquian_arena.knobs.read_config`,
   every knob's type and declared range) and lists its shards: one missing, or one the config does
@@ -30,8 +30,10 @@ import numpy as np
 
 from agents.model_files import ModelFileError, parse_json
 from conquian_arena import knobs
+from conquian_env.rules import STANDARD
 
-from .files import hold_folder, remove_partials, set_aside, write_atomic, write_text
+from .files import remove_partials, set_aside, write_atomic
+from .run import claimed_folder
 
 #: the most shards a folder may have (``ceil(games / chunk)``)
 MAX_SHARDS = 100_000
@@ -63,23 +65,6 @@ def settings_of(config: Any) -> dict[str, Any]:
     return {k: v for k, v in knobs.to_dict(config).items() if k not in WHERE_KNOBS}
 
 
-def claim_folder(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> None:
-    """``out`` holds ``config``'s knobs in ``config.json``: written when it is new, else read
-    strictly and compared (the knobs of ``ignore`` aside), a ``ValueError`` naming the knobs that
-    differ (``what``: the folder's kind, "run" or "fit").  The caller holds the folder's lock, so
-    no other process writes it between the check and the write."""
-    saved = out / "config.json"
-    mine = {k: v for k, v in knobs.to_dict(config).items() if k not in ignore}
-    if saved.exists():
-        theirs = {k: v for k, v in knobs.read_config(saved).items() if k not in ignore}
-        if theirs != mine:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            raise ValueError(f"{out} holds a {what} with other knobs ({', '.join(diff)}): use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(saved, json.dumps(knobs.to_dict(config), indent=2) + "\n")
-
-
 def write_shard(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """``np.savez_compressed`` through :func:`conquian_train.files.write_atomic`: complete or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -104,8 +89,7 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
     config.validate()
     n_shards = shard_count(config)
     out = Path(config.out)
-    with hold_folder(out, log):
-        claim_folder(out, config, WHERE_KNOBS, "run")
+    with claimed_folder(out, config, WHERE_KNOBS, "run", log):
         if (out / "shards").is_dir() and (gone := remove_partials(out / "shards")):
             log(f"deleted the half-written {', '.join(gone)} of a killed run")
         paths = [shard_path(out, k) for k in range(n_shards)]
@@ -244,6 +228,8 @@ def _check_origin(where: str, meta: dict[str, Any], index: int, config: Any, gam
     else:
         theirs = {k: meta.get(k) for k in ("kinds", "seed", "chunk")}
         mine = {k: mine[k] for k in theirs}
+    if "rules" not in theirs and mine.get("rules") == STANDARD.to_dict():  # made before the knob: the standard game
+        mine.pop("rules")
     if theirs != mine:
         diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
         raise ShardError(f"{where} was made with other knobs than its folder's config.json ({', '.join(diff)}): "
@@ -258,7 +244,6 @@ def _check_origin(where: str, meta: dict[str, Any], index: int, config: Any, gam
 __all__ = [
     "MAX_SHARDS",
     "ShardError",
-    "claim_folder",
     "folder_shards",
     "generate_shards",
     "open_shard",

@@ -21,6 +21,7 @@ from agents.search.belief import forward_numpy, load_belief, save_belief  # noqa
 from agents.search.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.cards import cards_of  # noqa: E402
+from conquian_env.rules import FORCING  # noqa: E402
 from conquian_env.view import PlayerView  # noqa: E402
 from conquian_train.recipes import belief as recipe  # noqa: E402
 from tests.conftest import act, mid_game_state, permute_hidden, stats_under_permutations  # noqa: E402
@@ -281,11 +282,18 @@ def test_generate_resumes_after_a_kill_and_makes_the_same_games(tmp_path):
         recipe.generate(other)
     model = recipe.fit(
         recipe.FitConfig(
-            data=(str(tmp_path / "whole"),), model=str(tmp_path / "m.npz"), epochs=1, hidden=4, val_every=3
+            data=(str(tmp_path / "whole"),), out=str(tmp_path / "fit"), epochs=1, hidden=4, val_every=3
         ),  # fmt: skip
         log=lambda *a: None,
     )
-    assert load_belief(model).hidden == 4
+    assert model == tmp_path / "fit" / "belief.npz" and load_belief(model).hidden == 4
+    assert json.loads((tmp_path / "fit" / "config.json").read_text())["hidden"] == 4
+    with pytest.raises(ValueError, match=r"holds a fit with other knobs \(epochs\)"):
+        recipe.fit(recipe.FitConfig(data=(str(tmp_path / "whole"),), out=str(tmp_path / "fit"), epochs=2, hidden=4,
+                                    val_every=3))  # fmt: skip
+    with pytest.raises(ValueError, match="holds games of the rules"):
+        recipe.fit(recipe.FitConfig(data=(str(tmp_path / "whole"),), out=str(tmp_path / "forcing"), epochs=1,
+                                    hidden=4, val_every=3, rules=FORCING))  # fmt: skip
 
 
 def test_bad_kinds_and_shards_get_clear_errors(tmp_path):

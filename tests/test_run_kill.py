@@ -46,9 +46,21 @@ def exit_args(out: Path, network: str = "scorer") -> list[str]:
     ]  # fmt: skip
 
 
+#: the shards distill's fit learns from (made once, by the reference fixture: every fit names the same folder)
+DISTILL_LABELS: list[Path] = []
+
+
+def distill_args(out: Path) -> list[str]:
+    return [
+        "distill", "fit", "--data", str(DISTILL_LABELS[0]), "--out", str(out), "--hidden", "8", "--epochs", "2",
+        "--holdout", "3", "--batch", "64", "--eval-games", "4", "--seed", "3",
+    ]  # fmt: skip
+
+
 RECIPES = {
     "ppo": (ppo_args, lambda out: ["ppo", "--resume", str(out), "--no-progress", "--workers", "1"]),
     "exit": (exit_args, lambda out: ["exit", "--resume", str(out)]),
+    "distill": (distill_args, distill_args),  # a step: the same command resumes
 }
 
 
@@ -62,6 +74,9 @@ def resume_or_start(recipe: str, out: Path) -> int:
 def reference(tmp_path_factory):
     """Each recipe's short run, uninterrupted, and its file events in order."""
     runs = {}
+    DISTILL_LABELS[:] = [tmp_path_factory.mktemp("distill") / "labels"]
+    assert train.main(["distill", "generate", "--out", str(DISTILL_LABELS[0]), "--games", "12", "--chunk", "6",
+                       "--playouts", "2", "--seed", "5"]) == 0  # fmt: skip
     for recipe, (start, _) in RECIPES.items():
         out = tmp_path_factory.mktemp(recipe) / "ref"
         runs[recipe] = (out, kf.file_events(lambda out=out, start=start: train.main(start(out))))
@@ -98,6 +113,11 @@ def event_index(events: list[str], text: str, nth: int = 0) -> int:
         ("exit", "checkpoints.partial/state.json", 0),  # round 0's fit written, its state not: no refit from it
         ("exit", "appended", 4),
         ("exit", "checkpoints.old", 1),
+        ("distill", "fit.csv", 0),  # epoch 0's row, its checkpoint not yet made: the epoch again
+        ("distill", "checkpoints.partial/state.json", 0),
+        ("distill", "best.npz", 0),
+        ("distill", "checkpoints.old", 0),
+        ("distill", "scorer.npz", 0),  # the last file, half written: made again
     ],
 )
 def test_a_run_killed_at_a_file_event_resumes_into_the_uninterrupted_run(recipe, text, nth, reference, tmp_path):
@@ -281,7 +301,7 @@ def test_an_edited_table_is_refused(reference, tmp_path, capsys):
     assert "eval.csv: its first" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("recipe, victim", [("exit", "r01_0000"), ("ppo", "latest")])
+@pytest.mark.parametrize("recipe, victim", [("exit", "r01_0000"), ("ppo", "latest"), ("distill", "latest")])
 def test_a_full_disk_says_the_run_is_intact_in_one_line(recipe, victim, reference, tmp_path, monkeypatch, capsys):
     """Before: an OSError traceback.  Then freed space and a resume give the uninterrupted run."""
     real = files.fsync_path
@@ -297,7 +317,8 @@ def test_a_full_disk_says_the_run_is_intact_in_one_line(recipe, victim, referenc
     assert train.main(RECIPES[recipe][0](out)) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("error: the disk is full writing ") and "is intact up to its last checkpoint" in err
-    assert err.endswith(f"--resume {out}") and not list(out.rglob("*.partial*"))
+    again = " ".join(RECIPES[recipe][1](out)) if recipe == "distill" else f"--resume {out}"  # a step: itself again
+    assert err.endswith(again) and not list(out.rglob("*.partial*"))
     monkeypatch.setattr(files, "fsync_path", real)
     assert train.main(RECIPES[recipe][1](out)) == 0
     assert not kf.differences(kf.folder_contents(ref), kf.folder_contents(out))
@@ -307,7 +328,7 @@ def test_a_full_disk_says_the_run_is_intact_in_one_line(recipe, victim, referenc
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit"])
+@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill"])
 def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, tmp_path):
     _, events = reference[recipe]
     for k in range(1, len(events) + 1):
@@ -316,7 +337,7 @@ def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit"])
+@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill"])
 def test_a_resume_killed_again_still_ends_as_the_uninterrupted_run(recipe, reference, tmp_path):
     ref, events = reference[recipe]
     rng = np.random.default_rng(7)

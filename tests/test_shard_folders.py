@@ -279,38 +279,77 @@ def _fit_config(labels, out, **kw):
     from conquian_train.recipes import distill
 
     return distill.FitConfig(**({"data": (str(labels),), "out": str(out), "hidden": (8,), "epochs": 2, "holdout": 3,
-                                 "batch": 64, "eval_deals": 2} | kw))  # fmt: skip
+                                 "batch": 64, "eval_games": 2} | kw))  # fmt: skip
 
 
-def test_a_kill_between_the_last_checkpoint_and_its_tables_is_resumed_whole(labels, tmp_path):
+def test_a_fit_killed_after_a_checkpoint_resumes_whole_and_its_folder_is_read_strictly(labels, tmp_path):
+    """A kill after epoch 0's checkpoint: the resume plays no evaluation twice and ends with the
+    whole fit's tables (every kill point: tests/test_run_kill.py); the claimed config is read strictly."""
     from conquian_train import files
     from conquian_train.recipes import distill
+    from tests import killfuzz as kf
 
     whole_log: list[str] = []
     files.kill_at(None)
     distill.fit(_fit_config(labels, tmp_path / "whole"), log=whole_log.append)
     events = files.events()
-    last_checkpoint = max(i for i, e in enumerate(events) if e.startswith("renamed") and e.endswith("checkpoint.npz"))
-    assert "/fit.partial." in events[last_checkpoint + 1]  # the tables come next
-    files.kill_at(last_checkpoint + 2)
+    first_checkpoint = next(i for i, e in enumerate(events) if e.startswith("renamed") and e.endswith("/checkpoints"))
+    files.kill_at(first_checkpoint + 2)  # epoch 0's checkpoint in place, then epoch 1's row appended
     with pytest.raises(files.Killed):
         distill.fit(_fit_config(labels, tmp_path / "cut"), log=lambda _: None)
     files.kill_at(None)
     cut = tmp_path / "cut"
-    assert len((cut / "fit.csv").read_text().splitlines()) == 2  # one epoch short
+    assert len((cut / "fit.csv").read_text().splitlines()) == 3  # a row the last checkpoint does not hold
     log: list[str] = []
     distill.fit(_fit_config(labels, cut), log=log.append)
-    assert not any(line.startswith("start:") for line in log), log  # the untrained network is not re-played
-    assert sum(line.startswith("start:") for line in whole_log) == 1
-    for name in ("fit.csv", "eval.csv"):
-        mine = [r.rsplit(",", 1)[0] for r in (cut / name).read_text().splitlines()]
-        theirs = [r.rsplit(",", 1)[0] for r in (tmp_path / "whole" / name).read_text().splitlines()]
-        assert mine == theirs, name
+    assert "cut " in " ".join(log) and "resumed after epoch 0" in log, log
+    assert not any(line.startswith("eval @ 0:") for line in log), log
+    assert sum(line.startswith("eval @ 0:") for line in whole_log) == 1  # the untrained network, played once
+    assert not kf.differences(kf.folder_contents(tmp_path / "whole"), kf.folder_contents(cut))
     assert (cut / "learning_curve.png").stat().st_size > 0 and (cut / "scorer.npz").exists()
     # the fit folder is claimed under its lock and read strictly
     (cut / "config.json").write_text("[1]")
     with pytest.raises(ValueError, match="a JSON object of knobs, got list"):
         distill.fit(_fit_config(labels, cut), log=lambda _: None)
+
+
+def test_a_fit_folder_of_the_older_distill_is_refused_with_one_line(labels, tmp_path, capsys):
+    """Its checkpoint.npz and eval_deals are this version's checkpoints/ and eval_games: no resume from it."""
+    from conquian_train.cli import main as cli
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "checkpoint.npz").write_bytes(b"PK")
+    (old / "config.json").write_text(json.dumps({"out": str(old), "eval_deals": 2}))
+    assert cli(["distill", "fit", "--data", str(labels), "--out", str(old), "--hidden", "8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fit folder of an older version" in err[0] and "another --out" in err[0], err
+    (old / "checkpoint.npz").unlink()  # a config of another version alone: refused too
+    assert cli(["distill", "fit", "--data", str(labels), "--out", str(old), "--hidden", "8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown config keys ['eval_deals']" in err[0] and "another --out" in err[0], err
+
+
+def test_a_generate_folder_of_the_older_distill_is_resumed(labels, tmp_path):
+    """A folder made before the rules knob (its config.json and shards name no rules) is the standard game's."""
+    from conquian_train.recipes import distill
+
+    old = tmp_path / "labels"
+    shutil.copytree(labels, old)
+    config = json.loads((old / "config.json").read_text())
+    config.pop("rules")
+    (old / "config.json").write_text(json.dumps(config))
+    for path in (old / "shards").glob("s*.npz"):
+        arrays = _arrays(path)
+        meta = json.loads(str(arrays["meta"]))
+        meta["settings"].pop("rules")
+        arrays["meta"] = np.array(json.dumps(meta))
+        np.savez_compressed(path, **arrays)
+    (old / "shards" / "s00001.npz").unlink()
+    distill.generate(distill.GenerateConfig(out=str(old), games=12, chunk=6, playouts=2, seed=5), log=lambda _: None)
+    assert _same(old / "shards" / "s00001.npz", labels / "shards" / "s00001.npz")
+    mine, theirs = distill.load_labels([str(old)]), distill.load_labels([str(labels)])
+    assert all(np.array_equal(mine[k], theirs[k]) for k in mine)
 
 
 def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, capsys):
@@ -325,4 +364,4 @@ def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, caps
         assert cli(["distill", "fit", "--data", str(labels), "--out", str(out), "--hidden", "8"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and f"in use by pid {os.getpid()}" in err[0], err
-    assert not (out / "checkpoint.npz").exists() and not (out / "config.json").exists()
+    assert not (out / "checkpoints").exists() and not (out / "config.json").exists()

@@ -4,9 +4,11 @@
 ``conquian_train.recipes.NAME``; a new recipe is one module here whose ``RECIPE`` names it, plus its
 docs (docs/development.md, "A training recipe").  The library the recipes share (run folders,
 shards and their lock, the fits, the evaluator, the settings) is the rest of :mod:`conquian_train`,
-which imports no recipe.  :func:`run_recipe` is the life of a run that the recipes with one run
-folder share: the config read from the flags (or, with ``--resume``, from the run's
-``config.json``), checked, written, and the run done under the folder's lock.
+which imports no recipe.  Every recipe works in run folders of :mod:`conquian_train.run`, in one
+of two shapes: :func:`run_recipe`, a run with ``--resume`` (the config read from the flags or,
+with ``--resume``, from the run's ``config.json``, checked, written, and the run done under the
+folder's lock), or :func:`steps_main`, a recipe of steps that the same command resumes (each
+step's folder claimed under its lock).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +25,7 @@ from typing import Any
 
 from conquian_arena import knobs
 
-from ..files import RunFolderInUseError
-from ..run import run_command
+from ..run import one_line_errors, run_command
 
 
 @dataclass(frozen=True)
@@ -70,29 +72,23 @@ def steps_main(
     prog: str,
     description: str,
     steps: dict[str, tuple[str, type, Callable[[Any], Any]]],
-    kept: str = "the shards written are kept",
 ) -> int:
     """The command of a recipe made of steps (``generate``, then ``fit``): ``steps`` maps each
     sub-command to its help, its knobs' dataclass and the function that runs it on the knobs (each
-    holds its folder's lock: :func:`conquian_train.files.hold_folder`); a ``ValueError`` or a
-    folder in use by another process is one ``error:`` line (status 2), Ctrl-C a line saying
-    ``kept`` (status 130)."""
+    works in its folder claimed under the lock: :func:`conquian_train.run.claimed_folder`), and the
+    same command resumes; a bad knob or file, a folder in use, a full disk and Ctrl-C end with one
+    line (:func:`conquian_train.run.one_line_errors`)."""
     made = argparse.ArgumentParser(prog=prog, description=description,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = made.add_subparsers(dest="command", required=True)
     for name, (help_, config, _) in steps.items():
         knobs.add_flags(sub.add_parser(name, help=help_), config)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = vars(made.parse_args(argv))
     _, config, run = steps[args.pop("command")]
-    try:
-        run(knobs.from_dict(config, args))
-    except (ValueError, RunFolderInUseError) as err:  # a bad knob or file; a folder another process holds
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: {kept}; the same command resumes", file=sys.stderr)
-        return 130
-    return 0
+    out = args.get("out", config().out)
+    again = " ".join([prog, *(shlex.quote(a) for a in argv)])
+    return one_line_errors(lambda: run(knobs.from_dict(config, args)), out, again, catch=(ValueError,))
 
 
 def parser(prog: str, description: str, config: type, **kw: Any) -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@
 
     conquian-train belief generate --out runs/belief/train --games 8000
     conquian-train belief generate --out runs/belief/train --ray auto   # the same shards on a Ray cluster
-    conquian-train belief fit --data runs/belief/train --model agents/data/conquian_belief.npz
+    conquian-train belief fit --data runs/belief/train --out runs/belief/fit --model agents/data/conquian_belief.npz
     conquian-train belief generate --help                               # every knob
 
 (``python -m conquian_train.recipes.belief ...`` is the same.)
@@ -28,11 +28,16 @@ its ``config.json`` makes them, each the shard it says it is, its contents bound
 ``val_every`` aside, computes the features (:mod:`agents.search.belief_kernels`, compiled) of at most
 ``positions`` positions, and fits the network of :mod:`agents.search.belief` with Adam on the cross
 entropy of each unseen card, keeping the epoch of lowest held-out log loss (the logits shifted
-to the exact count, as the search uses them); the model file is written atomically.
+to the exact count, as the search uses them); the model file (``model``, or ``belief.npz`` in the
+fit folder ``out``) is written atomically.  The fit folder is a run folder like every recipe's
+(:mod:`conquian_train.run`): its knobs claimed in ``config.json`` under its lock (a second fit
+there stops with a line naming the first; one with other knobs is refused), its log in
+``train.log``.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import dataclass
@@ -47,8 +52,11 @@ from agents.search.noisy import NoisyAgent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
+from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import derive_seed
 
+from ..run import RunFolder, claimed_folder
+from ..settings import FolderSettings
 from ..shards import (
     ShardError,
     folder_shards,
@@ -78,8 +86,9 @@ SHARD_ARRAYS = {
 
 
 @dataclass
-class GenerateConfig:
-    """The knobs of ``generate`` (see the module docstring)."""
+class GenerateConfig(FolderSettings):
+    """The knobs of ``generate`` (see the module docstring): the shared folder, seed and rules
+    (:class:`~conquian_train.settings.FolderSettings`) and the step's own."""
 
     out: str = knob("runs/belief/train", "run folder (config.json, shards/)")
     seed: int = knob(0, "seed of the deals and bots", low=0)
@@ -101,11 +110,14 @@ class GenerateConfig:
 
 
 @dataclass
-class FitConfig:
-    """The knobs of ``fit`` (see the module docstring)."""
+class FitConfig(FolderSettings):
+    """The knobs of ``fit`` (see the module docstring): the shared folder, seed and rules
+    (:class:`~conquian_train.settings.FolderSettings`) and the step's own."""
 
+    out: str = knob("runs/belief/fit", "fit folder (config.json, train.log, belief.npz)")
+    seed: int = knob(0, "seed of the subset, the split and the initial weights", low=0)
     data: tuple[str, ...] = knob(("runs/belief/train",), "run folders of generate to learn from")
-    model: str = knob("runs/belief/belief.npz", "the model file to write")
+    model: str = knob("", "the model file to write ('': belief.npz in the fit folder)")
     kinds: tuple[str, ...] = knob((), "learn only from positions against these kinds (none given: all)")
     hidden: int = knob(32, "hidden units", low=1)
     epochs: int = knob(12, "passes over the positions", low=1)
@@ -113,7 +125,6 @@ class FitConfig:
     batch: int = knob(4096, "cards per step", low=1)
     positions: int = knob(150_000, "positions used at most (a random subset; the memory is about 1 KB each)", low=1)
     val_every: int = knob(10, "one game in this many is held out to pick the epoch", low=1)
-    seed: int = knob(0, "seed of the subset, the split and the initial weights", low=0)
 
     def validate(self) -> None:
         knobs.check(self)  # every knob's type and declared range
@@ -154,8 +165,10 @@ def game_kinds(game: int, n_kinds: int) -> tuple[int, int]:
     return divmod(game % (n_kinds * n_kinds), n_kinds)
 
 
-def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict[str, np.ndarray]:
-    """Games ``first .. last - 1``: the positions of every decision outside the meld phase."""
+def play_shard(
+    kinds: tuple[str, ...], seed: int, first: int, last: int, rules: Rules = STANDARD
+) -> dict[str, np.ndarray]:
+    """Games ``first .. last - 1`` under ``rules``: the positions of every decision outside the meld phase."""
     from agents.search.rows import view_row
     from conquian_arena.match import deal_for_seed, play_game
 
@@ -183,7 +196,8 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
 
         deal_seed = derive_seed(seed, DEAL_STREAM, g)
         hands, stock = deal_for_seed(deal_seed)
-        record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record)
+        record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record,
+                            rules=rules)  # fmt: skip
         if record_.failure:
             raise RuntimeError(f"game {g}: {record_.failure}")
     arrays = {name: np.array(out[name], dtype=dtype) for name, dtype in SHARD_ARRAYS.items()}
@@ -193,7 +207,7 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int) -> dict
 
 def generate(config: GenerateConfig, log: Any = print) -> list[Path]:
     """Play the missing shards of ``config.out`` (see the module docstring); the shard paths."""
-    return generate_shards(config, play_shard, log)
+    return generate_shards(config, functools.partial(play_shard, rules=config.rules), log)
 
 
 # --------------------------------------------------------------------------- reading the data
@@ -314,10 +328,32 @@ def scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def fit(config: FitConfig, log: Any = print) -> Path:
-    """Fit the belief model on ``config.data`` and write ``config.model`` (see the module docstring)."""
-    from agents.search.belief import forward_numpy, save_belief
+    """Fit the belief model on ``config.data`` in the fit folder ``config.out`` and write the model
+    file (``config.model``, or ``belief.npz`` in the folder; see the module docstring); its path."""
+    from agents.search.belief import save_belief
 
     config.validate()
+    # one process per fit folder (a second stops with a line naming the first), its knobs claimed
+    with claimed_folder(config.out, config, ("out", "model"), "fit", log) as out:
+        run = RunFolder(out, echo=log)
+        for folder in config.data:
+            made = folder_shards(folder, GenerateConfig)[0].rules
+            if made != config.rules:
+                raise ValueError(f"{folder} holds games of the rules {made.to_dict()}, the fit's are "
+                                 f"{config.rules.to_dict()} (the rule flags)")  # fmt: skip
+        weights, meta = _fit(config, run.log)
+        if config.model:
+            path = save_belief(config.model, weights, meta)
+        else:
+            path = run.write_file("belief.npz", lambda tmp: save_belief(tmp, weights, meta))
+        run.log(f"wrote {path} (held-out log loss {meta['held_out_log_loss']:.4f})")
+        return path
+
+
+def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
+    """The fitted weights of the epoch of lowest held-out log loss, and their meta."""
+    from agents.search.belief import forward_numpy
+
     t0 = time.perf_counter()
     pos = load_positions(config.data)
     keep = np.ones(len(pos["game"]), dtype=bool)
@@ -382,9 +418,7 @@ def fit(config: FitConfig, log: Any = print) -> Path:
         "held_out_log_loss": round(best, 5),
         "data": list(config.data),
     }
-    path = save_belief(config.model, tuple(best_w), meta)
-    log(f"wrote {path} (held-out log loss {best:.4f})")
-    return path
+    return tuple(best_w), meta
 
 
 # --------------------------------------------------------------------------- the command

@@ -27,26 +27,29 @@ out the games with id % ``holdout`` == 0 and fits the scorer of ``hidden`` layer
 layer ``pool_after``: deep sets, :class:`agents.scorer.scorer.ActionScorer`) by cross-entropy on
 softmax(values / ``temperature``) over each position's candidates, Adam with a cosine learning
 rate, batches in an order drawn per epoch.  The inputs stay float16 in memory (2M positions: 8.6 GB)
-and become float32 a batch at a time.  Every epoch ends with a checkpoint (``out/checkpoint.npz``:
-the weights, Adam's moments, the tables) and ``out/fit.csv`` (held-out regret by epoch), atomic; a
-rerun of the same command resumes after the last epoch written and ends with the same network as a
-run never stopped; one process works in a fit folder at a time (a second stops with a line naming
-the first), and a resume first writes the tables its checkpoint holds (a kill between the two
-leaves none behind).  With ``eval_deals`` the network plays greedy on that many duplicate deals
-before the first epoch (the untrained network: the curve's step 0, played once and kept in the
-checkpoint) and after each, compiled (:func:`agents.scorer.selfplay_kernels.duplicate_score`, the arena's
-games), into ``out/eval.csv`` and
-``out/learning_curve.png`` (score by positions trained on, and the held-out regret beside greedy's).
-``out/scorer.npz`` is the epoch of lowest held-out regret (the value lost against each position's
-best candidate), printed beside greedy's on the same positions.
+and become float32 a batch at a time.
+
+The fit folder ``out`` is a run folder like ``ppo``'s and ``exit``'s (:mod:`conquian_train.run`;
+its knobs :class:`FitConfig`, the shared :class:`~conquian_train.settings.RunSettings` among them):
+``config.json`` claimed under the folder's lock (one process at a time: a second stops with a
+line naming the first; a rerun with other knobs is refused by name), ``train.log``, ``fit.csv``
+(held-out regret by epoch) and ``eval.csv`` appended, and at the end of every epoch a checkpoint
+(``checkpoints/``: ``latest.npz``, the weights, Adam's moments and the kept epoch's layers, and
+``state.json``, the tables' sizes among it), swapped in whole.  A rerun of the same command
+resumes after the checkpoint's epoch, cuts what a killed session wrote after it, and ends with
+the same network and files as a run never stopped.  With ``eval_games`` the network plays each
+of ``eval_opponents`` before the first epoch (the untrained network: the curve's step 0, played
+once) and after each, on the duplicate deals of ``conquian-evaluate --seed eval_seed``
+(:class:`conquian_train.evaluation.Evaluator`, the evaluator of every recipe): ``eval.csv``,
+``best.npz`` (the best score against ``best_by``) and ``learning_curve.png`` (score by positions
+trained on, and the held-out regret beside greedy's).  ``scorer.npz`` is the epoch of lowest
+held-out regret (the value lost against each position's best candidate), printed beside greedy's
+on the same positions.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
-import json
 import math
 import sys
 import time
@@ -62,9 +65,11 @@ from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from ..files import hold_folder, remove_partials, write_atomic, write_text
-from ..run import plot_learning_curve
-from ..shards import ShardError, claim_folder, folder_shards, generate_shards, open_shard, shard_count
+from ..evaluation import Evaluator, ScorerModel
+from ..files import RunFolderError
+from ..run import RunFolder, claimed_folder
+from ..settings import FolderSettings, RunSettings, recipe_knobs
+from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count
 from . import Recipe, steps_main
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
@@ -78,8 +83,9 @@ SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np
 
 
 @dataclass
-class GenerateConfig:
-    """The knobs of ``generate`` (see the module docstring)."""
+class GenerateConfig(FolderSettings):
+    """The knobs of ``generate`` (see the module docstring): the shared folder, seed and rules
+    (:class:`~conquian_train.settings.FolderSettings`) and the step's own."""
 
     out: str = knob("runs/distill/labels", "run folder (config.json, shards/)")
     seed: int = knob(0, "seed of the deals, the seats and the labels' draws", low=0)
@@ -92,16 +98,30 @@ class GenerateConfig:
     def validate(self) -> None:
         knobs.check(self)  # every knob's type and declared range
         shard_count(self)
+        self.standard_rules_only("the compiled games and playouts of generate")
         if tuple(self.kinds) != ("greedy",):
             raise ValueError(f"kinds {list(self.kinds)!r}: the compiled games are greedy's, kinds must be ['greedy']")
 
 
 @dataclass
-class FitConfig:
-    """The knobs of ``fit`` (see the module docstring)."""
+class FitConfig(RunSettings):
+    """The knobs of ``fit`` (see the module docstring): the shared ones of
+    :class:`~conquian_train.settings.RunSettings`, some with this step's defaults, and its own."""
+
+    # the shared knobs' defaults for this step (each keeps its place among the shared ones)
+    out: str = knob("runs/distill/fit", "fit folder (config.json, checkpoints/, fit.csv, eval.csv, scorer.npz)")
+    seed: int = knob(0, "seed of the initial weights and the batch order", low=0)
+    eval_games: int = knob(
+        0,
+        "games per evaluation opponent before the first epoch and after each (duplicate deals, seats swapped; "
+        "0: no evaluation)",
+        low=0,
+    )
+    eval_opponents: tuple[str, ...] = knob(("greedy",), "bot specs evaluated against", spec=True)
+    torch_threads: int = knob(2, "torch threads", low=1)
+    workers: int = knob(1, "processes for the evaluations (0: all cores)", low=0)
 
     data: tuple[str, ...] = knob(("runs/distill/labels",), "run folders of generate to learn from")
-    out: str = knob("runs/distill/fit", "fit folder (config.json, checkpoint.npz, fit.csv, scorer.npz)")
     hidden: tuple[int, ...] = knob((256, 256), "hidden layer sizes")
     pool_after: int = knob(
         0, "the hidden layer pooled over the candidates (deep sets); -1: each candidate alone", low=-1
@@ -112,17 +132,11 @@ class FitConfig:
     temperature: float = knob(0.05, "the targets are softmax(values / T)", above=0)
     holdout: int = knob(20, "games whose id is a multiple of holdout are held out to pick the epoch", low=2)
     positions: int = knob(0, "use the first this many positions (0: all)", low=0)
-    seed: int = knob(0, "seed of the initial weights and the batch order", low=0)
-    eval_deals: int = knob(
-        0,
-        "after each epoch (and before the first) play greedy on this many duplicate deals, compiled (0: never)",
-        low=0,
-    )
-    eval_seed: int = knob(2, "seed of the evaluation's deals (never the labels' seed)", low=0)
-    torch_threads: int = knob(2, "torch threads", low=1)
 
     def validate(self) -> None:
         knobs.check(self)  # every knob's type and declared range
+        self.validate_run()  # best_by among the evaluation opponents, their specs
+        self.standard_rules_only("the labels of generate and the fit's evaluations")
         if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be positive layer sizes, got {self.hidden!r}")
         if self.pool_after >= len(self.hidden):
@@ -246,41 +260,38 @@ def _positions_in(path: Path) -> int:
 
 # --------------------------------------------------------------------------- fit
 
+#: the fit's keys of ``checkpoints/state.json`` (beside :data:`conquian_train.run.COMMON_STATE`)
+FIT_STATE: dict[str, str] = {"epochs_done": "count", "step": "count", "best_regret": "number"}
+#: the knobs that do not change what a fit makes (left out of its claim and its recipe hash)
+FIT_PROCESS_KNOBS = ("out", "torch_threads", "workers")
+
 
 def _lr(config: FitConfig, step: int, total: int) -> float:
     return 0.5 * config.lr * (1.0 + math.cos(math.pi * min(step, total) / total))
 
 
-def _save_checkpoint(path: Path, net: Any, opt: Any, epoch: int, step: int, tables: dict, best: dict) -> None:
-    """The weights, Adam's state, where the fit is and its table, as plain arrays (no pickles)."""
-    params = list(net.parameters())
+def _checkpoint_arrays(net: Any, opt: Any, best_layers: list) -> dict[str, np.ndarray]:
+    """The weights, Adam's state and the kept epoch's layers, as plain arrays (no pickles)."""
     arrays: dict[str, np.ndarray] = {}
-    for i, p in enumerate(params):
+    for i, p in enumerate(net.parameters()):
         arrays[f"p{i}"] = p.detach().numpy().copy()
         st = opt.state.get(p, {})
         if st:
             arrays[f"m{i}"] = st["exp_avg"].numpy().copy()
             arrays[f"v{i}"] = st["exp_avg_sq"].numpy().copy()
             arrays[f"s{i}"] = np.array(float(st["step"]))
-    for i, (w, b) in enumerate(best["layers"]):
+    for i, (w, b) in enumerate(best_layers):
         arrays[f"bw{i}"], arrays[f"bb{i}"] = w, b
-    meta = {"epoch": epoch, "step": step, "tables": tables, "best_regret": best["regret"]}
-    arrays["meta"] = np.array(json.dumps(meta))
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-
-    write_atomic(path, write)
+    return arrays
 
 
-def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, dict, dict]:
+def _restore(path: Path, net: Any, opt: Any) -> list:
+    """The checkpoint ``path``'s weights and Adam's state put into ``net`` and ``opt``; the kept epoch's layers."""
     import torch
 
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
-        meta = json.loads(str(arrays.pop("meta")))
         params = list(net.parameters())
         with torch.no_grad():
             for i, p in enumerate(params):
@@ -289,35 +300,36 @@ def _load_checkpoint(path: Path, net: Any, opt: Any) -> tuple[int, int, dict, di
                     opt.state[p] = {"step": torch.tensor(float(arrays[f"s{i}"])),
                                     "exp_avg": torch.from_numpy(arrays[f"m{i}"].copy()),
                                     "exp_avg_sq": torch.from_numpy(arrays[f"v{i}"].copy())}  # fmt: skip
-        layers = [(arrays[f"bw{i}"], arrays[f"bb{i}"]) for i in range(len(params) // 2)]
-        return int(meta["epoch"]), int(meta["step"]), dict(meta["tables"]), {"regret": meta["best_regret"],
-                                                                           "layers": layers}  # fmt: skip
+        return [(arrays[f"bw{i}"], arrays[f"bb{i}"]) for i in range(len(params) // 2)]
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, TypeError, zipfile.BadZipFile, zlib.error) as err:
-        raise ValueError(f"checkpoint {str(path)!r} is not a checkpoint of this fit ({type(err).__name__}: {err}); "
-                         "remove it to start the fit again") from None  # fmt: skip
+        raise RunFolderError(f"checkpoint {str(path)!r} is not a checkpoint of this fit ({type(err).__name__}: "
+                             f"{err}); move checkpoints/ away to start the fit again") from None  # fmt: skip
 
 
 def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> Path:
     """Fit the scorer on ``config.data`` into ``config.out`` (see the module docstring), resuming
     after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
     in the tests).  The path of the scorer file."""
-
     config.validate()
-    out = Path(config.out)
-    with hold_folder(out, log):  # one process per fit folder: a second stops with a line naming the first
+    if (Path(config.out) / "checkpoint.npz").exists():  # nothing of it is written by this version
+        raise RunFolderError(f"{config.out} is a fit folder of an older version of distill fit (its "
+                             "checkpoint.npz): start the fit again with another --out (eval_deals is now "
+                             "eval_games, in games)")  # fmt: skip
+    # one process per fit folder (a second stops with a line naming the first), its knobs claimed
+    with claimed_folder(config.out, config, FIT_PROCESS_KNOBS, "fit", log) as out:
         return _fit(config, out, log, stop_after)
 
 
 def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path:
     import torch
 
-    from agents.scorer.scorer import ActionScorer
+    from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer
 
     from ..scorer_fit import network_layers, network_scores, regret, scorer_network
 
-    claim_folder(out, config, ("out", "torch_threads"), "fit")
-    if gone := remove_partials(out):  # under the lock: a killed writer's, no live one's
-        log(f"deleted the half-written {', '.join(gone)} of a killed fit")
+    run = RunFolder(out, recipe_knobs(config, FIT_PROCESS_KNOBS), echo=log)
+    run.state = {"best_score": -1.0, "best_step": None, "seconds": 0.0}
+    saved = run.open_checkpoint(FIT_STATE)  # a killed swap finished, partial files gone, tables cut to it
     torch.set_num_threads(config.torch_threads)
     t0 = time.perf_counter()
     d = load_labels(config.data, config.positions)
@@ -327,11 +339,9 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     if not len(train) or not len(test):
         raise ValueError(f"{len(train)} training and {len(test)} held-out positions: need both (more games?)")
     X, V, Q = torch.from_numpy(d["x"]), torch.from_numpy(valid), torch.from_numpy(d["q"])  # noqa: N806
-    from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT
-
     greedy = np.where(valid[test], d["x"][test, :, GREEDY_SLOT].astype(np.float32), -1.0)
     greedy_regret = regret(greedy, valid[test], d["q"][test])
-    log(f"{len(train)} training positions, {len(test)} held out ({time.perf_counter() - t0:.0f} s to read); "
+    run.log(f"{len(train)} training positions, {len(test)} held out ({time.perf_counter() - t0:.0f} s to read); "
         f"greedy's held-out regret {greedy_regret:.5f}")  # fmt: skip
 
     net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, FIT_STREAM), config.pool())
@@ -347,41 +357,29 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
             parts = [torch.from_numpy(idx[i : i + 4096]) for i in range(0, len(idx), 4096)]
             return np.concatenate([network_scores(net, X[p].float(), V[p]).numpy() for p in parts])
 
-    checkpoint = out / "checkpoint.npz"
-    eval_deals = deals_of(derive_seed(config.eval_seed, EVAL_STREAM), 0, config.eval_deals)[0]
+    evaluate = None
+    if config.eval_games:
+        evaluate = Evaluator(run, config.eval_opponents, config.best_by, games=config.eval_games,
+                             seed=config.eval_seed, rules=config.rules, jobs=config.processes,
+                             xlabel="positions trained on", regret_table="fit.csv")  # fmt: skip
 
-    def strength(positions: int, stage: str) -> list[dict[str, Any]]:
-        """The network against greedy on the evaluation's duplicate deals (the arena's games, compiled)."""
-        if not config.eval_deals:
-            return []
-        from agents.scorer.scorer_kernels import pack
-        from agents.scorer.selfplay_kernels import duplicate_score
+    def strength(positions: int, stage: str) -> None:
+        """The network on the duplicate deals of ``conquian-evaluate --seed eval_seed`` (the shared evaluator)."""
+        if evaluate is not None:
+            evaluate(ScorerModel(ActionScorer(export(), pool_after=config.pool())), positions, stage=stage)
 
-        score, half = duplicate_score(pack(ActionScorer(export(), pool_after=config.pool())), eval_deals)
-        log(f"{stage}: {score:.4f} +- {half:.4f} against greedy ({2 * config.eval_deals} games)")
-        return [{"stage": stage, "step": positions, "opponent": "greedy", "games": 2 * config.eval_deals,
-                 "score": round(score, 4), "low": round(score - half, 4), "high": round(score + half, 4)}]  # fmt: skip
-
-    def write_tables(tables: dict[str, list]) -> None:
-        for name, table in tables.items():
-            if table:
-                buf = io.StringIO()
-                w = csv.DictWriter(buf, fieldnames=list(table[0]))
-                w.writeheader()
-                w.writerows(table)
-                write_text(out / f"{name}.csv", buf.getvalue())
-        if tables["eval"]:
-            plot_learning_curve(out / "eval.csv", out / "learning_curve.png", xlabel="positions trained on",
-                                regret_csv=out / "fit.csv")  # fmt: skip
+    def checkpoint(epoch: int) -> None:
+        arrays = _checkpoint_arrays(net, opt, best["layers"])
+        run.state.update(epochs_done=epoch + 1, step=step, best_regret=best["regret"])
+        run.save_checkpoint_files({"latest.npz": lambda path: np.savez(path, **arrays)}, (epoch + 1) * len(train))
 
     done, step, best = -1, 0, {"regret": math.inf, "layers": export()}
-    if checkpoint.exists():
-        done, step, tables, best = _load_checkpoint(checkpoint, net, opt)
-        log(f"resumed after epoch {done}")
-        write_tables(tables)  # a kill between the checkpoint and its tables: the tables catch up
+    if saved is not None:
+        best = {"regret": run.state["best_regret"], "layers": _restore(run.checkpoints / "latest.npz", net, opt)}
+        done, step = run.state["epochs_done"] - 1, run.state["step"]
+        run.log(f"resumed after epoch {done}")
     else:
-        tables = {"fit": [], "eval": strength(0, "start")}  # step 0: the untrained network, played once
-    rows = tables["fit"]
+        strength(0, "start")  # step 0: the untrained network, played once (its rows are in every checkpoint)
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
         order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
@@ -404,25 +402,26 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         kept = held_regret < best["regret"]
         if kept:
             best = {"regret": held_regret, "layers": export()}
-        rows.append({"epoch": epoch, "labels": (epoch + 1) * len(train), "loss": round(total_loss / per_epoch, 5),
-                     "held_out_regret": round(held_regret, 5),
-                     "share_of_greedy": round(held_regret / greedy_regret, 4) if greedy_regret else None,
-                     "train_regret": round(regret(scores(part), valid[part], d["q"][part]), 5),
-                     "greedy_held_out_regret": round(greedy_regret, 5), "kept": kept,
-                     "s": round(time.perf_counter() - t1, 1)})  # fmt: skip
-        tables["eval"] += strength((epoch + 1) * len(train), f"epoch{epoch}")
-        _save_checkpoint(checkpoint, net, opt, epoch, step, tables, best)
-        write_tables(tables)
-        log(f"epoch {epoch}: held-out regret {held_regret:.5f} ({held_regret / greedy_regret:.3f} of greedy's "
-            f"{greedy_regret:.5f}), train {rows[-1]['train_regret']:.5f}{' kept' if kept else ''} "
-            f"({rows[-1]['s']:.0f} s)")  # fmt: skip
+        row = {"epoch": epoch, "labels": (epoch + 1) * len(train), "loss": round(total_loss / per_epoch, 5),
+               "held_out_regret": round(held_regret, 5),
+               "share_of_greedy": round(held_regret / greedy_regret, 4) if greedy_regret else None,
+               "train_regret": round(regret(scores(part), valid[part], d["q"][part]), 5),
+               "greedy_held_out_regret": round(greedy_regret, 5), "kept": kept,
+               "s": round(time.perf_counter() - t1, 1)}  # fmt: skip
+        run.append_csv("fit.csv", [row])
+        strength((epoch + 1) * len(train), f"epoch{epoch}")
+        checkpoint(epoch)  # the tables' rows above are its own: a resume cuts what came after
+        run.log(f"epoch {epoch}: held-out regret {held_regret:.5f} ({held_regret / greedy_regret:.3f} of greedy's "
+            f"{greedy_regret:.5f}), train {row['train_regret']:.5f}{' kept' if kept else ''} "
+            f"({row['s']:.0f} s)")  # fmt: skip
         if stop_after is not None and epoch >= stop_after:
-            return checkpoint
+            return run.checkpoints
     meta = {"recipe": "conquian-train distill", "data": list(config.data), "positions": int(len(train)),
             "held_out_regret": round(best["regret"], 5), "greedy_held_out_regret": round(greedy_regret, 5),
             "temperature": config.temperature}  # fmt: skip
-    path = ActionScorer(best["layers"], meta, config.pool()).save(out / "scorer.npz")
-    log(f"wrote {path} (held-out regret {best['regret']:.5f}, greedy's {greedy_regret:.5f})")
+    scorer = ActionScorer(best["layers"], meta, config.pool())
+    path = run.write_file("scorer.npz", scorer.save)
+    run.log(f"wrote {path} (held-out regret {best['regret']:.5f}, greedy's {greedy_regret:.5f})")
     return path
 
 
@@ -434,7 +433,7 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train distill") ->
     return steps_main(argv, prog, __doc__, {
         "generate": ("play and label games (resumes)", GenerateConfig, generate),
         "fit": ("fit the scorer (resumes)", FitConfig, fit),
-    }, kept="what was written is kept")  # fmt: skip
+    })  # fmt: skip
 
 
 RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",

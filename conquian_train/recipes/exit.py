@@ -62,7 +62,7 @@ from agents.networks.ppo import (
     stamp_model,
 )
 from agents.registry import make_agent
-from agents.scorer.scorer import DEFAULT_SCORER, ActionScorer, ScorerAgent, load_scorer
+from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
@@ -71,7 +71,7 @@ from conquian_env.seeding import derive_seed
 
 from .. import files
 from ..envs import make_vec_env
-from ..evaluation import Evaluator, model_suffix
+from ..evaluation import Evaluator, ScorerModel, model_suffix
 from ..imitation import ImitationData, ImitationSettings, fit_imitation
 from ..policy_files import restore_checkpoint
 from ..run import PPO_STATE, RunFolder, RunFolderError
@@ -253,25 +253,6 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
 
 
 # --------------------------------------------------------------------------- the loop
-
-
-class ScorerModel:
-    """The action scorer being trained, in the shape the evaluator takes (``agent``, ``save``)."""
-
-    suffix = ".npz"
-
-    def __init__(self) -> None:
-        self.scorer: ActionScorer | None = None  # random weights: the first fit draws them
-
-    def agent(self) -> Agent:
-        if self.scorer is None:
-            raise RuntimeError("the scorer has not been fitted yet")
-        return ScorerAgent.from_scorer(self.scorer)
-
-    def save(self, path: str | Path) -> None:
-        if self.scorer is None:
-            raise RuntimeError("the scorer has not been fitted yet")
-        self.scorer.save(path)
 
 
 #: expert iteration's keys of ``state.json`` (beside :data:`conquian_train.run.COMMON_STATE`; the PPO
