@@ -32,7 +32,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from types import MethodType
+from types import MethodType, ModuleType
 from typing import Any
 
 #: the packages whose kernels are announced (a compile of another library's kernel is not ours)
@@ -114,6 +114,80 @@ def prepare_kernels(namespace: dict[str, Any]) -> None:
         if isinstance(obj._cache, NullCache):
             raise RuntimeError(f"{module}.{name} is compiled without cache=True: every kernel is cached on disk")
         obj.get_call_template = MethodType(_typed_call_template, obj)
+    _guard_cache(namespace)
+
+
+def kernel_sources(namespace: dict[str, Any]) -> list[str]:
+    """The source files whose code the kernels of ``namespace``'s module compile in: its own
+    file and, transitively, those of every module of compiled kernels it holds (a kernel it
+    calls, or the module itself, ``from conquian_env import kernels as _engine``)."""
+    from numba.core.registry import CPUDispatcher
+
+    def held(names: dict[str, Any]) -> set[str]:
+        found = set()
+        for obj in list(names.values()):
+            if isinstance(obj, CPUDispatcher):
+                found.add(obj.py_func.__module__)
+            elif isinstance(obj, ModuleType) and any(
+                isinstance(v, CPUDispatcher) and v.py_func.__module__ == obj.__name__ for v in vars(obj).values()
+            ):
+                found.add(obj.__name__)
+        return found
+
+    seen = {namespace["__name__"]}
+    todo = sorted(held(namespace) - seen)
+    files = [namespace["__file__"]]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        module = sys.modules.get(name)
+        source = getattr(module, "__file__", None)
+        if module is None or not source:
+            continue
+        files.append(source)
+        todo.extend(sorted(held(vars(module)) - seen))
+    return files
+
+
+def _guard_cache(namespace: dict[str, Any]) -> None:
+    """numba keys a kernel's on-disk cache on its own file only: a kernel that calls the kernels of
+    another module (the search's playouts call the engine's ``apply``) kept the code of the
+    callee it was compiled with after that module changed.  Keep, beside the module's cache, the
+    SHA-256 of every source its kernels compile in (:func:`kernel_sources`), and when it differs
+    (or is not there yet) empty the module's cache indexes, so each kernel compiles afresh."""
+    import hashlib
+
+    from numba.core.registry import CPUDispatcher
+
+    module = namespace["__name__"]
+    kernels = [v for v in list(namespace.values()) if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module]
+    if not kernels:
+        return
+    digest = hashlib.sha256()
+    for source in kernel_sources(namespace):
+        with open(source, "rb") as f:
+            digest.update(os.path.basename(source).encode() + b"\0" + f.read() + b"\0")
+    stamp = digest.hexdigest()
+    folder = kernels[0]._cache.cache_path
+    path = os.path.join(folder, f"{module}.sources")
+    try:
+        with open(path, encoding="ascii") as f:
+            if f.read().strip() == stamp:
+                return
+    except (OSError, UnicodeDecodeError):
+        pass
+    for kernel in kernels:
+        kernel._cache.flush()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        partial = f"{path}.partial.{os.getpid()}"
+        with open(partial, "w", encoding="ascii") as f:
+            f.write(stamp + "\n")
+        os.replace(partial, path)
+    except OSError:  # a folder numba cannot write either: every process compiles anyway
+        pass
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ print([str(sig) for sig in K.can_extend.signatures])
 """
 
 
-def _run(code: str, env: dict[str, str], cwd: Path = ROOT, path: Path = ROOT) -> subprocess.CompletedProcess:
+def _run(code: str, env: dict[str, str], cwd: Path = ROOT, path: Path | str = ROOT) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")} | env
     env["PYTHONPATH"] = str(path)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
@@ -110,3 +110,28 @@ def test_a_kernel_without_cache_is_refused():
 
     with pytest.raises(RuntimeError, match=r"uncached is compiled without cache=True"):
         prepare_kernels({"__name__": uncached.py_func.__module__, "uncached": uncached})
+
+
+def test_a_kernel_compiles_again_when_a_kernel_it_calls_changed(tmp_path):
+    """numba keys a kernel's cache on its own file only: the search's playouts, which call the
+    engine's kernels, kept playing the engine they were compiled with after ``kernels.py`` changed
+    (a rule variant's playouts all differed from the scalar engine's until the cache was cleared)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    callee = package / "callee.py"
+    head = "from numba import njit\nfrom conquian_env.compiling import prepare_kernels, setup\nsetup(__file__)\n"
+    callee.write_text(head + "@njit(cache=True)\ndef value():\n    return 1\nprepare_kernels(globals())\n")
+    (package / "caller.py").write_text(
+        head + "from pkg import callee as _callee\nfrom pkg.callee import value\n"
+        "@njit(cache=True)\ndef twice():\n    return 2 * value()\nprepare_kernels(globals())\n"
+    )
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    code = "from pkg.caller import twice; print(twice())"
+    path = f"{tmp_path}{os.pathsep}{ROOT}"
+    assert _run(code, env, path=path).stdout.split() == ["2"]
+    assert _run(code, env, path=path).stdout.split() == ["2"]  # from the cache
+    callee.write_text(callee.read_text().replace("return 1", "return 21"))  # caller.py is unchanged
+    assert _run(code, env, path=path).stdout.split() == ["42"]  # before: 2, the stale callee
+    done = _run(code + "; print(sum(twice.stats.cache_hits.values()))", env, path=path)
+    assert done.stdout.split() == ["42", "1"]  # and cached again: the next process loads it
