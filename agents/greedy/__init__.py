@@ -11,10 +11,4 @@ from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "GreedyAgent": "greedy",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__, {"greedy": ["GreedyAgent"]})

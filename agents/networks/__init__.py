@@ -11,14 +11,6 @@ from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
 __getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "PPOAgent": "ppo",
-        "PolicyAgent": "ppo",
-        "NumpyPolicy": "ppo",
-        "load_policy": "ppo",
-        "RLlibAgent": "rllib_bot",
-    },
+    __name__, {"ppo": ["PPOAgent", "PolicyAgent", "NumpyPolicy", "load_policy"], "rllib_bot": ["RLlibAgent"]}
 )

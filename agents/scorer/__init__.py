@@ -12,12 +12,4 @@ from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "ScorerAgent": "scorer",
-        "ActionScorer": "scorer",
-        "load_scorer": "scorer",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__, {"scorer": ["ScorerAgent", "ActionScorer", "load_scorer"]})

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "SearchAgent": "search",
-        "BeliefSearchAgent": "search",
-        "ISMCTSAgent": "ismcts",
-        "RolloutAgent": "rollout",
-        "NoisyAgent": "noisy",
-        "BeliefModel": "belief",
-        "load_belief": "belief",
+        "search": ["SearchAgent", "BeliefSearchAgent"],
+        "ismcts": ["ISMCTSAgent"],
+        "rollout": ["RolloutAgent"],
+        "noisy": ["NoisyAgent"],
+        "belief": ["BeliefModel", "load_belief"],
     },
 )
