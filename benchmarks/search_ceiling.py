@@ -147,15 +147,15 @@ class HistorySearch(BeliefSearchAgent):
 
             u = np.full(len(pool), n_opp / len(pool))
             self.record.append((view.move_count, ll(u), ll(p_belief), ll(p_hist), int(bad.min()), len(decisions)))
-        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
+        search, results = self._new_search(row, pool, n_opp, self.rng.getrandbits(63) | 1)
+        info, active = search.info, search.active
         n = int(info[K.I_ACTIONS])
         cum = np.cumsum(w)
         while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
             h = hands[min(np.searchsorted(cum, self.rng.random()), len(hands) - 1)]
-            o = np.array([np.inf if h >> int(c) & 1 else 0.0 for c in pool])
-            results = K.run_search(row, pool, n_opp, 1, self.z, 1, info, actions, active, results, sums, self._S,
-                                   *self._cache, o)  # fmt: skip
-        return int(K.best_action(info, actions, active, sums))
+            o = np.array([np.inf if h >> int(c) & 1 else 0.0 for c in pool])  # this deal's hand, known
+            results = K.run_search(search._replace(odds=o), results, 1)
+        return int(K.best_action(info, search.actions, active, search.sums))
 
 
 def build(spec: str, seed: int | None = None):

@@ -1,5 +1,6 @@
 """Helpers shared by the test files: the rules the engine comparisons play, moves asked as
-the game loop asks them, duplicate deals, stacked deals, positions from greedy self-play, re-dealt hidden cards, and the
+the game loop asks them, duplicate deals, stacked deals, positions from greedy self-play,
+re-dealt hidden cards, a child Python that cannot import the optional packages, and the
 headless browser of the page tests."""
 
 from __future__ import annotations
@@ -7,6 +8,9 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -104,6 +108,36 @@ def stats_under_permutations(make_bot, state, seed: int, trials: int = 4) -> lis
         act(bot, variant)
         stats.append(bot.last_stats)
     return stats
+
+
+#: what a child process runs first to be unable to import the top-level packages ``BLOCKED``, as on a
+#: plain install (``find_spec`` says they are not installed; an import raises ModuleNotFoundError)
+BLOCKER = """
+import importlib.abc, importlib.util, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] in BLOCKED else real(name, *a)
+"""
+
+
+@pytest.fixture
+def python_without():
+    """``python_without(blocked, code, *args, timeout=300)``: run ``code`` in a child Python (in the
+    repository root, no stdin, its ``sys.argv`` ``["-c", *args]``) that cannot import the top-level
+    packages named in ``blocked`` (comma-separated), as on an install without them."""
+
+    def run(blocked: str, code: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        prelude = f"BLOCKED = {sorted(blocked.split(','))!r}\n{BLOCKER}"
+        return subprocess.run(
+            [sys.executable, "-c", prelude + code, *args], capture_output=True, text=True, timeout=timeout,
+            cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    return run
 
 
 CHROMIUM = os.environ.get("CONQUIAN_CHROMIUM") or next(

@@ -16,7 +16,7 @@ pytest.importorskip("numba")
 
 from agents import SpecError, make_agent  # noqa: E402
 from agents.search import belief_kernels as BK  # noqa: E402
-from agents.search._search_kernels import determinize_from_belief  # noqa: E402
+from agents.search._search_kernels import determinize  # noqa: E402
 from agents.search.belief import forward_numpy, load_belief, save_belief  # noqa: E402
 from agents.search.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
@@ -102,7 +102,7 @@ def test_deals_from_the_belief_are_consistent_with_the_view(model_file):
         out, scratch = np.empty(E.NUM_COLUMNS, np.int64), np.empty(E.NUM_COLUMNS, np.int64)
         for tries in (1, 5):
             for _ in range(200):
-                determinize_from_belief(row, pool, odds, n_opp, tries, info, out, scratch)
+                determinize(row, pool, odds, n_opp, tries, info, out, scratch)
                 hand = int(out[E.H0 + opp])
                 stock = out[E.STOCK0 + row[E.SPOS] : E.STOCK0 + E.STOCK_SIZE]
                 assert hand.bit_count() == n_opp

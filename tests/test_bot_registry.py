@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -198,6 +199,40 @@ def test_a_family_package_names_its_bots_without_importing_the_others():
     from agents.scorer import ScorerAgent
 
     assert (GreedyAgent.bot_declaration.kind, ScorerAgent.bot_declaration.kind) == ("greedy", "scorer")
+
+
+FAMILIES = ("greedy", "networks", "scorer", "search")
+
+
+def test_importing_the_families_imports_none_of_their_modules():
+    code = (
+        f"import sys; import {', '.join('agents.' + f for f in FAMILIES)}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'torch', 'numba', 'ray')))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+        env={"PYTHONPATH": str(root)},
+    )  # fmt: skip
+    loaded = ast.literal_eval(out.stdout)
+    assert loaded == sorted(["agents", "agents.base", "agents.catalog", "agents.lazy", "agents.params",
+                             "agents.registry", *(f"agents.{f}" for f in FAMILIES)])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("family", "name", "home"),
+    [("greedy", "GreedyAgent", "greedy"), ("networks", "RLlibAgent", "rllib_bot"), ("scorer", "load_scorer", "scorer"),
+     ("search", "ISMCTSAgent", "ismcts")],
+)  # fmt: skip
+def test_a_family_lists_its_names_and_refuses_others_naming_them(family, name, home):
+    import importlib
+
+    package = importlib.import_module(f"agents.{family}")
+    assert name in dir(package)
+    if family != "networks":  # the RLlib bot's module needs ray
+        assert getattr(package, name) is getattr(importlib.import_module(f"agents.{family}.{home}"), name)
+    with pytest.raises(AttributeError, match=rf"module 'agents\.{family}' has no attribute 'Nope' \(it has: .*{name}"):
+        package.Nope  # noqa: B018
     with pytest.raises(ImportError, match="cannot import name 'Nope'"):
         from agents.search import Nope  # noqa: F401
 

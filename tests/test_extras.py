@@ -18,20 +18,6 @@ ROOT = Path(__file__).resolve().parent.parent
 OPTIONAL = ",".join(PACKAGES)
 PACKAGE_PREFIXES = ("conquian_env.", "agents.", "conquian_arena.", "conquian_train.")
 
-# a child that cannot import the named top-level packages (argv[1]), as on a plain install
-BLOCK = """
-import importlib.abc, importlib.util, sys
-BLOCKED = set(sys.argv[1].split(","))
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Block())
-real = importlib.util.find_spec
-importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] in BLOCKED else real(name, *a)
-sys.argv = sys.argv[1:]
-"""
-
 
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -41,11 +27,9 @@ def names_an_install_line(text: str) -> bool:
     return "pip install 'conquian-env[" in text or TORCH_INSTALL in text
 
 
-def test_every_bot_spec_without_its_extra_builds_or_fails_in_one_line_naming_the_spec():
+def test_every_bot_spec_without_its_extra_builds_or_fails_in_one_line_naming_the_spec(python_without):
     # before: `search` said a bare "No module named 'numba'", and `pimc` said the compiled search "(spec 'ismcts')"
-    code = (
-        BLOCK
-        + """
+    code = """
 import json
 from agents.registry import KNOWN_BOTS, make_agent
 from conquian_env.extras import MissingExtraError
@@ -61,8 +45,7 @@ for kind, info in KNOWN_BOTS.items():
         out[spec] = str(err)
 print(json.dumps(out))
 """
-    )
-    run = run_python(code, OPTIONAL)
+    run = python_without(OPTIONAL, code)
     assert run.returncode == 0, run.stderr
     told = json.loads(run.stdout)
     for spec, line in told.items():
@@ -80,11 +63,9 @@ print(json.dumps(out))
     assert told["greedy"] is None and told["random"] is None and told["scorer"] is None  # a plain install plays them
 
 
-def test_every_module_imports_or_fails_in_one_line_naming_itself():
+def test_every_module_imports_or_fails_in_one_line_naming_itself(python_without):
     # the compiled kernels (*kernels) are numba code through and through: the modules above them say it
-    code = (
-        BLOCK
-        + """
+    code = """
 import importlib, json, pkgutil
 from conquian_env.extras import MissingExtraError
 out = {}
@@ -99,8 +80,7 @@ for package in ("conquian_env", "agents", "conquian_arena", "conquian_train"):
             out[info.name] = str(err)
 print(json.dumps(out))
 """
-    )
-    run = run_python(code, OPTIONAL)
+    run = python_without(OPTIONAL, code)
     assert run.returncode == 0, run.stderr  # any other error (a bare ModuleNotFoundError) fails here
     told = json.loads(run.stdout)
     for line in told.values():
@@ -167,18 +147,11 @@ def test_numba_missing_from_sys_modules_is_one_line_for_the_module_the_cli_and_g
         ("numba", "conquian_train.cli:cli", ["exit", "--out", "/nonexistent/x"], "conquian-train exit needs numba"),
     ],
 )
-def test_a_command_without_its_extra_fails_in_one_line(blocked, command, argv, told):
+def test_a_command_without_its_extra_fails_in_one_line(blocked, command, argv, told, python_without):
     module, function = command.split(":")
-    code = BLOCK + f"sys.argv = sys.argv[1:]\nimport {module}\nsys.exit({module}.{function}())"
+    code = f"sys.argv = sys.argv[1:]\nimport {module}\nsys.exit({module}.{function}())"
     prog = told.split()[0] if told.startswith("conquian-") else "conquian-train"
-    run = subprocess.run(
-        [sys.executable, "-c", code, blocked, prog, *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
+    run = python_without(blocked, code, prog, *argv, timeout=120)
     assert run.returncode == 2, run.stderr
     text = (run.stderr or run.stdout).strip()
     assert len(text.splitlines()) == 1 and told in text, run.stderr + run.stdout
@@ -208,10 +181,10 @@ def test_an_import_error_that_is_no_missing_extra_comes_back_as_it_was():
         ("scorer_curve", "numba", "conquian-env[fast]"),
     ],
 )
-def test_an_example_without_its_extra_exits_with_one_line(example, blocked, install):
+def test_an_example_without_its_extra_exits_with_one_line(example, blocked, install, python_without):
     path = ROOT / "examples" / f"{example}.py"
-    code = BLOCK + f"import runpy\nsys.argv = [{str(path)!r}]\nrunpy.run_path({str(path)!r}, run_name='__main__')"
-    run = run_python(code, blocked)
+    code = f"import runpy\nsys.argv = [{str(path)!r}]\nrunpy.run_path({str(path)!r}, run_name='__main__')"
+    run = python_without(blocked, code)
     assert run.returncode == 1, run.stderr
     assert run.stderr.startswith(f"error: examples/{example}.py needs "), run.stderr
     assert len(run.stderr.splitlines()) == 1 and install in run.stderr, run.stderr

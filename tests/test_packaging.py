@@ -19,21 +19,6 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
-# a child that cannot import the named top-level packages, as on a plain install
-BLOCK = """
-import importlib.abc, importlib.util, sys
-BLOCKED = set(sys.argv[1].split(","))
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Block())
-real = importlib.util.find_spec
-importlib.util.find_spec = lambda name, *a: None if name.split(".")[0] in BLOCKED else real(name, *a)
-sys.argv = sys.argv[1:]
-"""
-
-
 def test_the_long_description_reads_right_on_a_package_index():
     # before: the long description was README.md: 27 relative links (broken on the index), `.venv/bin/...`, `make`
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -94,18 +79,18 @@ print("after import:", isinstance(env.unwrapped, AECEnv), env.possible_agents)
     assert "after import: True ['player_0', 'player_1']" in run.stdout
 
 
-def test_a_bot_without_its_extra_fails_in_one_line_naming_it():
+def test_a_bot_without_its_extra_fails_in_one_line_naming_it(python_without):
     # before: `conquian-evaluate pimc greedy` without numba printed a 30-line traceback
-    code = BLOCK + "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
-    run = run_python(code, "numba", "pimc", "greedy", "--games", "2", "--no-plot")
+    code = "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
+    run = python_without("numba", code, "pimc", "greedy", "--games", "2", "--no-plot", timeout=120)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.splitlines()) == 1 and "conquian-env[fast]" in run.stderr, run.stderr
 
 
-def test_the_ppo_bot_without_torch_names_torch_not_the_train_extra():
+def test_the_ppo_bot_without_torch_names_torch_not_the_train_extra(python_without):
     # before: it said pip install 'conquian-env[train]', which pulls a CUDA torch through SB3
-    code = BLOCK + "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
-    run = run_python(code, "torch", "ppo", "greedy", "--games", "2", "--no-plot")
+    code = "from conquian_arena.tournament import main\nsys.exit(main(sys.argv[1:]))"
+    run = python_without("torch", code, "ppo", "greedy", "--games", "2", "--no-plot", timeout=120)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.splitlines()) == 1, run.stderr
     assert "torch" in run.stderr and "download.pytorch.org/whl/cpu" in run.stderr and "[train]" not in run.stderr

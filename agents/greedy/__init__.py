@@ -9,20 +9,6 @@ imports neither of the others."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
-_HOME = {
-    "GreedyAgent": "greedy",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_exports(__name__, {"greedy": ["GreedyAgent"]})

@@ -9,24 +9,8 @@ imports neither torch nor ray."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
-#: public name -> the module of this package that defines it
-_HOME = {
-    "PPOAgent": "ppo",
-    "PolicyAgent": "ppo",
-    "NumpyPolicy": "ppo",
-    "load_policy": "ppo",
-    "RLlibAgent": "rllib_bot",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"ppo": ["PPOAgent", "PolicyAgent", "NumpyPolicy", "load_policy"], "rllib_bot": ["RLlibAgent"]}
+)

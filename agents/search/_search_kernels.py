@@ -13,11 +13,14 @@ cards (common random numbers), and after every ``RACE_EVERY`` deals an action wh
 paired mean loss against the leader exceeds ``z`` standard errors leaves the race, so the
 playouts go to the actions still in doubt.
 
-The state of a search lives in arrays the caller keeps (:func:`new_search` makes them) so
-that a search can run in chunks between which Python looks at the clock.
+The state of a search lives in arrays the caller keeps (:func:`new_search` makes them), held
+with the position and the knobs in one record (:class:`Search`), so that a search can run in
+chunks (:func:`run_search`) between which Python looks at the clock.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -79,7 +82,7 @@ from ..greedy.greedy_kernels import (
     refusing_feeds_opponent,
 )
 from ..scorer.scorer_kernels import candidates
-from .belief_kernels import deal_from_belief
+from .belief_kernels import deal_from_belief, lay_deal, shuffle_from
 
 setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
@@ -91,23 +94,6 @@ MAX_DEALS = 1 << 16
 # columns of the search-state vector (``info``)
 I_DEALS, I_ACTIONS, I_PLAYOUTS, I_RNG, I_GREEDY = 0, 1, 2, 3, 4
 INFO_SIZE = 5
-
-
-# ---------------------------------------------------------------- random numbers
-@njit(cache=True, inline="always")
-def _next(info):
-    """xorshift64* on ``info[I_RNG]`` (never 0): a 64-bit draw as a non-negative int64."""
-    x = np.uint64(info[I_RNG])
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    info[I_RNG] = np.int64(x)
-    return np.int64((x * np.uint64(2685821657736338717)) >> np.uint64(1))
-
-
-@njit(cache=True, inline="always")
-def _below(info, n):
-    return _next(info) % n
 
 
 # ---------------------------------------------------------------- determinization
@@ -177,59 +163,32 @@ def implausibility(row, opp, limit=1 << 30):
 
 
 @njit(cache=True)
-def _deal(view, pool, n_opp, info, out):
-    """One uniform deal of ``pool`` into ``out`` (a copy of ``view``): ``n_opp`` cards to
-    the opponent's hand, the rest to the stock from the next stock position on."""
-    n = pool.shape[0]
-    for c in range(NUM_COLUMNS):
-        out[c] = view[c]
-    perm = pool.copy()
-    for k in range(n - 1, 0, -1):
-        j = _below(info, k + 1)
-        perm[k], perm[j] = perm[j], perm[k]
-    opp = 1 - view[PLAYER]
-    hidden = 0
-    for k in range(n_opp):
-        hidden |= 1 << perm[k]
-    out[H0 + opp] = view[H0 + opp] | hidden
-    spos = view[SPOS]
-    for k in range(n - n_opp):
-        out[STOCK0 + spos + k] = perm[n_opp + k]
+def _deal(view, pool, odds, n_opp, info, out):
+    """One deal of ``pool`` into ``out`` (a copy of ``view``): ``n_opp`` cards to the opponent's
+    hand, the rest to the stock from the next stock position on; a uniform deal where ``odds``
+    is None, else one drawn from the belief (:func:`agents.search.belief_kernels.deal_from_belief`:
+    the opponent's hand card by card in proportion to ``odds``)."""
+    if odds is None:
+        perm = pool.copy()
+        shuffle_from(perm, 0, info, I_RNG)
+        lay_deal(view, perm, n_opp, out)
+    else:
+        deal_from_belief(view, pool, odds, n_opp, info, I_RNG, out)
 
 
 @njit(cache=True)
-def determinize(view, pool, n_opp, tries, info, out, scratch):
-    """The most plausible of up to ``tries`` deals into ``out`` (the first with no
-    contradiction, else the first with the fewest); ``tries`` <= 1: a uniform deal."""
-    _deal(view, pool, n_opp, info, out)
+def determinize(view, pool, odds, n_opp, tries, info, out, scratch):
+    """The most plausible of up to ``tries`` deals (:func:`_deal`: uniform where ``odds`` is None,
+    else drawn from the belief; None compiles it without the belief) into ``out``: the first with
+    no contradiction, else the first with the fewest; ``tries`` <= 1: one deal."""
+    _deal(view, pool, odds, n_opp, info, out)
     if tries <= 1:
         return
     opp = 1 - view[PLAYER]
     best = implausibility(out, opp, 1 << 30)  # the limit given: one signature with the call below
     t = 1
     while best > 0 and t < tries:
-        _deal(view, pool, n_opp, info, scratch)
-        bad = implausibility(scratch, opp, best)
-        if bad < best:
-            best = bad
-            for c in range(NUM_COLUMNS):
-                out[c] = scratch[c]
-        t += 1
-
-
-@njit(cache=True)
-def determinize_from_belief(view, pool, odds, n_opp, tries, info, out, scratch):
-    """A deal drawn from the belief (:func:`agents.search.belief_kernels.deal_from_belief`: the
-    opponent's hand card by card in proportion to ``odds``, exactly ``n_opp`` cards) into ``out``;
-    with ``tries`` > 1 the most plausible of up to ``tries`` such deals, as :func:`determinize`."""
-    deal_from_belief(view, pool, odds, n_opp, info, I_RNG, out)
-    if tries <= 1:
-        return
-    opp = 1 - view[PLAYER]
-    best = implausibility(out, opp, 1 << 30)  # the limit given: one signature with the call below
-    t = 1
-    while best > 0 and t < tries:
-        deal_from_belief(view, pool, odds, n_opp, info, I_RNG, scratch)
+        _deal(view, pool, odds, n_opp, info, scratch)
         bad = implausibility(scratch, opp, best)
         if bad < best:
             best = bad
@@ -249,7 +208,7 @@ def filter_frequencies(view, pool, n_opp, tries, seed, deals):
     counts = np.zeros(pool.shape[0], dtype=np.float64)
     opp = 1 - view[PLAYER]
     for _ in range(deals):
-        determinize(view, pool, n_opp, tries, info, out, scratch)
+        determinize(view, pool, None, n_opp, tries, info, out, scratch)
         hand = out[H0 + opp]
         for k in range(pool.shape[0]):
             if hand >> pool[k] & 1:
@@ -451,12 +410,39 @@ def _race(results, deals, active, sums, n, z):
             active[k] = False
 
 
+class Search(NamedTuple):
+    """One search, as :func:`run_search` takes it: the position searched, the knobs, and the arrays
+    it keeps between chunks (numba takes the record as it is: a tuple of arrays and numbers).
+    :func:`new_search` makes ``info``, ``actions``, ``active`` and ``sums``; the per-deal results it
+    makes too stay out of the record, because :func:`run_search` replaces them by larger ones as
+    the deals add up (and returns them)."""
+
+    row: np.ndarray  #: the player's view row (an engine row, the cards the player cannot see left out)
+    pool: np.ndarray  #: the cards the player cannot see, sorted
+    n_opp: int  #: how many of them the opponent holds
+    odds: np.ndarray | None  #: each pool card's odds to be in the opponent's hand; None: uniform deals
+    tries: int  #: deals drawn per determinization, the most plausible kept
+    z: float  #: standard errors behind the leader at which an action leaves the race (0: never)
+    info: np.ndarray  #: deals, actions, playouts, the generator's state, greedy's action (``I_*``)
+    actions: np.ndarray  #: the root actions, greedy's first
+    active: np.ndarray  #: which of them are still in the race
+    sums: np.ndarray  #: per action: summed score (half points), deals played
+    S: np.ndarray  #: a one-row engine table the playouts run in
+    keys: np.ndarray  #: greedy's plan cache (:func:`new_cache`), pure functions of their keys: kept across searches
+    plans: np.ndarray
+    filled: np.ndarray
+
+
 @njit(cache=True)
-def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, results, sums, S, keys, plans, filled,
-               odds=None):  # fmt: skip
-    """Play ``deals`` more determinizations of the search (see the module docstring); ``odds``
-    (one per pool card, :mod:`agents.search.belief_kernels`): deals drawn from the belief instead of
-    uniform ones (None: uniform, the plain search, compiled without the belief)."""
+def run_search(search, results, deals):
+    """Play ``deals`` more determinizations of ``search`` (a :class:`Search`; see the module
+    docstring) and return the per-deal results (``results``, or a larger copy once the deals
+    outgrow it: pass the one returned to the next call).  Where ``search.odds`` is None the deals
+    are uniform (the plain search, compiled without the belief), else drawn from the belief
+    (:mod:`agents.search.belief_kernels`)."""
+    view, pool, n_opp, odds, tries, z = search.row, search.pool, search.n_opp, search.odds, search.tries, search.z
+    info, actions, active, sums = search.info, search.actions, search.active, search.sums
+    S, keys, plans, filled = search.S, search.keys, search.plans, search.filled
     me = view[PLAYER]
     n = info[I_ACTIONS]
     det = np.empty(NUM_COLUMNS, dtype=np.int64)
@@ -469,10 +455,7 @@ def run_search(view, pool, n_opp, tries, z, deals, info, actions, active, result
                 for a in range(NUM_ACTIONS):
                     grown[r, a] = results[r, a]
             results = grown
-        if odds is None:
-            determinize(view, pool, n_opp, tries, info, det, scratch)
-        else:
-            determinize_from_belief(view, pool, odds, n_opp, tries, info, det, scratch)
+        determinize(view, pool, odds, n_opp, tries, info, det, scratch)
         for k in range(n):
             if not active[k]:
                 continue
@@ -524,26 +507,13 @@ def analyze_batch(views, pools, pool_sizes, n_opps, seeds, tries, z, playouts, v
         info, actions, active, results, sums = new_search(view, seeds[b])
         S = np.empty((1, NUM_COLUMNS), dtype=np.int64)
         keys, plans, filled = _new_cache(CACHE_SIZE)
-        pool = pools[b, : pool_sizes[b]].copy()
+        search = Search(
+            row=view, pool=pools[b, : pool_sizes[b]].copy(), n_opp=n_opps[b], odds=None, tries=tries, z=z,
+            info=info, actions=actions, active=active, sums=sums, S=S, keys=keys, plans=plans, filled=filled,
+        )  # fmt: skip
         n = info[I_ACTIONS]
         while info[I_PLAYOUTS] < playouts and (z <= 0 or active[:n].sum() > 1):  # z > 0: until the race is won
-            results = run_search(
-                view,
-                pool,
-                n_opps[b],
-                tries,
-                z,
-                1,
-                info,
-                actions,
-                active,
-                results,
-                sums,
-                S,
-                keys,
-                plans,
-                filled,
-            )
+            results = run_search(search, results, 1)
         for k in range(n):
             a = actions[k]
             if sums[1, k] > 0:
@@ -560,8 +530,8 @@ __all__ = [
     "STOCK_SIZE",
     "analyze_batch",
     "best_action",
+    "Search",
     "determinize",
-    "determinize_from_belief",
     "filter_frequencies",
     "implausibility",
     "new_search",

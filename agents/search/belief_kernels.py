@@ -271,10 +271,11 @@ def logits_batch(views, pools, pool_sizes, n_opps, w0, b0, w1, b1, out):
         out[b, : pool_sizes[b]] = pool_logits(views[b], pools[b, : pool_sizes[b]], n_opps[b], w0, b0, w1, b1)
 
 
-# ---------------------------------------------------------------- deals drawn from the belief
+# ---------------------------------------------------------------- random numbers and deals
+# (the search's too: :mod:`agents.search._search_kernels` deals uniformly with them)
 @njit(cache=True, inline="always")
-def _next(info, at):
-    """xorshift64* on ``info[at]`` (the search's generator): a non-negative int64."""
+def next_random(info, at):
+    """xorshift64* on ``info[at]`` (the search's generator; never 0): a non-negative int64."""
     x = np.uint64(info[at])
     x ^= x >> np.uint64(12)
     x ^= x << np.uint64(25)
@@ -284,9 +285,33 @@ def _next(info, at):
 
 
 @njit(cache=True, inline="always")
-def _uniform(info, at):
+def random_unit(info, at):
     """A float in ``[0, 1)`` from the search's generator."""
-    return (_next(info, at) >> np.int64(11)) * (1.0 / 4503599627370496.0)
+    return (next_random(info, at) >> np.int64(11)) * (1.0 / 4503599627370496.0)
+
+
+@njit(cache=True)
+def shuffle_from(perm, start, info, at):
+    """Shuffle ``perm[start:]`` in place, uniformly (Fisher-Yates from the end), with ``info[at]``'s numbers."""
+    for k in range(perm.shape[0] - 1, start, -1):
+        j = start + next_random(info, at) % (k - start + 1)
+        perm[k], perm[j] = perm[j], perm[k]
+
+
+@njit(cache=True)
+def lay_deal(view, perm, n_opp, out):
+    """``out``: a copy of ``view`` with ``perm[:n_opp]`` added to the opponent's hidden hand and the rest
+    of ``perm``, in its order, in the stock from the next stock position on."""
+    for c in range(NUM_COLUMNS):
+        out[c] = view[c]
+    hidden = 0
+    for k in range(n_opp):
+        hidden |= 1 << perm[k]
+    opp = 1 - view[PLAYER]
+    out[H0 + opp] = view[H0 + opp] | hidden
+    spos = view[SPOS]
+    for k in range(perm.shape[0] - n_opp):
+        out[STOCK0 + spos + k] = perm[n_opp + k]
 
 
 @njit(cache=True)
@@ -296,18 +321,15 @@ def deal_from_belief(view, pool, odds, n_opp, info, at, out):
     (a card of odds 0 only once no card of positive odds is left), the rest to the stock from
     the next stock position on, in a uniform order; random numbers from ``info[at]``."""
     n = pool.shape[0]
-    for c in range(NUM_COLUMNS):
-        out[c] = view[c]
     perm = pool.copy()
     w = odds[:n].copy()
     total = 0.0
     for k in range(n):
         total += w[k]
-    hidden = 0
     for m in range(n_opp):  # the drawn card is swapped to position m
         pick = -1
         if total > 0.0 and np.isfinite(total):
-            u = _uniform(info, at) * total
+            u = random_unit(info, at) * total
             acc = 0.0
             for k in range(m, n):
                 acc += w[k]
@@ -325,8 +347,7 @@ def deal_from_belief(view, pool, odds, n_opp, info, at, out):
                     pick = k
                     break
         if pick < 0:  # nothing of positive odds left: uniform among the rest
-            pick = m + _next(info, at) % (n - m)
-        hidden |= 1 << perm[pick]
+            pick = m + next_random(info, at) % (n - m)
         total -= w[pick]
         perm[m], perm[pick] = perm[pick], perm[m]
         w[m], w[pick] = w[pick], w[m]
@@ -334,14 +355,8 @@ def deal_from_belief(view, pool, odds, n_opp, info, at, out):
             total = 0.0
             for k in range(m + 1, n):
                 total += w[k]
-    for k in range(n - 1, n_opp, -1):  # the stock: a uniform shuffle of the rest
-        j = n_opp + _next(info, at) % (k - n_opp + 1)
-        perm[k], perm[j] = perm[j], perm[k]
-    opp = 1 - view[PLAYER]
-    out[H0 + opp] = view[H0 + opp] | hidden
-    spos = view[SPOS]
-    for k in range(n - n_opp):
-        out[STOCK0 + spos + k] = perm[n_opp + k]
+    shuffle_from(perm, n_opp, info, at)  # the stock: a uniform shuffle of the rest
+    lay_deal(view, perm, n_opp, out)
 
 
 @njit(cache=True)
@@ -378,9 +393,13 @@ __all__ = [
     "features_batch",
     "forward",
     "hand_frequencies",
+    "lay_deal",
     "logits_batch",
+    "next_random",
     "odds_of",
     "pool_logits",
+    "random_unit",
+    "shuffle_from",
 ]
 
 

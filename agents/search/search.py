@@ -175,29 +175,39 @@ class SearchAgent(SearchBot):
 
     def _warm_up(self) -> None:
         """Compile (or load from numba's cache) the search kernels for this bot's knobs now, by
-        one deal of its own search from a new game, so that no decision pays for it: a signature
-        missed here (numba compiles an omitted optional argument and an explicit None apart)
-        would cost seconds in the first decision.  Once loaded, a deal costs a millisecond."""
+        one deal of its own search from a new game (built as every search is, by :meth:`_new_search`),
+        so that no decision pays for it: a signature missed here would cost seconds in the first
+        decision.  Once loaded, a deal costs a millisecond."""
         from conquian_env.game import new_game
 
         state = new_game(seed=0)
         row, pool, n_opp = view_row(PlayerView(state, state.player))
-        info, actions, active, results, sums = K.new_search(row, 1)
         with announce(*COMPILING):  # the belief's kernels too
-            odds = self.deal_odds(row, pool, n_opp)
-            self._run_search(row, pool, n_opp, 1, info, actions, active, results, sums, odds)
+            K.run_search(*self._new_search(row, pool, n_opp, 1), 1)
+
+    def _new_search(self, row: np.ndarray, pool: np.ndarray, n_opp: int, seed: int) -> tuple[K.Search, np.ndarray]:
+        """A search of the position ``row, pool, n_opp`` with this bot's knobs and deals (the one place that
+        builds :class:`agents.search._search_kernels.Search`, which the warm-up does too: one signature),
+        and its per-deal results."""
+        info, actions, active, results, sums = K.new_search(row, seed)
+        keys, plans, filled = self._cache
+        search = K.Search(
+            row=row, pool=pool, n_opp=n_opp, odds=self.deal_odds(row, pool, n_opp), tries=self.tries, z=self.z,
+            info=info, actions=actions, active=active, sums=sums, S=self._S, keys=keys, plans=plans, filled=filled,
+        )  # fmt: skip
+        return search, results
 
     def search(self, view: PlayerView) -> int:
         """Search the current decision of ``view``'s player; the action to play."""
         started = _time.perf_counter()
         row, pool, n_opp = view_row(view)
-        info, actions, active, results, sums = K.new_search(row, self.rng.getrandbits(63) | 1)
+        search, results = self._new_search(row, pool, n_opp, self.rng.getrandbits(63) | 1)
+        info, actions, active, sums = search.info, search.actions, search.active, search.sums
         n = int(info[K.I_ACTIONS])
-        odds = self.deal_odds(row, pool, n_opp)
 
         def run(deals: int) -> None:
             nonlocal results
-            results = self._run_search(row, pool, n_opp, deals, info, actions, active, results, sums, odds)
+            results = K.run_search(search, results, deals)
 
         if self.iterations is not None:
             while info[K.I_PLAYOUTS] < self.iterations and active[:n].sum() > 1:
@@ -222,17 +232,6 @@ class SearchAgent(SearchBot):
             for k in range(n)
         }
         return int(K.best_action(info, actions, active, sums))
-
-    def _run_search(
-        self, row: np.ndarray, pool: np.ndarray, n_opp: int, deals: int, info: np.ndarray, actions: np.ndarray,
-        active: np.ndarray, results: np.ndarray, sums: np.ndarray, odds: np.ndarray | None,
-    ) -> np.ndarray:  # fmt: skip
-        """``deals`` more deals of the search in the arrays ``info .. sums`` (``K.new_search``'s) with
-        this bot's knobs: the one call of the kernel, which the warm-up makes too (one signature)."""
-        return K.run_search(
-            row, pool, n_opp, self.tries, self.z, deals, info, actions, active, results, sums, self._S,
-            *self._cache, odds,
-        )  # fmt: skip
 
     def deal_odds(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray | None:
         """The odds of each pool card to be in the opponent's hand, for deals drawn from a belief;
