@@ -151,6 +151,18 @@ def kernel_sources(namespace: dict[str, Any]) -> list[str]:
     return files
 
 
+def flush_caches(namespace: dict[str, Any]) -> None:
+    """Empty the on-disk cache index of every kernel defined in ``namespace``'s module, so that
+    each compiles afresh at its next call (a module whose kernels baked tables that changed
+    calls it, besides :func:`prepare_kernels`'s check of the sources)."""
+    from numba.core.registry import CPUDispatcher
+
+    module = namespace["__name__"]
+    for obj in list(namespace.values()):
+        if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module:
+            obj._cache.flush()
+
+
 def _guard_cache(namespace: dict[str, Any]) -> None:
     """numba keys a kernel's on-disk cache on its own file only: a kernel that calls the kernels of
     another module (the search's playouts call the engine's ``apply``) kept the code of the
@@ -178,8 +190,7 @@ def _guard_cache(namespace: dict[str, Any]) -> None:
                 return
     except (OSError, UnicodeDecodeError):
         pass
-    for kernel in kernels:
-        kernel._cache.flush()
+    flush_caches(namespace)
     try:
         os.makedirs(folder, exist_ok=True)
         partial = f"{path}.partial.{os.getpid()}"

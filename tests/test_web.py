@@ -361,15 +361,21 @@ def _contrast(one, two) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def test_the_finished_game_is_legible_and_its_buttons_plainly_disabled(play_server, page, tmp_path):
-    # before: "watch the replay" was pale yellow on the cream status box (1.3:1), and the disabled
-    # move buttons, a light button at 35% opacity, looked nearly enabled; and a resigned game had no replay link
+def _resigned_game(play_server, page):
+    """A game against greedy that the page resigned at its first move; returns the server."""
     server, url = play_server("greedy", seed=3, auto_pass=True)
     page.goto(url)
     page.wait_for_selector('#status[data-status="your-move"]')
     page.on("dialog", lambda dialog: dialog.accept())
     page.click("#resign")
     page.wait_for_selector('#status[data-status="over"]')
+    return server
+
+
+def test_the_finished_game_is_legible_and_its_buttons_plainly_disabled(play_server, page, tmp_path):
+    # before: "watch the replay" was pale yellow on the cream status box (1.3:1), and the disabled
+    # move buttons, a light button at 35% opacity, looked nearly enabled; and a resigned game had no replay link
+    _resigned_game(play_server, page)
     link = page.locator("#status a", has_text="watch the replay")
     colours = link.evaluate(_COLOURS)
     assert _contrast(colours["text"], colours["background"]) >= 4.5, colours  # WCAG AA, normal text
@@ -446,12 +452,7 @@ def test_a_repeated_state_leaves_the_page_elements_in_place(play_server, page):
     """A poll answered with the same view (a long poll's timeout, or a new version of the same
     table) must not rebuild the page: the replay link under the pointer stayed, but was
     swapped for a copy at every answer, so a click or an inspection could meet a detached node."""
-    server, url = play_server("greedy", seed=3, auto_pass=True)
-    page.goto(url)
-    page.wait_for_selector('#status[data-status="your-move"]')
-    page.on("dialog", lambda dialog: dialog.accept())
-    page.click("#resign")
-    page.wait_for_selector('#status[data-status="over"]')
+    server = _resigned_game(play_server, page)
     version = page.get_attribute("#status", "data-version")
     page.evaluate("""() => { window.link = document.querySelector("#status a"); window.changed = 0;
         new MutationObserver(ms => { window.changed += ms.length; }).observe(document.body,

@@ -39,7 +39,7 @@ from numba import njit, prange
 
 from conquian_env import kernels as _engine
 from conquian_env import melds as _melds
-from conquian_env.compiling import prepare_kernels, setup
+from conquian_env.compiling import flush_caches, prepare_kernels, setup
 from conquian_env.kernels import (
     CHOSEN,
     DEAD,
@@ -596,10 +596,7 @@ def _check_cache() -> None:
     changed, empty every kernel's cache index here so that each compiles afresh."""
     if all(np.array_equal(a, b) for a, b in zip(_baked(), _expected(), strict=True)):
         return
-    for obj in list(globals().values()):
-        cache = getattr(obj, "_cache", None)
-        if hasattr(obj, "py_func") and cache is not None:
-            cache.flush()
+    flush_caches(globals())
     _baked.recompile()  # the check itself ran the stale cached code in this process
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from conquian_env.compiling import prepare_kernels, setup
+from conquian_env.compiling import flush_caches, prepare_kernels, setup
 from conquian_env.kernels import DISCARD, LCARDS, LMISC, OFFER, PHASE, PLAYER, lowest_bit_index
 
 from ..greedy.greedy_kernels import NUM_FEATURES, encode_features, greedy_action
@@ -304,10 +304,7 @@ def _check_cache() -> None:
     features or the observation), empty every kernel's cache index here so that each compiles afresh."""
     if np.array_equal(_baked(), INPUT_MAP):
         return
-    for obj in list(globals().values()):
-        cache = getattr(obj, "_cache", None)
-        if hasattr(obj, "py_func") and cache is not None:
-            cache.flush()
+    flush_caches(globals())
     _baked.recompile()  # the check itself ran the stale cached code in this process
 
 
