@@ -13,6 +13,7 @@ from agents.networks.ppo import load_policy
 from agents.scorer.scorer import load_scorer
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD, new_game
+from conquian_env.layout import MELD_FEATURES
 from conquian_env.view import PlayerView
 from conquian_train.imitation import ImitationData
 
@@ -108,7 +109,7 @@ def test_the_recorder_keeps_decisions_with_a_choice_and_greedy_melds():
     play_game([recorder, make_agent("random", seed=2)], hands=hands, stock=stock, seed=1)
     assert recorder.rows
     for obs, mask, view, meld_label in recorder.rows:
-        assert obs.shape == (865,)
+        assert obs.shape == (MELD_FEATURES.size,)
         assert mask.sum() > 1 and mask[view.legal_actions()].all()
         assert (meld_label >= 0) == (view.phase == MELD)
         assert meld_label < 0 or mask[meld_label]

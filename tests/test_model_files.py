@@ -28,6 +28,10 @@ from agents import make_agent
 from agents.model_files import MAX_ABS_WEIGHT, ModelFileError, NonFiniteScoresWarning, best_legal, best_legal_rows
 from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, FORMAT, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
+from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
+
+#: the stamp of a scorer file of this version (its meld layout), for the files crafted here
+MELD_STAMP = FEATURE_SETS["meld"].stamp()
 
 REPO = Path(__file__).resolve().parents[1]
 GIB2 = 2 << 30
@@ -85,7 +89,7 @@ def _npy_header(shape: tuple[int, ...], dtype: str = "<f4") -> bytes:
 
 
 def _scorer_meta() -> bytes:
-    return _npy(np.array(json.dumps({"format": FORMAT, "candidate_size": CANDIDATE_SIZE, "hidden": []})))
+    return _npy(np.array(json.dumps({"format": FORMAT, "candidate_size": CANDIDATE_SIZE, "hidden": [], **MELD_STAMP})))
 
 
 def scorer_bomb(path: Path) -> Path:
@@ -374,7 +378,7 @@ def _scorer_file(tmp_path: Path, edit) -> Path:
     edit(layers)
     arrays = {f"w{i}": w for i, (w, _) in enumerate(layers)} | {f"b{i}": b for i, (_, b) in enumerate(layers)}
     path = tmp_path / "s.npz"
-    meta = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE}
+    meta = {"format": FORMAT, "candidate_size": scorer.inputs.size}  # unstamped, as the shipped file is
     if scorer.pool_after is not None:  # the shipped scorer is a deep-sets one
         meta.update(format=scorer.meta["format"], pool_after=scorer.pool_after)
     np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
@@ -415,7 +419,9 @@ def test_weights_each_allowed_but_overflowing_together_are_refused(tmp_path):
     }
     arrays |= {f"b{i}": np.zeros(b, np.float32) for i, b in enumerate(widths[1:])}
     path = tmp_path / "deep.npz"
-    np.savez(path, meta=np.array(json.dumps({"format": FORMAT, "candidate_size": CANDIDATE_SIZE})), **arrays)
+    np.savez(
+        path, meta=np.array(json.dumps({"format": FORMAT, "candidate_size": CANDIDATE_SIZE, **MELD_STAMP})), **arrays
+    )
     with pytest.raises(ModelFileError, match=r"w5 can reach 2.94e\+32 for inputs within ±3, more than the 1e\+30"):
         load_scorer(path)
 
@@ -652,6 +658,7 @@ def _checkpoint_with_optimizer(tmp_path: Path, edit) -> tuple[Path, object]:
     """A checkpoint of a small fresh model whose Adam state is filled (and edited), and that model."""
     torch = pytest.importorskip("torch")
     sb3c = pytest.importorskip("sb3_contrib")
+    from agents.networks.ppo import stamp_model
     from conquian_env.wrappers import SingleAgentEnv
 
     model = sb3c.MaskablePPO("MlpPolicy", SingleAgentEnv(), n_steps=32, batch_size=32,
@@ -663,6 +670,7 @@ def _checkpoint_with_optimizer(tmp_path: Path, edit) -> tuple[Path, object]:
         for i, p in enumerate(params)
     }
     edit(opt["state"])
+    stamp_model(model, "raw")  # as a run of this version saves it
     model.save(tmp_path / "ck.zip")
     path = _rewrite(tmp_path / "ck.zip", tmp_path / "ck2.zip", {"policy.optimizer.pth": _torch_bytes(opt)})
     return path, model
@@ -693,22 +701,37 @@ def test_restore_takes_a_good_optimizer_state(tmp_path):
     assert len(model.policy.optimizer.state) == len(list(model.policy.parameters()))
 
 
+def _of_this_version(policy):
+    """``policy`` as a network of this version's inputs: its first layer's weights at its own
+    pieces' slots, 0 for the pieces added since it was trained (the same when none were)."""
+    from agents.networks.ppo import NumpyPolicy
+
+    w, b, act = policy.layers[0]
+    if policy.columns is not None:
+        wide = np.zeros((w.shape[0], FEATURE_SETS[policy.features].size), np.float32)
+        wide[:, policy.columns] = w
+        w = wide
+    return NumpyPolicy([(w, b, act), *policy.layers[1:]], policy.features)
+
+
 def test_snapshots_files_are_checked(tmp_path):
     pytest.importorskip("torch")
     from agents.networks.ppo import DEFAULT_MODEL, load_policy
     from conquian_train.policy_files import load_snapshots, save_snapshots
 
-    policy = load_policy(DEFAULT_MODEL)
+    policy = _of_this_version(load_policy(DEFAULT_MODEL))  # a learner's snapshot reads this version's inputs
     save_snapshots(tmp_path / "s.npz", [policy, policy])
     back = load_snapshots(tmp_path / "s.npz", "meld")
     assert len(back) == 2 and np.array_equal(back[1].layers[0][0], policy.layers[0][0])
     save_snapshots(tmp_path / "none.npz", [])
     assert load_snapshots(tmp_path / "none.npz", "meld") == []
-    huge = _broken_policy("mixed")
+    huge = _of_this_version(_broken_policy("mixed"))
     save_snapshots(tmp_path / "huge.npz", [policy, huge])
     with pytest.raises(ModelFileError, match=r"snapshot 1 layer 2 weight holds a value of magnitude 3e\+38"):
         load_snapshots(tmp_path / "huge.npz", "meld")
-    with pytest.raises(ModelFileError, match="reads 865 inputs, 'raw' features are 456"):
+    with pytest.raises(
+        ModelFileError, match=f"reads {MELD_FEATURES.size} inputs, 'raw' features are {OBSERVATION.size}"
+    ):
         load_snapshots(tmp_path / "s.npz", "raw")
     rows = [_stored(n, d) for n, d in _members(tmp_path / "s.npz").items()]
     _write_zip(tmp_path / "bomb.npz", [*rows, ("s0_l9_w.npy", _deflate(b"", GIB2), GIB2, 0, True)])

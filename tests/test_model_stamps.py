@@ -12,19 +12,24 @@ import numpy as np
 import pytest
 
 from agents.model_files import ModelFileError
-from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, ActionScorer, load_scorer
+from agents.scorer.scorer import DEFAULT_SCORER, INPUTS, ActionScorer, candidate_layout, load_scorer
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from tests.conftest import shipped_layout
 
 OTHER_HASH = "0123456789abcdef"
+#: the meld layout the shipped models were trained on (today's, until a piece is added)
+SHIPPED_MELD = shipped_layout("meld")
 
 
-def _scorer(seed: int = 0) -> ActionScorer:
+def _scorer(seed: int = 0, inputs=INPUTS) -> ActionScorer:
+    """A small random scorer reading ``inputs`` (default: this version's)."""
     rng = np.random.default_rng(seed)
     return ActionScorer(
         [
-            (rng.normal(0, 0.1, (CANDIDATE_SIZE, 8)).astype(np.float32), np.zeros(8, np.float32)),
+            (rng.normal(0, 0.1, (inputs.size, 8)).astype(np.float32), np.zeros(8, np.float32)),
             (rng.normal(0, 0.1, (8, 1)).astype(np.float32), np.zeros(1, np.float32)),
-        ]
+        ],
+        inputs=inputs,
     )
 
 
@@ -79,15 +84,15 @@ def test_a_scorer_with_a_wrong_stamp_is_refused(tmp_path, stamp, message):
 
 def test_a_scorer_written_before_the_stamp_still_loads(tmp_path):
     with np.load(DEFAULT_SCORER) as z:  # the shipped one is stamped
-        assert json.loads(str(z["meta"]))["layout_hash"] == MELD_FEATURES.hash
+        assert json.loads(str(z["meta"]))["layout_hash"] == SHIPPED_MELD.hash
     assert load_scorer(DEFAULT_SCORER).layers
-    old = _with_meta(
-        _scorer().save(tmp_path / "s.npz"),
+    old = _with_meta(  # a file from before the stamp reads the shipped layout
+        _scorer(inputs=candidate_layout(SHIPPED_MELD)).save(tmp_path / "s.npz"),
         tmp_path / "old.npz",
         lambda m: [m.pop(k) for k in ("feature_set", "layout_hash", "pieces")],
     )
     again = load_scorer(old).save(tmp_path / "again.npz")  # re-saved: stamped
-    assert load_scorer(again).meta["layout_hash"] == MELD_FEATURES.hash
+    assert load_scorer(again).meta["layout_hash"] == SHIPPED_MELD.hash
 
 
 # ---------------------------------------------------------------- MaskablePPO .zip
@@ -117,7 +122,7 @@ def test_the_shipped_model_predates_the_stamp_and_loads_by_its_size():
 def test_a_stamped_model_loads(tmp_path):
     from agents.networks.ppo import DEFAULT_MODEL, STAMP_KEY, read_model
 
-    stamp = {"feature_set": "meld", "layout_hash": MELD_FEATURES.hash}
+    stamp = {"feature_set": "meld", "layout_hash": SHIPPED_MELD.hash}  # the hash of the layout it was trained on
     path = _rewrite_data(DEFAULT_MODEL, tmp_path / "m.zip", lambda m: m.update({STAMP_KEY: stamp}))
     assert read_model(path).features == "meld"
 
@@ -126,7 +131,10 @@ def test_a_stamped_model_loads(tmp_path):
     "stamp, message",
     [
         ({"feature_set": "meld", "layout_hash": OTHER_HASH}, f"'meld' with layout {OTHER_HASH}.*has layout"),
-        ({"feature_set": "raw", "layout_hash": OBSERVATION.hash}, "'raw'.*456 inputs.*reads 865"),
+        (
+            {"feature_set": "raw", "layout_hash": OBSERVATION.hash},
+            f"'raw'.*{OBSERVATION.size} inputs.*reads {SHIPPED_MELD.size}",
+        ),
         ({"feature_set": "image", "layout_hash": OTHER_HASH}, "'image' \\(layout 0123456789abcdef\\).*does not know"),
         ("meld", "must be a mapping"),
     ],

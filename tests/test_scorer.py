@@ -28,7 +28,7 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
 from conquian_env.observation import OBS_AT
 from conquian_env.rules import Rules
 from conquian_train.imitation import ImitationData
@@ -139,7 +139,7 @@ def _tampered(tmp_path, **change):
     arrays = {f"w{i}": w for i, (w, _) in enumerate(scorer.layers)} | {
         f"b{i}": b for i, (_, b) in enumerate(scorer.layers)
     }
-    meta = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE}
+    meta = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE, **FEATURE_SETS["meld"].stamp()}  # this version's
     meta.update(change.pop("meta", {}))
     arrays["meta"] = np.array(json.dumps(meta))
     arrays.update(change)
@@ -361,7 +361,7 @@ def test_a_pooled_scorer_file_round_trips_and_plays(tmp_path):
 )
 def test_a_wrong_pooled_scorer_file_is_named(tmp_path, meta, arrays, message):
     scorer = _pooled_scorer(6)
-    info = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE} | meta
+    info = {"format": FORMAT, "candidate_size": CANDIDATE_SIZE, **FEATURE_SETS["meld"].stamp()} | meta
     data = {f"w{i}": w for i, (w, _) in enumerate(scorer.layers)}
     data |= {f"b{i}": b for i, (_, b) in enumerate(scorer.layers)}
     data.update(arrays, meta=np.array(json.dumps(info)))
