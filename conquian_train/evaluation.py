@@ -75,7 +75,8 @@ class Evaluator:
 
     def __call__(self, model, step: int, stage: str = "ppo") -> list[dict[str, Any]]:
         """Evaluate ``model``: an SB3 model (its policy, on the batched engine where it can), or any
-        object with ``agent()`` (the bot to evaluate), ``save(path)`` and a file ``suffix``."""
+        object with ``agent()`` (the bot to evaluate), ``save(path)`` and a file ``suffix`` (and
+        optionally ``batch_agent()``, its batched form, played on the batched engine where it can)."""
         run, rows = self.run, []
         suffix = model_suffix(model)
         if hasattr(model, "policy"):
@@ -86,8 +87,11 @@ class Evaluator:
         else:
             agent = model.agent()
             fixed = {k: self.settings[k] for k in ("games", "seed", "rules", "jobs")}
+            batch = model.batch_agent() if hasattr(model, "batch_agent") and self.settings["batched"] else None
 
             def play(spec: str) -> dict[str, Any]:
+                if batch is not None:  # on the batched engine where the opponent has a batched form
+                    return {"opponent": spec, **pair_score(play_pair(agent, spec, a_batch=batch, **fixed))}
                 return evaluate_agent(agent, spec, **fixed)
 
         for spec in self.opponents:

@@ -30,7 +30,7 @@ from . import files
 from .files import RunFolderError
 from .policy_files import load_snapshots, restore_checkpoint, save_snapshots
 
-CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv", "fit.csv")
+CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv", "fit.csv", "train.csv")
 """The run's append-only tables: a checkpoint records each one's size and hash (a resume cuts what came after)."""
 
 

@@ -8,7 +8,7 @@ the same seed still trains the same run.  A new recipe adds its word here.
 
 from __future__ import annotations
 
-__all__ = ["EXIT_ANALYSIS", "EXIT_GAMES", "IMITATION_SPLIT", "PPO_SEGMENT", "WARM_START_GAMES"]
+__all__ = ["EXIT_ANALYSIS", "EXIT_GAMES", "IMITATION_SPLIT", "PPO_SEGMENT", "SELFPLAY_SEGMENT", "WARM_START_GAMES"]
 
 # ---------------------------------------------------------------- stream words (derive_seed(seed, WORD, ...))
 #: expert iteration's self-play games: ``derive_seed(seed, EXIT_GAMES, round, game)``
@@ -18,6 +18,9 @@ EXIT_ANALYSIS = 29
 #: a PPO run's segment from step ``step`` on (deals and every random number):
 #: ``derive_seed(seed, PPO_SEGMENT, step)``
 PPO_SEGMENT = 31
+#: a self-play run's segment from frame ``frames`` on (deals, sampling, minibatch order, the pool's draws):
+#: ``derive_seed(seed, SELFPLAY_SEGMENT, frames)``
+SELFPLAY_SEGMENT = 37
 #: the warm start's (DAgger) games: ``derive_seed(seed, WARM_START_GAMES, round, game)``
 WARM_START_GAMES = 11
 

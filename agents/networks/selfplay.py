@@ -1,0 +1,149 @@
+"""The self-play network as a bot (spec ``selfplay[:PATH.npz]``; no path: the shipped one).
+
+``conquian-train selfplay`` trains it from scratch by reinforcement learning
+(:mod:`conquian_train.recipes.selfplay`): a ReLU network from the raw observation
+(:data:`conquian_env.layout.OBSERVATION`, never a hidden card) to the 85 action logits.  The bot
+plays the most likely legal action (``deterministic=false``: sampled from the masked softmax);
+one forward pass of a small MLP in numpy, well under a millisecond a decision, and one pass for
+a whole batch in its batched form (:class:`agents.batch_forms.BatchPolicy`).
+
+The file is an ``.npz`` of plain arrays read as untrusted data (:mod:`agents.model_files`): ``meta``
+(JSON: the format, the layout stamp of the observation it reads, the hidden widths, how it was
+trained), ``w0, b0, ... wK, bK`` (weights ``(out, in)``, float32).  The archive's directory, every
+array's header and the weights' bounds are checked before the network is used; a file trained on an
+earlier observation layout reads its inputs out of today's vector by the pieces its stamp names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conquian_env.actions import NUM_ACTIONS
+from conquian_env.layout import FEATURE_SETS, feature_set_of_model
+
+from ..catalog import bot
+from ..model_files import (
+    ModelFileError,
+    check_archive,
+    check_weights,
+    open_archive,
+    read_meta,
+    read_npy,
+    write_npz,
+)
+from ..params import Flag, bounded
+from .ppo import INPUT_BOUND, NumpyPolicy, PolicyAgent
+
+#: the model shipped with the package (``selfplay`` with no path)
+DEFAULT_SELFPLAY = Path(__file__).resolve().parents[1] / "data" / "conquian_selfplay.npz"
+#: the ``format`` of a self-play model file's meta
+FORMAT = "conquian-selfplay-1"
+#: the most layers (hidden ones and the head) a file may hold
+MAX_LAYERS = 8
+#: the widest hidden layer a file may hold
+MAX_WIDTH = 4096
+#: the most bytes one array, the meta, and the whole file may hold (uncompressed)
+MAX_ARRAY_BYTES = 4 * MAX_WIDTH * MAX_WIDTH
+MAX_META_BYTES = 1 << 16
+MAX_FILE_BYTES = 1 << 28
+
+
+def save_selfplay(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any]) -> Path:
+    """Write a self-play model file (atomically): ``layers`` as ``(weight (out, in), bias)``, ReLU
+    between them, the last giving the 85 logits; ``meta`` is stored beside the format and stamp."""
+    info = {**meta, "format": FORMAT, "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
+            **FEATURE_SETS["raw"].stamp()}  # fmt: skip
+    arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(info, sort_keys=True))}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"], arrays[f"b{i}"] = np.asarray(w, np.float32), np.asarray(b, np.float32)
+    return write_npz(path, arrays, compressed=False)
+
+
+def _member_cap(name: str) -> int | None:
+    if name == "meta.npy":
+        return MAX_META_BYTES
+    if len(name) > 5 and name[0] in "wb" and name[1:-4].isdigit() and name.endswith(".npy"):
+        return MAX_ARRAY_BYTES
+    return None
+
+
+def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
+    """The network of a self-play model file and its meta, read weights-only: a
+    :class:`~agents.model_files.ModelFileError` (a ``ValueError``) names the file and the fault."""
+    path = Path(path)
+    where = f"self-play model {str(path)!r}"
+    if not path.is_file():
+        raise ModelFileError(f"{where}: no such file (give the .npz that conquian-train selfplay wrote)")
+    with open_archive(path, where, "readable .npz of plain arrays") as zf:
+        members = check_archive(zf, where, _member_cap, max_members=2 * MAX_LAYERS + 1, max_total=MAX_FILE_BYTES)
+        if "meta.npy" not in members:
+            raise ModelFileError(f"{where}: no JSON 'meta' string (is it a model from conquian-train selfplay?)")
+        meta = read_meta(zf, members.pop("meta.npy"), where, MAX_META_BYTES)
+        if meta.get("format") != FORMAT:
+            raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        names = sorted(n[: -len(".npy")] for n in members)
+        count = len(names) // 2
+        if not count or set(names) != {f"{k}{i}" for i in range(count) for k in "wb"}:
+            raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
+        layers = [
+            tuple(read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
+                  for k, n in (("w", 2), ("b", 1)))  # fmt: skip
+            for i in range(count)
+        ]
+    stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash", "pieces") if k in meta}
+    try:
+        inputs = feature_set_of_model(stamp, int(layers[0][0].shape[1]), where=where)
+    except ValueError as err:
+        raise ModelFileError(str(err)) from err
+    if inputs.name != "raw":
+        raise ModelFileError(f"{where}: reads the feature set {inputs.name!r}; a self-play network reads 'raw'")
+    for i, (w, b) in enumerate(layers):
+        if b.shape != (w.shape[0],) or (i and w.shape[1] != layers[i - 1][0].shape[0]):
+            raise ModelFileError(f"{where}: layer {i} has weight {w.shape} and bias {b.shape}, which do not chain")
+        if i < count - 1 and w.shape[0] > MAX_WIDTH:
+            raise ModelFileError(f"{where}: hidden layer {i} is {w.shape[0]} wide, at most {MAX_WIDTH} allowed")
+    if layers[-1][0].shape[0] != NUM_ACTIONS:
+        raise ModelFileError(f"{where}: gives {layers[-1][0].shape[0]} logits, a Conquian policy {NUM_ACTIONS}")
+    named = [(w, b, "ReLU" if i < count - 1 else "Identity") for i, (w, b) in enumerate(layers)]
+    check_weights(where, [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)], INPUT_BOUND)
+    policy = NumpyPolicy(named, "raw", inputs.columns())
+    return policy, meta
+
+
+def _file(path: str | None) -> Path:
+    file = DEFAULT_SELFPLAY if path is None else Path(path)
+    if path is None and not file.is_file():
+        raise ValueError(f"the shipped self-play model {str(file)!r} is missing from this installation")
+    return file
+
+
+@bot(
+    "selfplay",
+    "the self-play network (conquian-train selfplay, from scratch by RL); no path: the shipped one",
+    params={"deterministic": "argmax instead of sampling"},
+    positional="[PATH.npz]",
+)
+class SelfPlayAgent(PolicyAgent):
+    """A self-play model file as a bot (spec ``selfplay[:PATH.npz]``)."""
+
+    name = "selfplay"
+
+    @bounded(deterministic=Flag())
+    def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None):
+        file = _file(path)
+        super().__init__(read_selfplay(file)[0], deterministic=deterministic, seed=seed)
+        self.name = "selfplay" if path is None else f"selfplay:{file.name}"
+
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
+        from ..batch_forms import BatchPolicy
+
+        unknown = set(params) - {"deterministic", "seed"}
+        if unknown:
+            raise ValueError(f"selfplay takes the parameters deterministic and seed, got {sorted(unknown)}")
+        return BatchPolicy(read_selfplay(_file(path))[0], params.get("deterministic", True), params.get("seed", seed),
+                           fixed_seed="seed" in params)  # fmt: skip

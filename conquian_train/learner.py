@@ -1,0 +1,229 @@
+"""The self-play learner's networks and its one-epoch PPO update (torch), for :mod:`conquian_train.recipes.selfplay`.
+
+:class:`Actor` maps the raw observation (``OBS_SIZE`` int8 values) to 85 logits through ``hidden``
+ReLU layers; it is the bot that ships (:mod:`agents.networks.selfplay` plays its weights with
+numpy).  :class:`Critic` estimates the result for the player to move, from the same observation
+and, with ``sees_all``, what that player cannot see (:func:`conquian_train.rollout.hidden_planes`):
+the critic only trains the actor, it never plays.
+
+Precision: with ``bf16`` the forward and backward passes run under
+``torch.autocast("cpu", torch.bfloat16)`` (AMX / AVX-512 BF16 where the CPU has them); the weights,
+the optimizer and the softmax stay in float32.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from conquian_env.actions import NUM_ACTIONS
+from conquian_env.observation import OBS_SIZE
+
+from .rollout import HIDDEN_SIZE, SeatRollout
+
+#: the logit an illegal action gets before the softmax (finite: bfloat16 and float32 alike)
+ILLEGAL_LOGIT = -1e9
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU computes bfloat16 matrix products natively (AMX or AVX-512 BF16)."""
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return any(f in flags for f in (" amx_bf16", " avx512_bf16"))
+
+
+class Network(nn.Module):
+    """The policy and its critic on one trunk: observation -> ``hidden`` ReLU layers -> 85 action
+    logits (the actor, the bot that ships) and a value for the player to move.  With ``sees_all``
+    the value head also reads the hidden planes (:func:`conquian_train.rollout.hidden_planes`)
+    through a small layer of its own; the logits never depend on them."""
+
+    def __init__(self, hidden: tuple[int, ...], sees_all: bool, critic_width: int = 64):
+        super().__init__()
+        self.hidden, self.sees_all = tuple(hidden), sees_all
+        layers: list[nn.Module] = []
+        inputs = OBS_SIZE
+        for width in self.hidden:
+            layers += [nn.Linear(inputs, width), nn.ReLU()]
+            inputs = width
+        self.trunk = nn.Sequential(*layers)
+        self.policy = nn.Linear(inputs, NUM_ACTIONS)
+        nn.init.orthogonal_(self.policy.weight, gain=0.01)  # a near-uniform first policy
+        nn.init.zeros_(self.policy.bias)
+        if sees_all:
+            self.seen = nn.Sequential(nn.Linear(HIDDEN_SIZE, critic_width), nn.ReLU())
+            self.value = nn.Sequential(nn.Linear(inputs + critic_width, critic_width), nn.ReLU(),
+                                       nn.Linear(critic_width, 1))  # fmt: skip
+        else:
+            self.value = nn.Linear(inputs, 1)
+
+    def forward(self, obs: torch.Tensor, hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.trunk(obs)
+        if self.sees_all:
+            v = self.value(torch.cat([h, self.seen(hidden)], dim=1))
+        else:
+            v = self.value(h)
+        return self.policy(h), v.squeeze(-1)
+
+    def actor_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(weight (out, in), bias) of each linear layer of the actor, float32 numpy copies (the bot's file)."""
+        linear = [m for m in self.trunk if isinstance(m, nn.Linear)] + [self.policy]
+        return [(m.weight.detach().float().numpy().copy(), m.bias.detach().float().numpy().copy()) for m in linear]
+
+
+@dataclass
+class UpdateSettings:
+    """The PPO update's knobs (the recipe's fields of the same names)."""
+
+    minibatch: int
+    lr: float
+    clip: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    gamma: float
+    gae_lambda: float
+
+
+class Learner:
+    """The network, its Adam optimizer, the rollout's sampling and the update."""
+
+    def __init__(self, hidden: tuple[int, ...], sees_all: bool, settings: UpdateSettings, *, bf16: bool, seed: int,
+                 device: str = "cpu"):  # fmt: skip
+        torch.manual_seed(seed)
+        self.device = torch.device(device)
+        self.net = Network(hidden, sees_all).to(self.device)
+        self.settings = settings
+        self.bf16 = bf16
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.lr, eps=1e-5)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed + 1)
+
+    def reseed(self, seed: int) -> None:
+        """The sampling's random numbers from ``seed`` (a segment's start)."""
+        self.generator.manual_seed(seed % 2**63)
+
+    def autocast(self) -> Any:
+        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+
+    def _dtype(self) -> torch.dtype:
+        return torch.bfloat16 if self.bf16 else torch.float32
+
+    def _inputs(self, data: SeatRollout, rows: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+        dtype, device = self._dtype(), self.device
+        obs = torch.from_numpy(data.obs[rows]).to(device, non_blocking=True).to(dtype)
+        hid = torch.from_numpy(data.hidden[rows]).to(device, non_blocking=True).to(dtype) if self.net.sees_all else None
+        return obs, hid
+
+    def _tensor(self, array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(array).to(self.device, non_blocking=True)
+
+    # ------------------------------------------------------------------ acting
+    @torch.no_grad()
+    def sample(self, data: SeatRollout, rows: slice) -> None:
+        """For the decisions ``rows`` of ``data`` (their ``obs``, ``mask``, ``hidden`` filled): an
+        action drawn from the policy among the legal ones, its log-probability and the value."""
+        obs, hid = self._inputs(data, rows)
+        with self.autocast():
+            logits, value = self.net(obs, hid)
+        logits = logits.float().masked_fill_(~self._tensor(data.mask[rows]), ILLEGAL_LOGIT)
+        logp_all = torch.log_softmax(logits, dim=1)
+        u = torch.rand(logits.shape, generator=self.generator, device=self.device).clamp_(1e-12, 1.0)
+        action = torch.argmax(logp_all - torch.log(-torch.log(u)), dim=1)
+        data.action[rows] = action.cpu().numpy()
+        data.logp[rows] = logp_all.gather(1, action[:, None]).squeeze(1).cpu().numpy()
+        data.value[rows] = value.float().cpu().numpy()
+
+    # ------------------------------------------------------------------ learning
+    def update(self, data: SeatRollout, rng: np.random.Generator) -> dict[str, float]:
+        """One epoch of PPO over the rows of ``data`` whose next state is known; returns the means
+        of the losses, the policy's entropy over the legal actions, the clipped fraction and the
+        approximate KL."""
+        s = self.settings
+        data.compute_advantages(s.gamma, s.gae_lambda)
+        rows = data.trainable()
+        rng.shuffle(rows)
+        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0, "approx_kl": 0.0}
+        batches = 0
+        params = list(self.net.parameters())
+        for at in range(0, len(rows), s.minibatch):
+            mb = rows[at : at + s.minibatch]
+            obs, hid = self._inputs(data, mb)
+            mask = self._tensor(data.mask[mb])
+            adv = self._tensor(data.adv[mb])
+            ret = adv + self._tensor(data.value[mb])
+            with self.autocast():
+                logits, value = self.net(obs, hid)
+            logits = logits.float().masked_fill(~mask, ILLEGAL_LOGIT)
+            logp_every = torch.log_softmax(logits, dim=1)
+            logp = logp_every.gather(1, self._tensor(data.action[mb])[:, None]).squeeze(1)
+            entropy = -(logp_every.exp() * logp_every.masked_fill(~mask, 0.0)).sum(1).mean()
+            log_ratio = logp - self._tensor(data.logp[mb])
+            ratio = log_ratio.exp()
+            norm = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg = -torch.min(ratio * norm, ratio.clamp(1 - s.clip, 1 + s.clip) * norm).mean()
+            vloss = 0.5 * (value.float() - ret).pow(2).mean()
+            loss = pg + s.vf_coef * vloss - s.ent_coef * entropy
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(params, s.max_grad_norm)
+            self.optimizer.step()
+            with torch.no_grad():
+                stats["policy_loss"] += float(pg)
+                stats["value_loss"] += float(vloss)
+                stats["entropy"] += float(entropy)
+                stats["clip_frac"] += float(((ratio - 1).abs() > s.clip).float().mean())
+                stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+            batches += 1
+        return {k: v / max(batches, 1) for k, v in stats.items()}
+
+    # ------------------------------------------------------------------ state
+    def save(self, path: Any) -> None:
+        """The network's weights and Adam's state as plain arrays (``.npz``, no pickles)."""
+        arrays = {f"net/{k}": v.detach().cpu().float().numpy() for k, v in self.net.state_dict().items()}
+        for i, p in enumerate(self.net.parameters()):
+            st = self.optimizer.state.get(p)
+            if st:
+                arrays[f"adam/{i}/exp_avg"] = st["exp_avg"].cpu().numpy()
+                arrays[f"adam/{i}/exp_avg_sq"] = st["exp_avg_sq"].cpu().numpy()
+                arrays[f"adam/{i}/step"] = np.array(float(st["step"]))
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+
+    def load(self, path: Any) -> None:
+        """What :meth:`save` wrote, checked name by name and shape by shape (a
+        :class:`~conquian_train.files.RunFolderError` names the file and the fault)."""
+        from .files import RunFolderError
+
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+        except (OSError, ValueError) as err:
+            raise RunFolderError(f"{path}: not a readable checkpoint ({err})") from err
+        own = self.net.state_dict()
+        want = {f"net/{k}": tuple(v.shape) for k, v in own.items()}
+        params = list(self.net.parameters())
+        for i, p in enumerate(params):
+            for part in ("exp_avg", "exp_avg_sq"):
+                want[f"adam/{i}/{part}"] = tuple(p.shape)
+            want[f"adam/{i}/step"] = ()
+        got = {k: tuple(v.shape) for k, v in arrays.items()}
+        if set(got) - set(want) or any(got[k] != want[k] for k in got) or not set(f"net/{k}" for k in own) <= set(got):
+            raise RunFolderError(f"{path}: holds {sorted(got)}, not the network the run's config builds")
+        if not all(np.isfinite(v).all() for v in arrays.values()):
+            raise RunFolderError(f"{path}: holds NaN or infinite values")
+        self.net.load_state_dict({k: torch.from_numpy(arrays[f"net/{k}"]).to(self.device) for k in own})
+        self.optimizer.state.clear()
+        for i, p in enumerate(params):
+            if f"adam/{i}/step" in arrays:
+                self.optimizer.state[p] = {
+                    "step": torch.tensor(float(arrays[f"adam/{i}/step"])),
+                    "exp_avg": torch.from_numpy(arrays[f"adam/{i}/exp_avg"]).to(self.device),
+                    "exp_avg_sq": torch.from_numpy(arrays[f"adam/{i}/exp_avg_sq"]).to(self.device),
+                }

@@ -1,0 +1,397 @@
+"""The self-play recipe (``conquian-train selfplay``): reinforcement learning from scratch at the engine's speed.
+
+::
+
+    conquian-train selfplay --out runs/selfplay                  # make train-selfplay (a short preset)
+    conquian-train selfplay --total-frames 1000000000 --out runs/long
+    conquian-train selfplay --resume runs/long                   # continue a run where it stopped
+    conquian-train selfplay --help                               # every knob, with its meaning
+
+The loop runs directly over the batched engine (:class:`conquian_env.vector.VectorGame`), not a
+vector env and not Stable-Baselines3:
+
+1. **Collect.** ``num_games`` games advance in lockstep for ``horizon`` steps.  In a self-play game
+   both seats are the learner, so every decision of either seat is a training *frame*; in the
+   ``pool_share`` of games played against the pool (``pool``: bot specs and ``past``, a snapshot of
+   the learner kept every ``snapshot_every`` frames) only the learner's seat makes frames.  A
+   forced move (one legal action) is played without the network and leaves no row; the others are
+   drawn from the policy and kept in preallocated arrays (:class:`conquian_train.rollout.SeatRollout`),
+   linked to their seat's next decision.
+2. **Learn.** One epoch of PPO over minibatches of ``minibatch`` rows
+   (:class:`conquian_train.learner.Learner`): advantages by GAE along each seat's own decisions, a
+   value head that also sees the hidden cards (``critic_sees_all``; the policy never does), the
+   entropy over the legal actions as a bonus.
+3. **Evaluate** every ``eval_every`` frames: the most likely legal action against each of
+   ``eval_opponents`` on the duplicate deals of ``conquian-evaluate --seed eval_seed``, and against
+   the learner's oldest kept snapshot (how far self-play moved): ``eval.csv``, ``learning_curve.png``,
+   ``best.npz`` (best against ``best_by``).  ``train.csv`` holds the update statistics and the speed.
+
+The run folder (``out``): ``config.json``, ``train.log``, ``train.csv``, ``eval.csv``,
+``learning_curve.png``, ``checkpoints/`` (``latest.npz``: weights and optimizer, ``snapshots.npz``,
+``state.json``), ``best.npz``, ``final.npz``, ``run.lock``.  Play a result with
+``conquian-evaluate selfplay:runs/NAME/best.npz greedy``.
+
+A checkpoint is taken every ``checkpoint_every`` frames and begins a *segment*: the games in progress
+are dropped, every game is dealt anew and every random number starts again from
+``derive_seed(seed, SELFPLAY_SEGMENT, frames)``, so a resumed run makes the very frames, updates,
+evaluations and files of the run that was never stopped.
+
+Speed: the network, not the engine, is the cost on a CPU; ``precision`` ``auto`` takes bfloat16 where
+the CPU computes it natively (AMX, AVX-512 BF16) and float32 elsewhere; ``torch_threads`` threads
+(2 uses both cores of a two-core machine for the matrix products, with ``OMP_WAIT_POLICY=PASSIVE``
+set before torch starts, as this command does); the engine's kernels use the same cores between
+the network's passes.  ``device cuda`` moves the network and the update to a GPU, the engine
+stays on the host's cores.  docs/benchmarks.md has the measured rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.batch_forms import BatchPolicy
+from agents.batched import make_batch_opponent, parse_pool
+from agents.networks.ppo import NumpyPolicy, PolicyAgent
+from agents.networks.selfplay import save_selfplay
+from conquian_arena import knobs
+from conquian_arena.knobs import knob
+from conquian_env.seeding import derive_seed
+
+from ..evaluation import Evaluator
+from ..run import RunFolder, RunFolderError, plot_learning_curve
+from ..seeding import SELFPLAY_SEGMENT
+from ..settings import RunSettings, recipe_knobs
+from . import Recipe, parser, run_recipe
+
+
+@dataclass
+class SelfPlayConfig(RunSettings):
+    """Every knob of a self-play run (the module docstring tells the recipe)."""
+
+    total_frames: int = knob(50_000_000, "decisions of learning seats in total (forced ones included)", low=1)
+    eval_every: int = knob(10_000_000, "frames between evaluations (0: only at the start and the end)", low=0)
+    checkpoint_every: int = knob(20_000_000, "frames between checkpoints (each starts a segment)", low=1)
+    eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=2)
+    num_games: int = knob(4096, "games played at once", low=2)
+    horizon: int = knob(32, "steps of every game per rollout (one update per rollout)", low=1)
+    hidden: tuple[int, ...] = knob((256, 256), "widths of the network's hidden ReLU layers")
+    critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
+    lr: float = knob(5e-4, "Adam's learning rate", above=0)
+    minibatch: int = knob(8192, "rows per gradient step (one epoch over each rollout)", low=2)
+    clip: float = knob(0.2, "PPO's ratio clip", above=0)
+    ent_coef: float = knob(0.01, "weight of the policy's entropy over the legal actions", low=0)
+    vf_coef: float = knob(0.5, "weight of the value loss", low=0)
+    max_grad_norm: float = knob(0.5, "gradients clipped to this norm", above=0)
+    gamma: float = knob(0.995, "discount per own decision", above=0)
+    gae_lambda: float = knob(0.95, "GAE's lambda", low=0)
+    pool_share: float = knob(0.25, "share of the games played against the pool (0: pure self-play)", low=0)
+    pool: tuple[str, ...] = knob(("greedy@1", "past@1"), "the pool, SPEC@WEIGHT: bot specs and 'past' (a snapshot)",
+                                 spec=True)  # fmt: skip
+    snapshot_every: int = knob(10_000_000, "frames between the learner's snapshots kept for the pool", low=1)
+    max_snapshots: int = knob(8, "snapshots kept (the oldest goes first)", low=1)
+    precision: str = knob("auto", "'auto' (bfloat16 where the CPU has it), 'bf16' or 'float32'",
+                          choices=("auto", "bf16", "float32"))  # fmt: skip
+    device: str = knob("cpu", "torch device of the network and the update ('cpu', 'cuda')", choices=("cpu", "cuda"))
+    torch_threads: int = knob(2, "torch threads (the matrix products)", low=1)
+    progress: bool | None = knob(None, "progress bar on standard error (default: when it is a terminal)")
+
+    def validate(self) -> None:
+        knobs.check(self)
+        self.validate_run()
+        if not 0 <= self.pool_share < 1:
+            raise ValueError(f"pool_share must be at least 0 and below 1, got {self.pool_share}")
+        if not self.hidden or any(w < 1 or w > 4096 for w in self.hidden):
+            raise ValueError(f"hidden must list 1 to 8 widths from 1 to 4096, got {list(self.hidden)}")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        if self.pool_share:
+            parse_pool(self.pool)
+        if self.eval_games % 2:
+            raise ValueError(f"eval_games must be even (each deal is played twice), got {self.eval_games}")
+
+
+MAY_CHANGE = ("total_frames", "progress", "workers", "torch_threads", "eval_every")
+
+
+def recipe(config: SelfPlayConfig) -> dict[str, Any]:
+    return recipe_knobs(config, ("out", *MAY_CHANGE))
+
+
+#: the recipe's keys of ``checkpoints/state.json`` (beside :data:`conquian_train.run.COMMON_STATE`)
+SELFPLAY_STATE = {"next_eval": "count", "next_snapshot": "count", "next_checkpoint": "count",
+                  "snapshot_steps": "list of counts"}  # fmt: skip
+
+
+def duplicate_score(a: Any, b: Any, games: int, seed: int, rules: Any) -> dict[str, Any]:
+    """Two batched bots on ``games // 2`` deals from ``seed``, each deal played twice with the seats
+    swapped: A's W/D/L and score with its 95% interval over deals (:func:`conquian_arena.tournament.pair_score`)."""
+    from agents.batched import play_batch
+    from conquian_arena.tournament import pair_score
+
+    deals = np.random.default_rng(seed).permuted(np.tile(np.arange(40), (games // 2, 1)), axis=1)
+    seats = np.tile([0, 1], games // 2)
+    scores, _ = play_batch(a, b, np.repeat(deals, 2, axis=0), seats, rules=rules)
+    return pair_score([{"deal": k // 2, "score": float(v)} for k, v in enumerate(scores)])
+
+
+class SelfPlayModel:
+    """The learner's policy in the shape :class:`~conquian_train.evaluation.Evaluator` takes."""
+
+    suffix = ".npz"
+
+    def __init__(self, network: NumpyPolicy, meta: dict[str, Any]):
+        self.network, self.meta = network, meta  # not ``policy``: the evaluator reads that as an SB3 model's
+
+    def agent(self) -> PolicyAgent:
+        return PolicyAgent(self.network, deterministic=True)
+
+    def batch_agent(self) -> BatchPolicy:
+        return BatchPolicy(self.network, deterministic=True)
+
+    def save(self, path: str | Path) -> None:
+        save_selfplay(path, [(w, b) for w, b, _ in self.network.layers], self.meta)
+
+
+class SelfPlayRun:
+    """One self-play run in its folder (see the module docstring)."""
+
+    def __init__(self, config: SelfPlayConfig, resume: bool = False):
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its threads
+        import torch
+
+        from conquian_env.vector import VectorGame
+
+        from ..learner import Learner, UpdateSettings, cpu_has_bf16
+        from ..rollout import SeatRollout
+
+        c = self.config = config
+        torch.set_num_threads(c.torch_threads)
+        self.run = RunFolder(c.out, recipe(c))
+        bf16 = c.precision == "bf16" or (c.precision == "auto" and c.device == "cpu" and cpu_has_bf16())
+        settings = UpdateSettings(c.minibatch, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
+                                  c.gae_lambda)  # fmt: skip
+        self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device)
+        self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate", illegal_action="penalize",
+                                parallel=c.torch_threads > 1)  # fmt: skip
+        self.data = SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all)
+        self.pooled = int(round(c.num_games * c.pool_share))
+        self.pool = parse_pool(c.pool) if self.pooled else []
+        self.bots = {spec: make_batch_opponent(spec, derive_seed(c.seed, SELFPLAY_SEGMENT, i))
+                     for i, (spec, _) in enumerate(self.pool) if spec != "past"}  # fmt: skip
+        self.snapshots: list[NumpyPolicy] = []
+        self.run.state.update(next_eval=0, next_snapshot=0, next_checkpoint=c.checkpoint_every, snapshot_steps=[])
+        self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
+                                  rules=c.rules, jobs=c.processes, xlabel="frames")  # fmt: skip
+        self.precision = "bfloat16" if bf16 else "float32"
+        state = self.run.open_checkpoint(SELFPLAY_STATE)
+        if state is not None and not resume:
+            raise RunFolderError(f"{c.out} already holds a run: use --resume {c.out} or another --out")
+        if state is not None:
+            self.learner.load(self.run.checkpoints / "latest.npz")
+            from ..policy_files import load_snapshots
+
+            self.snapshots = load_snapshots(self.run.checkpoints / "snapshots.npz", "raw")
+            self.run.log(f"resumed {self.run.out} at frame {self.frames:,}")
+        elif resume:
+            self.run.log(f"{self.run.out} holds no checkpoint yet: the run starts from its beginning")
+
+    @property
+    def frames(self) -> int:
+        return int(self.run.state.get("num_timesteps", 0))
+
+    # ------------------------------------------------------------------ pieces
+    def model(self) -> SelfPlayModel:
+        layers = self.learner.net.actor_layers()
+        named = [(w, b, "ReLU" if i < len(layers) - 1 else "Identity") for i, (w, b) in enumerate(layers)]
+        return SelfPlayModel(NumpyPolicy(named, "raw"), {"frames": self.frames, "seed": self.config.seed})
+
+    def start_segment(self) -> None:
+        """New deals everywhere and every random number from the frame count (see the module docstring)."""
+        s = derive_seed(self.config.seed, SELFPLAY_SEGMENT, self.frames)
+        self.games.reset(seed=s)
+        self.learner.reseed(s)
+        self.rng = np.random.default_rng(s)
+        self.data.reset()
+        for i, bot in enumerate(self.bots.values()):
+            if hasattr(bot, "reseed"):
+                bot.reseed(derive_seed(s, i))
+        self.members = np.zeros(self.config.num_games, dtype=np.int64)
+        self.draw_members(np.arange(self.pooled))
+
+    def draw_members(self, rows: np.ndarray) -> None:
+        """A pool member for each pooled game in ``rows`` (new deals): its index in :meth:`members_now`."""
+        if not len(rows):
+            return
+        weights = np.array([w if spec != "past" or self.snapshots else 0.0 for spec, w in self.pool])
+        if weights.sum() <= 0:
+            weights = np.array([1.0 if spec != "past" else 0.0 for spec, _ in self.pool])
+        self.members[rows] = self.rng.choice(len(self.pool), size=len(rows), p=weights / weights.sum())
+        past = np.array([spec == "past" for spec, _ in self.pool])[self.members[rows]]
+        if past.any() and self.snapshots:  # which snapshot: encoded past the pool's entries
+            self.members[rows[past]] = len(self.pool) + self.rng.integers(len(self.snapshots), size=int(past.sum()))
+
+    def member_bot(self, index: int) -> Any:
+        if index >= len(self.pool):
+            return BatchPolicy(self.snapshots[index - len(self.pool)], deterministic=False,
+                               seed=derive_seed(self.config.seed, SELFPLAY_SEGMENT, self.frames, index))  # fmt: skip
+        return self.bots[self.pool[index][0]]
+
+    # ------------------------------------------------------------------ the loop
+    def collect(self) -> int:
+        """One rollout: ``horizon`` steps of every game; returns the learning seats' decisions (frames)."""
+        from conquian_env import kernels as K
+
+        from ..rollout import hidden_planes
+
+        c, g, data, learner = self.config, self.games, self.data, self.learner
+        state, pooled = g.state, self.pooled
+        pool_seat = np.arange(pooled) % 2  # the pool's seat in pooled game i (the learner the other)
+        frames = 0
+        for _ in range(c.horizon):
+            obs, mask = g.observations, g.masks
+            players = state[:, K.PLAYER]
+            actions = np.argmax(mask, axis=1)  # forced moves: the one legal action
+            learner_turn = np.ones(c.num_games, dtype=bool)
+            if pooled:
+                learner_turn[:pooled] = players[:pooled] != pool_seat
+            choice = learner_turn & (mask.sum(axis=1, dtype=np.int16) > 1)
+            rows = np.flatnonzero(choice)
+            if len(rows):
+                sl = data.add(rows, players[rows])
+                data.obs[sl] = obs[rows]
+                data.mask[sl] = mask[rows]
+                if data.hidden is not None:
+                    hidden_planes(state, rows, players[rows], data.hidden[sl])
+                learner.sample(data, sl)
+                actions[rows] = data.action[sl]
+            if pooled:
+                theirs = np.flatnonzero(~learner_turn[:pooled] & (mask[:pooled].sum(axis=1, dtype=np.int16) > 1))
+                for m in np.unique(self.members[theirs]):
+                    picked = theirs[self.members[theirs] == m]
+                    actions[picked] = self.member_bot(int(m)).act_batch(g, picked)
+            frames += int(learner_turn.sum())
+            res = g.step(actions)
+            if res.illegal.any():
+                raise AssertionError(f"an illegal action in game {int(np.flatnonzero(res.illegal)[0])}")
+            done = np.flatnonzero(res.dones)
+            data.end(done, res.rewards)
+            if pooled:
+                self.draw_members(done[done < pooled])
+        return frames
+
+    def snapshot(self) -> None:
+        c, run = self.config, self.run
+        self.snapshots.append(self.model().network)
+        run.state["snapshot_steps"] = (run.state["snapshot_steps"] + [self.frames])[-c.max_snapshots:]
+        self.snapshots = self.snapshots[-c.max_snapshots:]
+        run.state["next_snapshot"] = self.frames + c.snapshot_every
+
+    def eval_now(self) -> None:
+        """Every evaluation opponent, then the oldest kept snapshot (how far self-play moved)."""
+        c, run = self.config, self.run
+        model = self.model()
+        self.evaluate(model, self.frames, stage="selfplay")
+        if self.snapshots and run.state["snapshot_steps"]:
+            oldest = run.state["snapshot_steps"][0]
+            r = duplicate_score(model.batch_agent(), BatchPolicy(self.snapshots[0]), c.eval_games, c.eval_seed, c.rules)
+            run.log(f"eval @ {self.frames:,}: vs its snapshot of frame {oldest:,}: score {r['score']:.3f} "
+                    f"[{r['low']:.3f}, {r['high']:.3f}]")  # fmt: skip
+            run.append_csv("eval.csv", [{"stage": "selfplay", "step": self.frames, "seconds": round(run.elapsed(), 1),
+                                         "opponent": "oldest snapshot",
+                                         **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}}])
+            plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel="frames")
+        run.state["last_eval_step"] = self.frames
+        run.state["next_eval"] = self.frames + c.eval_every if c.eval_every else c.total_frames
+
+    def checkpoint(self) -> None:
+        from ..policy_files import save_snapshots
+
+        self.run.state["next_checkpoint"] = self.frames + self.config.checkpoint_every
+        self.run.save_checkpoint_files(
+            {"latest.npz": self.learner.save, "snapshots.npz": lambda p: save_snapshots(p, self.snapshots)},
+            self.frames,
+        )
+
+    def train(self) -> dict[str, Any]:
+        c, run = self.config, self.run
+        run.log(f"self-play: {c.num_games} games x {c.horizon} steps a rollout, network {list(c.hidden)} in "
+                f"{self.precision} on {c.device}, {c.torch_threads} torch threads; "
+                f"{c.total_frames:,} frames")  # fmt: skip
+        self.start_segment()
+        if run.state.get("last_eval_step") is None:
+            self.eval_now()
+            self.checkpoint()
+        bar = None
+        if c.progress if c.progress is not None else sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=c.total_frames, initial=self.frames, unit="frame", unit_scale=True, file=sys.stderr)
+        wall, cpu, window = time.perf_counter(), time.process_time(), 0
+        try:
+            while self.frames < c.total_frames:
+                frames = self.collect()
+                stats = self.learner.update(self.data, self.rng)
+                rows = self.data.count
+                self.data.carry()
+                run.state["num_timesteps"] = self.frames + frames
+                window += frames
+                if bar is not None:
+                    bar.update(frames)
+                if window >= 2_000_000 or self.frames >= c.total_frames:
+                    now, now_cpu = time.perf_counter(), time.process_time()
+                    row = {"frames": self.frames, "seconds": round(run.elapsed(), 1),
+                           "frames_per_s": round(window / (now - wall)),
+                           "frames_per_cpu_s": round(window / max(now_cpu - cpu, 1e-9)),
+                           "network_rows": rows, **{k: round(v, 5) for k, v in stats.items()}}  # fmt: skip
+                    run.append_csv("train.csv", [row])
+                    if bar is not None:
+                        bar.set_postfix(fps=f"{row['frames_per_s']:,}", ent=f"{stats['entropy']:.2f}")
+                    else:
+                        run.log(f"frame {self.frames:,}: {row['frames_per_s']:,} frames/s "
+                                f"({row['frames_per_cpu_s']:,} per CPU-s), entropy {stats['entropy']:.3f}, "
+                                f"value loss {stats['value_loss']:.4f}")  # fmt: skip
+                    wall, cpu, window = now, now_cpu, 0
+                if self.frames >= run.state["next_snapshot"]:
+                    self.snapshot()
+                if self.frames >= run.state["next_eval"] or self.frames >= c.total_frames:
+                    self.eval_now()
+                if self.frames >= run.state["next_checkpoint"] or self.frames >= c.total_frames:
+                    self.checkpoint()
+                    self.start_segment()
+        except KeyboardInterrupt:
+            run.log(f"interrupted at frame {self.frames:,}: continue with --resume {run.out} (from the last "
+                    "checkpoint)")  # fmt: skip
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        run.save_model(self.model(), "final.npz")
+        run.log(f"done: {self.frames:,} frames in {run.elapsed():.0f} s; best score vs {c.best_by} "
+                f"{run.state['best_score']:.3f} at frame {run.state['best_step']:,} -> "
+                f"{run.out / 'best.npz'}")  # fmt: skip
+        return run.state
+
+
+def holds_run(out: Path) -> bool:
+    """A self-play run is in ``out`` once it has a checkpoint."""
+    return (out / "checkpoints").exists() or (out / "checkpoints.ready").exists()
+
+
+def main(argv: list[str] | None = None, prog: str = "conquian-train selfplay") -> int:
+    """``conquian-train selfplay``: a new run (``--out``) or ``--resume RUN``."""
+    made = parser(prog, __doc__, SelfPlayConfig, formatter_class=argparse.RawDescriptionHelpFormatter)
+    args = vars(made.parse_args(sys.argv[1:] if argv is None else argv))
+    return run_recipe(SelfPlayConfig, args, MAY_CHANGE,
+                      lambda config, resume: SelfPlayRun(config, resume=resume).train(),
+                      holds_run=holds_run, prog=prog)  # fmt: skip
+
+
+RECIPE = Recipe("selfplay", "RL from scratch: both seats learn, one-epoch PPO over the batched engine",
+                (SelfPlayConfig,), main)  # fmt: skip
