@@ -117,6 +117,11 @@ class SelfPlayConfig(RunSettings):
             raise ValueError(f"eval_games must be even (each deal is played twice), got {self.eval_games}")
 
 
+#: where a rollout's time goes (``train.csv``'s ``us_*`` columns, microseconds per frame): the engine's step and
+#: observation, filling the rows (and the hidden planes), the network's forward pass and sampling, the pool's
+#: moves, the update
+CLOCK = ("engine", "rows", "forward", "pool", "update")
+
 MAY_CHANGE = ("total_frames", "progress", "workers", "torch_threads", "eval_every")
 
 
@@ -222,6 +227,8 @@ class SelfPlayRun:
         for i, bot in enumerate(self.bots.values()):
             if hasattr(bot, "reseed"):
                 bot.reseed(derive_seed(s, i))
+        if not hasattr(self, "clock"):
+            self.clock = dict.fromkeys(CLOCK, 0.0)
         self.members = np.zeros(self.config.num_games, dtype=np.int64)
         self.draw_members(np.arange(self.pooled))
 
@@ -250,11 +257,13 @@ class SelfPlayRun:
 
         from ..rollout import hidden_planes
 
-        c, g, data, learner = self.config, self.games, self.data, self.learner
+        c, g, data, learner, clock = self.config, self.games, self.data, self.learner, self.clock
         state, pooled = g.state, self.pooled
         pool_seat = np.arange(pooled) % 2  # the pool's seat in pooled game i (the learner the other)
         frames = 0
+        tick = time.perf_counter
         for _ in range(c.horizon):
+            t0 = tick()
             obs, mask = g.observations, g.masks
             players = state[:, K.PLAYER]
             actions = np.argmax(mask, axis=1)  # forced moves: the one legal action
@@ -269,14 +278,20 @@ class SelfPlayRun:
                 data.mask[sl] = mask[rows]
                 if data.hidden is not None:
                     hidden_planes(state, rows, players[rows], data.hidden[sl])
+                t1 = tick()
                 learner.sample(data, sl)
                 actions[rows] = data.action[sl]
+                clock["rows"] += t1 - t0
+                t0 = tick()
+                clock["forward"] += t0 - t1
             if pooled:
                 theirs = np.flatnonzero(~learner_turn[:pooled] & (mask[:pooled].sum(axis=1, dtype=np.int16) > 1))
                 for m in np.unique(self.members[theirs]):
                     picked = theirs[self.members[theirs] == m]
                     actions[picked] = self.member_bot(int(m)).act_batch(g, picked)
             frames += int(learner_turn.sum())
+            t1 = tick()
+            clock["pool"] += t1 - t0
             res = g.step(actions)
             if res.illegal.any():
                 raise AssertionError(f"an illegal action in game {int(np.flatnonzero(res.illegal)[0])}")
@@ -284,6 +299,7 @@ class SelfPlayRun:
             data.end(done, res.rewards)
             if pooled:
                 self.draw_members(done[done < pooled])
+            clock["engine"] += tick() - t1
         return frames
 
     def snapshot(self) -> None:
@@ -334,10 +350,13 @@ class SelfPlayRun:
 
             bar = tqdm(total=c.total_frames, initial=self.frames, unit="frame", unit_scale=True, file=sys.stderr)
         wall, cpu, window = time.perf_counter(), time.process_time(), 0
+        self.clock = dict.fromkeys(CLOCK, 0.0)
         try:
             while self.frames < c.total_frames:
                 frames = self.collect()
+                t0 = time.perf_counter()
                 stats = self.learner.update(self.data, self.rng)
+                self.clock["update"] += time.perf_counter() - t0
                 rows = self.data.count
                 self.data.carry()
                 run.state["num_timesteps"] = self.frames + frames
@@ -349,7 +368,9 @@ class SelfPlayRun:
                     row = {"frames": self.frames, "seconds": round(run.elapsed(), 1),
                            "frames_per_s": round(window / (now - wall)),
                            "frames_per_cpu_s": round(window / max(now_cpu - cpu, 1e-9)),
-                           "network_rows": rows, **{k: round(v, 5) for k, v in stats.items()}}  # fmt: skip
+                           "network_rows": rows, **{k: round(v, 5) for k, v in stats.items()},
+                           **{f"us_{k}": round(v / window * 1e6, 3) for k, v in self.clock.items()}}  # fmt: skip
+                    self.clock = dict.fromkeys(CLOCK, 0.0)
                     run.append_csv("train.csv", [row])
                     if bar is not None:
                         bar.set_postfix(fps=f"{row['frames_per_s']:,}", ent=f"{stats['entropy']:.2f}")
