@@ -8,6 +8,8 @@
 #              scorer's fit with its curve from the untrained network) into runs/default/{labels,fit}; resumes;
 #              make train-exit: expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/exit;
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
+# make train-selfplay  self-play from scratch (train.py selfplay, 60M frames) into runs/selfplay; resumes
+# make train-first     the guide's first training run: 3M self-play frames into runs/first (about 2 minutes)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
 #              npm fetches the iframe-worker shim for the search from disk), from .venv-docs: the docs extra only
@@ -21,7 +23,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo train-selfplay train-first lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -79,6 +81,8 @@ bench-vector: $(STAMP)
 RUN ?= runs/default
 EXIT_RUN ?= runs/exit
 PPO_RUN ?= runs/ppo
+SELFPLAY_RUN ?= runs/selfplay
+FIRST_RUN ?= runs/first
 TRAIN_ARGS ?=
 TRAIN_GAMES ?= 40000
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
@@ -99,6 +103,20 @@ train-ppo: $(STAMP)
 	else \
 		$(BIN)/python train.py ppo --out $(PPO_RUN) $(TRAIN_ARGS); \
 	fi
+
+# self-play from scratch (train.py selfplay): 60M frames, an evaluation every 10M, resumed where it stopped
+train-selfplay: $(STAMP)
+	if [ -f $(SELFPLAY_RUN)/checkpoints/state.json ]; then \
+		$(BIN)/python train.py selfplay --resume $(SELFPLAY_RUN) $(TRAIN_ARGS); \
+	else \
+		$(BIN)/python train.py selfplay --out $(SELFPLAY_RUN) --total-frames 60000000 --eval-every 10000000 \
+			--checkpoint-every 10000000 --snapshot-every 10000000 $(TRAIN_ARGS); \
+	fi
+
+# the first training run of the guide: self-play for 3M frames, a curve point every 1M (about 2 minutes)
+train-first: $(STAMP)
+	$(BIN)/python train.py selfplay --out $(FIRST_RUN) --total-frames 3000000 --eval-every 1000000 \
+		--checkpoint-every 1000000 --snapshot-every 1000000 --eval-games 1000 $(TRAIN_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -57,7 +57,16 @@ def distill_args(out: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def selfplay_args(out: Path) -> list[str]:
+    return [
+        "selfplay", "--out", str(out), "--total-frames", "1200", "--num-games", "16", "--horizon", "16",
+        "--hidden", "8", "--minibatch", "32", "--eval-every", "600", "--checkpoint-every", "600", "--snapshot-every",
+        "300", "--eval-games", "4", "--workers", "1", "--torch-threads", "1", "--no-progress",
+    ]  # fmt: skip
+
+
 RECIPES = {
+    "selfplay": (selfplay_args, lambda out: ["selfplay", "--resume", str(out), "--no-progress"]),
     "ppo": (ppo_args, lambda out: ["ppo", "--resume", str(out), "--no-progress", "--workers", "1"]),
     "exit": (exit_args, lambda out: ["exit", "--resume", str(out)]),
     "distill": (distill_args, distill_args),  # a step: the same command resumes
@@ -118,6 +127,11 @@ def event_index(events: list[str], text: str, nth: int = 0) -> int:
         ("distill", "best.npz", 0),
         ("distill", "checkpoints.old", 0),
         ("distill", "scorer.npz", 0),  # the last file, half written: made again
+        ("selfplay", "checkpoints.partial/latest.npz", 0),  # the first checkpoint's weights written, its state not
+        ("selfplay", "appended", 2),  # eval.csv's rows after the last checkpoint: not kept twice
+        ("selfplay", "checkpoints.old", 0),
+        ("selfplay", "best.npz", 1),
+        ("selfplay", "final.npz", 0),
     ],
 )
 def test_a_run_killed_at_a_file_event_resumes_into_the_uninterrupted_run(recipe, text, nth, reference, tmp_path):
@@ -328,7 +342,7 @@ def test_a_full_disk_says_the_run_is_intact_in_one_line(recipe, victim, referenc
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill"])
+@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill", "selfplay"])
 def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, tmp_path):
     _, events = reference[recipe]
     for k in range(1, len(events) + 1):
@@ -337,7 +351,7 @@ def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill"])
+@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill", "selfplay"])
 def test_a_resume_killed_again_still_ends_as_the_uninterrupted_run(recipe, reference, tmp_path):
     ref, events = reference[recipe]
     rng = np.random.default_rng(7)
