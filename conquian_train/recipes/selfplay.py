@@ -191,6 +191,7 @@ class SelfPlayRun:
         self.bots = {spec: make_batch_opponent(spec, derive_seed(c.seed, SELFPLAY_SEGMENT, i))
                      for i, (spec, _) in enumerate(self.pool) if spec != "past"}  # fmt: skip
         self.snapshots: list[NumpyPolicy] = []
+        self.writer: Any = None  # TensorBoard's, made at the first row
         self.run.state.update(next_eval=0, next_snapshot=0, next_checkpoint=c.checkpoint_every, snapshot_steps=[])
         self.evaluate = Evaluator(self.run, c.eval_opponents, c.best_by, games=c.eval_games, seed=c.eval_seed,
                                   rules=c.rules, jobs=c.processes, xlabel="frames")  # fmt: skip
@@ -313,18 +314,35 @@ class SelfPlayRun:
         """Every evaluation opponent, then the oldest kept snapshot (how far self-play moved)."""
         c, run = self.config, self.run
         model = self.model()
-        self.evaluate(model, self.frames, stage="selfplay")
+        for r in self.evaluate(model, self.frames, stage="selfplay"):
+            self.board({k: v for k, v in r.items() if k in ("opponent", "score", "low", "high", "decided_won")})
         if self.snapshots and run.state["snapshot_steps"]:
             oldest = run.state["snapshot_steps"][0]
             r = duplicate_score(model.batch_agent(), BatchPolicy(self.snapshots[0]), c.eval_games, c.eval_seed, c.rules)
             run.log(f"eval @ {self.frames:,}: vs its snapshot of frame {oldest:,}: score {r['score']:.3f} "
                     f"[{r['low']:.3f}, {r['high']:.3f}]")  # fmt: skip
+            self.board({"opponent": "oldest snapshot", "score": r["score"]})
             run.append_csv("eval.csv", [{"stage": "selfplay", "step": self.frames, "seconds": round(run.elapsed(), 1),
                                          "opponent": "oldest snapshot",
                                          **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}}])
             plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel="frames")
         run.state["last_eval_step"] = self.frames
         run.state["next_eval"] = self.frames + c.eval_every if c.eval_every else c.total_frames
+
+    def board(self, row: dict[str, Any]) -> None:
+        """The row's numbers in TensorBoard (``tb/``; beside the CSV tables, which are the record)."""
+        if self.writer is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # tensorboard (the train extra) is not installed: the CSV tables stay
+                self.writer = False
+                return
+            self.writer = SummaryWriter(str(self.run.out / "tb"))
+        if self.writer:
+            for k, v in row.items():
+                if k not in ("frames", "opponent", "stage") and isinstance(v, (int, float)):
+                    self.writer.add_scalar(f"{row.get('opponent', 'train')}/{k}", v, self.frames)
+            self.writer.flush()
 
     def checkpoint(self) -> None:
         from ..policy_files import save_snapshots
@@ -372,12 +390,15 @@ class SelfPlayRun:
                            **{f"us_{k}": round(v / window * 1e6, 3) for k, v in self.clock.items()}}  # fmt: skip
                     self.clock = dict.fromkeys(CLOCK, 0.0)
                     run.append_csv("train.csv", [row])
+                    self.board(row)
                     if bar is not None:
                         bar.set_postfix(fps=f"{row['frames_per_s']:,}", ent=f"{stats['entropy']:.2f}")
                     else:
+                        left = (c.total_frames - self.frames) / max(row["frames_per_s"], 1)
                         run.log(f"frame {self.frames:,}: {row['frames_per_s']:,} frames/s "
                                 f"({row['frames_per_cpu_s']:,} per CPU-s), entropy {stats['entropy']:.3f}, "
-                                f"value loss {stats['value_loss']:.4f}")  # fmt: skip
+                                f"value loss {stats['value_loss']:.4f}; about {left / 60:.0f} min to "
+                                f"{c.total_frames:,} frames")  # fmt: skip
                     wall, cpu, window = now, now_cpu, 0
                 if self.frames >= run.state["next_snapshot"]:
                     self.snapshot()
