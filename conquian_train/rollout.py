@@ -102,16 +102,26 @@ def hidden_planes(state, rows, players, out):  # pragma: no cover - compiled
             out[k, 2 * NUM_CARDS + state[r, K.STOCK0 + pos]] = 1
 
 
+def _pinned_zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """A zeroed array in page-locked memory (torch's), so that copies to a GPU run asynchronously."""
+    import torch
+
+    kind = {np.int8: torch.int8, np.bool_: torch.bool}[dtype]
+    return torch.zeros(shape, dtype=kind, pin_memory=True).numpy()
+
+
 class SeatRollout:
     """Preallocated rows of network decisions (see the module docstring), for ``num_games`` games
-    and at most ``capacity`` new rows per rollout (plus the pending rows carried in)."""
+    and at most ``capacity`` new rows per rollout (plus the pending rows carried in); ``pinned``: the
+    network's inputs in page-locked memory (a GPU learner)."""
 
-    def __init__(self, num_games: int, capacity: int, hidden: bool):
+    def __init__(self, num_games: int, capacity: int, hidden: bool, pinned: bool = False):
         size = capacity + 2 * num_games  # every seat of every game may carry one pending row
         self.size = size
-        self.obs = np.zeros((size, OBS_SIZE), dtype=np.int8)
-        self.mask = np.zeros((size, NUM_ACTIONS), dtype=np.bool_)
-        self.hidden = np.zeros((size, HIDDEN_SIZE), dtype=np.int8) if hidden else None
+        zeros = _pinned_zeros if pinned else np.zeros  # pinned: page-locked, for copies to a GPU
+        self.obs = zeros((size, OBS_SIZE), dtype=np.int8)
+        self.mask = zeros((size, NUM_ACTIONS), dtype=np.bool_)
+        self.hidden = zeros((size, HIDDEN_SIZE), dtype=np.int8) if hidden else None
         self.action = np.zeros(size, dtype=np.int64)
         self.logp = np.zeros(size, dtype=np.float32)
         self.value = np.zeros(size, dtype=np.float32)

@@ -238,3 +238,10 @@ def test_config_json_names_every_knob(tmp_path):
     assert config["hidden"] == [16] and config["critic_sees_all"] is True
     assert (out / "final.npz").exists() and (out / "best.npz").exists()
     assert list((out / "tb").glob("events.out.tfevents.*")), "no TensorBoard events"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is here")
+def test_a_gpu_asked_for_where_there_is_none_is_refused_in_one_line(tmp_path, capsys):
+    assert train.main(tiny(tmp_path / "gpu", "--device", "cuda")) == 2
+    err = capsys.readouterr().err
+    assert "no CUDA device" in err and "Traceback" not in err

@@ -107,12 +107,14 @@ class SelfPlayConfig(RunSettings):
         self.validate_run()
         if not 0 <= self.pool_share < 1:
             raise ValueError(f"pool_share must be at least 0 and below 1, got {self.pool_share}")
-        if not self.hidden or any(w < 1 or w > 4096 for w in self.hidden):
-            raise ValueError(f"hidden must list 1 to 8 widths from 1 to 4096, got {list(self.hidden)}")
+        if not 1 <= len(self.hidden) <= 7 or any(w < 1 or w > 4096 for w in self.hidden):
+            raise ValueError(f"hidden must list 1 to 7 widths from 1 to 4096, got {list(self.hidden)}")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.pool_share:
             parse_pool(self.pool)
+        if device_missing(self.device):
+            raise ValueError(f"device {self.device!r}: torch sees no CUDA device here; use --device cpu")
         if self.eval_games % 2:
             raise ValueError(f"eval_games must be even (each deal is played twice), got {self.eval_games}")
 
@@ -146,6 +148,13 @@ def duplicate_score(a: Any, b: Any, games: int, seed: int, rules: Any) -> dict[s
     return pair_score([{"deal": k // 2, "score": float(v)} for k, v in enumerate(scores)])
 
 
+def device_missing(device: str) -> bool:
+    """Whether ``device`` is a GPU torch cannot use here."""
+    import torch
+
+    return device == "cuda" and not torch.cuda.is_available()
+
+
 class SelfPlayModel:
     """The learner's policy in the shape :class:`~conquian_train.evaluation.Evaluator` takes."""
 
@@ -171,6 +180,7 @@ class SelfPlayRun:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its threads
         import torch
 
+
         from conquian_env.vector import VectorGame
 
         from ..learner import Learner, UpdateSettings, cpu_has_bf16
@@ -185,7 +195,8 @@ class SelfPlayRun:
         self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device)
         self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate", illegal_action="penalize",
                                 parallel=c.torch_threads > 1)  # fmt: skip
-        self.data = SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all)
+        self.data = SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all,
+                                pinned=c.device == "cuda")  # fmt: skip
         self.pooled = int(round(c.num_games * c.pool_share))
         self.pool = parse_pool(c.pool) if self.pooled else []
         self.bots = {spec: make_batch_opponent(spec, derive_seed(c.seed, SELFPLAY_SEGMENT, i))
