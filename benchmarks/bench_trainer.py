@@ -26,27 +26,25 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its t
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def selfplay_rate(seconds: float, threads: int, device: str, hidden: tuple[int, ...], num_games: int) -> dict:
+def selfplay_rate(seconds: float, threads: int, device: str, hidden: tuple[int, ...], num_games: int,
+                  overlap: bool) -> dict:  # fmt: skip
     from conquian_train.learner import cpu_has_bf16
     from conquian_train.recipes.selfplay import CLOCK, SelfPlayConfig, SelfPlayRun
 
     with tempfile.TemporaryDirectory() as out:
-        config = SelfPlayConfig(out=out, torch_threads=threads, device=device, hidden=hidden, num_games=num_games)
+        config = SelfPlayConfig(out=out, torch_threads=threads, device=device, hidden=hidden, num_games=num_games,
+                                overlap=overlap, total_frames=10**12, checkpoint_every=10**12)  # fmt: skip
         run = SelfPlayRun(config)
         run.start_segment()
-        run.collect()  # compile, warm the caches
-        run.learner.update(run.data, run.rng)
-        run.data.carry()
+        ahead = None
+        for _ in range(2):  # compile, warm the caches
+            _, _, _, ahead = run.iterate(ahead)
         run.clock = dict.fromkeys(CLOCK, 0.0)
         frames = rows = 0
         wall, cpu = time.perf_counter(), time.process_time()
         while time.perf_counter() - wall < seconds:
-            frames += run.collect()
-            rows += int(len(run.data.trainable()))
-            t0 = time.perf_counter()
-            run.learner.update(run.data, run.rng)
-            run.clock["update"] += time.perf_counter() - t0
-            run.data.carry()
+            f, _, r, ahead = run.iterate(ahead)
+            frames, rows = frames + f, rows + r
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"frames": frames, "rows": rows, "wall": wall, "cpu": cpu, "clock": run.clock,
             "precision": "bfloat16" if run.learner.bf16 or (device == "cpu" and cpu_has_bf16()) else "float32"}
@@ -84,15 +82,18 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--hidden", default="256,256", help="hidden widths of the self-play network")
     ap.add_argument("--num-games", type=int, default=4096)
+    ap.add_argument("--no-overlap", action="store_true", help="the update after the rollout, not beside the next")
     a = ap.parse_args()
     hidden = tuple(int(w) for w in a.hidden.split(","))
-    sp = selfplay_rate(a.seconds, a.threads, a.device, hidden, a.num_games)
+    sp = selfplay_rate(a.seconds, a.threads, a.device, hidden, a.num_games, not a.no_overlap)
     print(f"cores {os.cpu_count()}, torch threads {a.threads}, OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY')}, "
-          f"device {a.device}, {sp['precision']}, network {list(hidden)}, {a.num_games} games")  # fmt: skip
+          f"device {a.device}, {sp['precision']}, network {list(hidden)}, {a.num_games} games, "
+          f"overlap {not a.no_overlap}")  # fmt: skip
     f = sp["frames"]
     print(f"selfplay: {f / sp['wall']:>10,.0f} frames/s wall  {f / sp['cpu']:>10,.0f} frames/CPU-s  "
           f"({sp['rows'] / sp['wall']:,.0f} network decisions/s, {sp['rows'] / f:.2f} per frame; {f:,} frames)")
-    print("where a self-play frame's time goes (microseconds of wall clock per frame):")
+    print("where a self-play frame's time goes (microseconds of wall clock per frame; with overlap, update is the")
+    print("update's time beyond the rollout collected beside it):")
     for k, v in sp["clock"].items():
         print(f"  {k:8s} {v / f * 1e6:8.3f}")
     print(f"  {'total':8s} {sp['wall'] / f * 1e6:8.3f}")

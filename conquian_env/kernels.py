@@ -452,7 +452,7 @@ def _step_one(S, i, a, status):
         forfeit(S, i, S[i, PLAYER])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a trainer's update runs in another thread meanwhile
 def step_serial(S, actions, status):
     for i in range(S.shape[0]):
         _step_one(S, i, actions[i], status)
@@ -473,7 +473,7 @@ def check_actions(S, actions):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def start_games(S, rows, deals, first, rules):
     for k in range(rows.shape[0]):
         start(S, rows[k], deals[k], first[k], rules)
@@ -488,7 +488,7 @@ def _observe_one(S, i, players, obs, masks):
     encode_mask(S, i, pl, masks[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_serial(S, players, obs, masks):
     for i in range(S.shape[0]):
         _observe_one(S, i, players, obs, masks)

@@ -14,6 +14,7 @@ the optimizer and the softmax stay in float32.
 from __future__ import annotations
 
 import contextlib
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,14 +97,22 @@ class Learner:
     """The network, its Adam optimizer, the rollout's sampling and the update."""
 
     def __init__(self, hidden: tuple[int, ...], sees_all: bool, settings: UpdateSettings, *, bf16: bool, seed: int,
-                 device: str = "cpu"):  # fmt: skip
+                 device: str = "cpu", acting_copy: bool = False):  # fmt: skip
         torch.manual_seed(seed)
         self.device = torch.device(device)
         self.net = Network(hidden, sees_all).to(self.device)
+        # the network that samples the rollouts: the same one, or (acting_copy) a copy that the update does not
+        # touch while it runs in another thread, brought up to date by sync()
+        self.acting = copy.deepcopy(self.net) if acting_copy else self.net
         self.settings = settings
         self.bf16 = bf16
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.lr, eps=1e-5)
         self.generator = torch.Generator(device=self.device).manual_seed(seed + 1)
+
+    def sync(self) -> None:
+        """The acting network takes the learned weights (after an update)."""
+        if self.acting is not self.net:
+            self.acting.load_state_dict(self.net.state_dict())
 
     def reseed(self, seed: int) -> None:
         """The sampling's random numbers from ``seed`` (a segment's start)."""
@@ -131,7 +140,7 @@ class Learner:
         action drawn from the policy among the legal ones, its log-probability and the value."""
         obs, hid = self._inputs(data, rows)
         with self.autocast():
-            logits, value = self.net(obs, hid)
+            logits, value = self.acting(obs, hid)
         logits = logits.float().masked_fill_(~self._tensor(data.mask[rows]), ILLEGAL_LOGIT)
         logp_all = torch.log_softmax(logits, dim=1)
         u = torch.rand(logits.shape, generator=self.generator, device=self.device).clamp_(1e-12, 1.0)
@@ -227,3 +236,4 @@ class Learner:
                     "exp_avg": torch.from_numpy(arrays[f"adam/{i}/exp_avg"]).to(self.device),
                     "exp_avg_sq": torch.from_numpy(arrays[f"adam/{i}/exp_avg_sq"]).to(self.device),
                 }
+        self.sync()

@@ -159,21 +159,24 @@ class SeatRollout:
         n = self.count
         advantages(self.nxt[:n], self.reward[:n], self.value[:n], gamma, lam, self.adv[:n])
 
-    def carry(self) -> int:
-        """Move the pending rows to the front (for the next rollout), relinking their seats; returns
-        how many were carried."""
+    def carry(self, into: SeatRollout | None = None) -> int:
+        """Move the pending rows to the front of ``into`` (default: this rollout itself) for the next
+        rollout, relinking their seats there; returns how many were carried.  Carrying into another
+        rollout only reads this one (an update may read it meanwhile)."""
+        into = self if into is None else into
         n = self.count
         pend = np.flatnonzero(self.nxt[:n] == PENDING)
         m = len(pend)
-        arrays = [self.obs, self.mask, self.action, self.logp, self.value, self.reward]
-        if self.hidden is not None:
-            arrays.append(self.hidden)
-        for a in arrays:
-            a[:m] = a[pend]
-        self.nxt[:m] = PENDING
+        for name in ("obs", "mask", "action", "logp", "value", "reward", "hidden"):
+            a = getattr(self, name)
+            if a is not None:
+                getattr(into, name)[:m] = a[pend]
+        into.nxt[:m] = PENDING
         where = np.full(n, -1, dtype=np.int64)
         where[pend] = np.arange(m)
         held = self.last >= 0
-        self.last[held] = where[self.last[held]]
-        self.count = m
+        last = np.full_like(self.last, -1)
+        last[held] = where[self.last[held]]
+        into.last[:] = last
+        into.count = m
         return m

@@ -72,11 +72,12 @@ def collect_with_record(n: int, steps: int, seed: int):
     run.config = config
     run.learner = Learner((16,), True, SETTINGS, bf16=False, seed=seed)
     run.games = VectorGame(n, seed=0, first="alternate", illegal_action="penalize", parallel=False)
-    run.data = SeatRollout(n, n * steps, hidden=True)
+    run.rollouts = [SeatRollout(n, n * steps, hidden=True) for _ in range(2)]
     run.pooled, run.pool, run.snapshots = n // 4, [("greedy", 1.0)], []
     run.bots = {"greedy": make_batch_opponent("greedy", 0)}
     run.run = type("State", (), {"state": {"num_timesteps": 0}})()
     run.start_segment()
+    run.data = run.rollouts[0]
     who: list[tuple[int, int]] = []
     add, step = run.data.add, run.games.step
 
@@ -172,8 +173,9 @@ def test_bfloat16_and_float32_choose_the_same_actions_within_tolerance():
 
 def test_a_short_run_learns_saves_loads_plays_and_resumes_exactly(tmp_path):
     """Learning: after 0.5M frames the network beats its snapshot of the first rollout (the untrained
-    network) by more than the interval, on duplicate deals.  The model file plays through the registry without an illegal move.  A run stopped
-    at its checkpoint and resumed ends with the uninterrupted run's weights."""
+    network) by more than the interval, on duplicate deals.  The model file plays through the registry
+    without an illegal move.  A run stopped at its checkpoint and resumed ends with the uninterrupted
+    run's weights (with the update beside the next rollout, and without)."""
     out = tmp_path / "learn"
     args = ["selfplay", "--out", str(out), "--total-frames", "500000", "--num-games", "256", "--horizon", "16",
             "--hidden", "64", "--minibatch", "1024", "--lr", "1e-3", "--eval-every", "0", "--eval-games", "400",
@@ -196,14 +198,15 @@ def test_a_short_run_learns_saves_loads_plays_and_resumes_exactly(tmp_path):
         assert rec.failure is None and rec.moves > 0
 
     # exact resume: the same run stopped at its checkpoint (total_frames 1500) and resumed to 3000
-    whole, parts = tmp_path / "whole", tmp_path / "parts"
-    assert train.main(tiny(whole)) == 0
-    assert train.main(tiny(parts, "--total-frames", "1500")) == 0
-    assert train.main(["selfplay", "--resume", str(parts), "--total-frames", "3000", "--no-progress"]) == 0
-    a, b = (np.load(p / "checkpoints" / "latest.npz") for p in (whole, parts))
-    assert sorted(a.files) == sorted(b.files)
-    for k in a.files:
-        assert np.array_equal(a[k], b[k]), k
+    for overlap in ("--overlap", "--no-overlap"):
+        whole, parts = tmp_path / f"whole{overlap}", tmp_path / f"parts{overlap}"
+        assert train.main(tiny(whole, overlap)) == 0
+        assert train.main(tiny(parts, overlap, "--total-frames", "1500")) == 0
+        assert train.main(["selfplay", "--resume", str(parts), "--total-frames", "3000", "--no-progress"]) == 0
+        a, b = (np.load(p / "checkpoints" / "latest.npz") for p in (whole, parts))
+        assert sorted(a.files) == sorted(b.files)
+        for k in a.files:
+            assert np.array_equal(a[k], b[k]), (overlap, k)
 
 
 def test_a_model_file_round_trips_and_a_tampered_one_is_refused(tmp_path):

@@ -100,7 +100,10 @@ class SelfPlayConfig(RunSettings):
     precision: str = knob("auto", "'auto' (bfloat16 where the CPU has it), 'bf16' or 'float32'",
                           choices=("auto", "bf16", "float32"))  # fmt: skip
     device: str = knob("cpu", "torch device of the network and the update ('cpu', 'cuda')", choices=("cpu", "cuda"))
-    torch_threads: int = knob(2, "torch threads (the matrix products)", low=1)
+    torch_threads: int = knob(2, "threads of the matrix products (with overlap: shared by the update and the rollout)",
+                              low=1)  # fmt: skip
+    overlap: bool = knob(True, "collect the next rollout while the update runs (two threads; the policy lags one "
+                               "update, as PPO's ratio allows)")  # fmt: skip
     progress: bool | None = knob(None, "progress bar on standard error (default: when it is a terminal)")
 
     def validate(self) -> None:
@@ -192,16 +195,20 @@ class SelfPlayRun:
         from ..rollout import SeatRollout
 
         c = self.config = config
-        torch.set_num_threads(c.torch_threads)
+        # with overlap the update and the rollout run side by side, each on its share of the threads
+        torch.set_num_threads(max(1, c.torch_threads // 2) if c.overlap else c.torch_threads)
         self.run = RunFolder(c.out, recipe(c))
         bf16 = c.precision == "bf16" or (c.precision == "auto" and c.device == "cpu" and cpu_has_bf16())
         settings = UpdateSettings(c.minibatch, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
                                   c.gae_lambda)  # fmt: skip
-        self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device)
+        self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device,
+                               acting_copy=c.overlap)  # fmt: skip
         self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate", illegal_action="penalize",
-                                parallel=c.torch_threads > 1)  # fmt: skip
-        self.data = SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all,
-                                pinned=c.device == "cuda")  # fmt: skip
+                                parallel=c.torch_threads > 1 and not c.overlap)  # fmt: skip
+        # two rollouts: one is learned from while the next is collected into the other
+        self.rollouts = [SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all,
+                                     pinned=c.device == "cuda") for _ in range(2)]  # fmt: skip
+        self.data = self.rollouts[0]
         self.pooled = int(round(c.num_games * c.pool_share))
         self.pool = parse_pool(c.pool) if self.pooled else []
         self.bots = {spec: make_batch_opponent(spec, derive_seed(c.seed, SELFPLAY_SEGMENT, i))
@@ -239,8 +246,10 @@ class SelfPlayRun:
         s = derive_seed(self.config.seed, SELFPLAY_SEGMENT, self.frames)
         self.games.reset(seed=s)
         self.learner.reseed(s)
-        self.rng = np.random.default_rng(s)
-        self.data.reset()
+        self.rng, self.update_rng = (np.random.default_rng(x) for x in np.random.SeedSequence(s).spawn(2))
+        for data in self.rollouts:
+            data.reset()
+        self.data = self.rollouts[0]
         for i, bot in enumerate(self.bots.values()):
             if hasattr(bot, "reseed"):
                 bot.reseed(derive_seed(s, i))
@@ -268,13 +277,15 @@ class SelfPlayRun:
         return self.bots[self.pool[index][0]]
 
     # ------------------------------------------------------------------ the loop
-    def collect(self) -> int:
-        """One rollout: ``horizon`` steps of every game; returns the learning seats' decisions (frames)."""
+    def collect(self, data: Any = None) -> int:
+        """One rollout into ``data`` (default: the current one): ``horizon`` steps of every game; returns
+        the learning seats' decisions (frames)."""
         from conquian_env import kernels as K
 
         from ..rollout import hidden_planes
 
-        c, g, data, learner, clock = self.config, self.games, self.data, self.learner, self.clock
+        c, g, learner, clock = self.config, self.games, self.learner, self.clock
+        data = self.data if data is None else data
         state, pooled = g.state, self.pooled
         pool_seat = np.arange(pooled) % 2  # the pool's seat in pooled game i (the learner the other)
         frames = 0
@@ -320,6 +331,59 @@ class SelfPlayRun:
                 self.draw_members(done[done < pooled])
             clock["engine"] += tick() - t1
         return frames
+
+    def iterate(self, ahead: int | None) -> tuple[int, dict[str, float], int, int | None]:
+        """One rollout and one update: the rollout collected now (or, ``ahead``, its frames when it was
+        collected during the last update), the frame count moved on, the pending rows carried to the
+        other rollout, then the update, with the next rollout collected meanwhile (``overlap``) unless
+        a checkpoint follows.  Returns the rollout's frames, the update's statistics, the rollout's
+        rows and the frames collected ahead (None: nothing)."""
+        c, run, data = self.config, self.run, self.data
+        frames = self.collect(data) if ahead is None else ahead
+        run.state["num_timesteps"] = self.frames + frames
+        nxt = self.rollouts[1] if data is self.rollouts[0] else self.rollouts[0]
+        rows = data.count
+        data.carry(into=nxt)
+        boundary = self.frames >= run.state["next_checkpoint"] or self.frames >= c.total_frames
+        if c.overlap and not boundary:
+            stats, ahead = self.learn_while_collecting(data, nxt)
+        else:  # a checkpoint follows (or no overlap): nothing is collected ahead of it
+            stats, ahead = self.learn(data), None
+        self.learner.sync()
+        self.data = nxt
+        return frames, stats, rows, ahead
+
+    def learn(self, data: Any) -> dict[str, float]:
+        t0 = time.perf_counter()
+        stats = self.learner.update(data, self.update_rng)
+        self.clock["update"] += time.perf_counter() - t0
+        return stats
+
+    def learn_while_collecting(self, data: Any, into: Any) -> tuple[dict[str, float], int]:
+        """The update on ``data`` in a thread of its own while the next rollout is collected into
+        ``into`` with the weights from before it (the acting copy); the update's statistics and the
+        frames collected."""
+        import threading
+
+        out: dict[str, Any] = {}
+
+        def update() -> None:
+            try:
+                out["stats"] = self.learner.update(data, self.update_rng)
+            except BaseException as err:  # raised again in the main thread
+                out["error"] = err
+
+        t0 = time.perf_counter()
+        worker = threading.Thread(target=update, name="selfplay-update")
+        worker.start()
+        frames = self.collect(into)
+        t1 = time.perf_counter()
+        worker.join()
+        self.clock["update"] += time.perf_counter() - t1  # the update's time beyond the rollout's
+        del t0
+        if "error" in out:
+            raise out["error"]
+        return out["stats"], frames
 
     def snapshot(self) -> None:
         c, run = self.config, self.run
@@ -387,15 +451,11 @@ class SelfPlayRun:
             bar = tqdm(total=c.total_frames, initial=self.frames, unit="frame", unit_scale=True, file=sys.stderr)
         wall, cpu, window = time.perf_counter(), time.process_time(), 0
         self.clock = dict.fromkeys(CLOCK, 0.0)
+        ahead: int | None = None  # the frames of a rollout collected during the last update
         try:
             while self.frames < c.total_frames:
-                frames = self.collect()
-                t0 = time.perf_counter()
-                stats = self.learner.update(self.data, self.rng)
-                self.clock["update"] += time.perf_counter() - t0
-                rows = self.data.count
-                self.data.carry()
-                run.state["num_timesteps"] = self.frames + frames
+                frames, stats, rows, ahead = self.iterate(ahead)
+                boundary = self.frames >= run.state["next_checkpoint"] or self.frames >= c.total_frames
                 window += frames
                 if bar is not None:
                     bar.update(frames)
@@ -422,7 +482,7 @@ class SelfPlayRun:
                     self.snapshot()
                 if self.frames >= run.state["next_eval"] or self.frames >= c.total_frames:
                     self.eval_now()
-                if self.frames >= run.state["next_checkpoint"] or self.frames >= c.total_frames:
+                if boundary:
                     self.checkpoint()
                     self.start_segment()
         except KeyboardInterrupt:
