@@ -109,6 +109,19 @@ def test_registry_make():
     assert "Conquian-v0" in pettingzoo.aec_registry
 
 
+def test_the_parallel_form_is_registered_under_the_same_id():
+    # before: pettingzoo.make("parallel", "Conquian-v0") was not registered although parallel_env() exists
+    assert "Conquian-v0" in pettingzoo.parallel_registry
+    env = pettingzoo.make("parallel", "Conquian-v0", forcing=True)
+    observations, _ = env.reset(seed=3)
+    assert isinstance(env, pettingzoo.ParallelEnv) and set(observations) == set(AGENTS)
+    assert env.unwrapped.rules == FORCING
+    to_move = next(a for a in AGENTS if observations[a]["action_mask"].any())
+    legal = int(np.flatnonzero(observations[to_move]["action_mask"])[0])
+    observations, rewards, terminations, truncations, _ = env.step(dict.fromkeys(AGENTS, 0) | {to_move: legal})
+    assert set(rewards) == set(AGENTS)
+
+
 def test_spaces():
     env = conquian_env.env()
     env.reset(seed=1)
