@@ -4,13 +4,17 @@ update, and the quick preset of the documentation's Training page (its smoke tes
 
 from __future__ import annotations
 
+import csv
 import re
 import time
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sb3_contrib")
 train = pytest.importorskip("conquian_train.recipes.ppo")  # the ppo recipe: main, TrainConfig, train_ppo
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _small(out, *more):
@@ -49,3 +53,36 @@ def test_the_log_says_the_rollouts_first_then_steps_per_second_losses_and_entrop
     # the bar: full while the last update runs (it sat at 99% through it), then done
     segments = re.split(r"[\r\n]", capsys.readouterr().err)
     assert any("100%" in s and "updating the policy" in s for s in segments), segments[-6:]
+
+
+def quick_preset() -> list[str]:
+    """The flags of ``make train-ppo-quick`` (the Makefile's ``PPO_QUICK``), as the docs show them."""
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if line.startswith("PPO_QUICK ?="))
+    return line.partition("?=")[2].split()
+
+
+def _eval_rows(out, opponent):
+    rows = [r for r in csv.DictReader(open(out / "eval.csv")) if r["opponent"] == opponent]
+    return sorted(rows, key=lambda r: int(r["step"]))
+
+
+def test_the_quick_preset_is_the_one_the_guide_shows_and_runs(tmp_path):
+    flags = quick_preset()
+    guide = " ".join((ROOT / "docs" / "training.md").read_text().split())
+    assert "conquian-train ppo --out runs/ppo-quick " + " ".join(flags) in guide
+    out = tmp_path / "q"  # its first two rollouts (the later flags win), evaluated small
+    assert train.main([*flags, "--out", str(out), "--total-steps", "16384", "--eval-every", "8192",
+                       "--eval-games", "20", "--workers", "1", "--no-progress"]) == 0  # fmt: skip
+    assert [int(r["step"]) for r in _eval_rows(out, "random")] == [0, 8192, 16384]
+
+
+@pytest.mark.slow
+def test_the_quick_preset_learns_within_three_minutes(tmp_path):
+    out = tmp_path / "q"
+    start = time.monotonic()
+    assert train.main([*quick_preset(), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    assert time.monotonic() - start < 180
+    rows = _eval_rows(out, "random")
+    first, last = rows[0], rows[-1]
+    assert float(last["low"]) > float(first["high"]), (first, last)  # moved by more than its interval
