@@ -172,4 +172,3 @@ class TrainingLog(BaseCallback):
         self.run.log(f"step {step:,} of {self.end:,}: {rate:,.0f} steps/s (playing and updating)"
                      + ("; " + ", ".join(parts) if parts else ""))  # fmt: skip
         self.since, self.busy = step, 0.0
-
