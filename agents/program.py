@@ -171,11 +171,41 @@ def clean_environment(folder: str) -> dict[str, str]:
     return {"PATH": CLEAN_PATH, "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8"}
 
 
+#: the working folders' names: ``conquian-exec-PID-...``, PID the process that started the program
+FOLDER_PREFIX = "conquian-exec-"
+_swept = False
+
+
+def sweep_folders() -> int:
+    """Remove the working folders that processes gone before could not remove (a tournament's pool
+    worker is killed at the end, its cleanup never runs); returns how many.  Once per process."""
+    global _swept
+    if _swept:
+        return 0
+    _swept, removed = True, 0
+    root = Path(tempfile.gettempdir())
+    for folder in root.glob(FOLDER_PREFIX + "*-*"):
+        pid = folder.name[len(FOLDER_PREFIX) :].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its process is alive: its folder is in use
+        except ProcessLookupError:
+            pass
+        except OSError:  # alive, another user's
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 class _Running:
     """One started program: its process, its folder, its pipes (non-blocking) and what it wrote."""
 
     def __init__(self, path: str):
-        self.folder = tempfile.mkdtemp(prefix="conquian-exec-")
+        sweep_folders()
+        self.folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         self.stderr = open(os.path.join(self.folder, ".stderr"), "w+b")  # noqa: SIM115 - closed in stop()
         try:
             self.process = subprocess.Popen(  # noqa: S603 - the user's own program, no shell

@@ -426,3 +426,27 @@ def test_exec_specs_are_checked_when_read(tmp_path):
     assert isinstance(bot, ProgramAgent) and (bot.time, bot.startup, bot.seed) == (0.5, 2.0, 3)
     assert bot.running is None  # built, not started: listing a tournament's bots starts nothing
     assert runs_code(f"exec:{path}")  # a spec read from a file may not start a program on its own
+
+
+def test_folders_left_by_processes_gone_are_swept(tmp_path, monkeypatch):
+    # a tournament's pool workers are killed at its end: their programs' folders stayed in the temp folder
+    import subprocess
+    import tempfile
+
+    import agents.program as program_module
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(program_module, "_swept", False)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = tmp_path / f"conquian-exec-{gone.pid}-abc"
+    alive = tmp_path / f"conquian-exec-{os.getppid()}-def"
+    for folder in (stale, alive):
+        folder.mkdir()
+        (folder / ".stderr").write_text("")
+    bot = make_agent(f"exec:{program(tmp_path, FIRST_LEGAL)}")
+    play(bot)
+    assert not stale.exists() and alive.exists()
+    assert [f.name.split("-")[2] for f in tmp_path.glob("conquian-exec-*")].count(str(os.getpid())) == 1  # its own
+    bot.close()
+    assert not list(tmp_path.glob(f"conquian-exec-{os.getpid()}-*"))
