@@ -95,6 +95,7 @@ def test_the_reference_bot_plays_a_tournament_from_the_command_line(tmp_path):
     assert code == 0
     lines = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(lines) == 4 and all(line["failure"] is None for line in lines)
+    assert {label for line in lines for label in line["seats"]} == {"exec:exec_bot.js", "random"}  # short labels
 
 
 def test_the_same_seed_plays_the_same_games(tmp_path):
