@@ -352,14 +352,20 @@ class ProgramAgent(Agent):
         self.name = f"exec:{file.name}"
         self.running: _Running | None = None
 
-    def _program(self) -> _Running:
+    def _program(self, new_game: bool) -> _Running:
+        """The running program; started when there is none, and, at a new game, when it has exited.
+        One that exits during a game has failed in that game."""
+        if self.running is not None and self.running.process.poll() is not None and not new_game:
+            failure = self.running.exited("between two decisions")
+            self.close(grace=0.0)
+            raise failure
         if self.running is None or self.running.process.poll() is not None:
             self.close(grace=0.0)
             self.running = _Running(self.path)
         return self.running
 
-    def _exchange(self, message: str, answer: bool) -> bytes | None:
-        running = self._program()
+    def _exchange(self, message: str, answer: bool, new_game: bool = False) -> bytes | None:
+        running = self._program(new_game)
         limit = self.time + (0.0 if running.answered else self.startup)
         deadline = monotonic() + limit
         try:
@@ -375,7 +381,7 @@ class ProgramAgent(Agent):
 
     def reset(self, player: int, seed: int | None = None) -> None:
         told = None if seed is None else program_game_seed(seed, self.seed)
-        self._exchange(start_message(player, told, self.time), answer=False)
+        self._exchange(start_message(player, told, self.time), answer=False, new_game=True)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         line = self._exchange(act_message(observation, action_mask, view.player), answer=True)
@@ -387,7 +393,7 @@ class ProgramAgent(Agent):
             raise
 
     def end_game(self, player: int, winner: int | None, failure: dict[str, Any] | None) -> None:
-        if self.running is not None:
+        if self.running is not None and self.running.process.poll() is None:
             self._exchange(end_message(player, winner, failure), answer=False)
 
     def close(self, grace: float = 1.0) -> None:

@@ -141,6 +141,21 @@ if msg['type'] == 'act': answer(msg['legal'][-1])
     assert bot.running is None  # stopped after its failure
 
 
+def test_a_program_that_exits_after_answering_loses_and_is_not_restarted_in_the_game(tmp_path):
+    counter = tmp_path / "starts"
+    path = program(tmp_path, f"""
+if msg['type'] == 'start': open({str(counter)!r}, 'a').write('x')
+if msg['type'] == 'act': answer(msg['legal'][0])
+if msg['type'] == 'act' and msg['view']['stock_size'] <= 17: sys.exit(4)
+""")
+    bot = make_agent(f"exec:{path}")
+    for seat, record in play(bot, games=2):
+        assert record.failure["seat"] == seat and record.failure["kind"] == "crash", record.failure
+        assert record.failure["message"].startswith("exited: the program ended (with code 4)")
+    assert counter.read_text() == "xx"  # one start per game: never restarted in the middle of one
+    bot.close()
+
+
 def test_a_hanging_program_loses_on_time_and_the_next_game_goes_on(tmp_path):
     path = program(
         tmp_path,
