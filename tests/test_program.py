@@ -143,11 +143,14 @@ if msg['type'] == 'act': answer(msg['legal'][-1])
 
 def test_a_program_that_exits_after_answering_loses_and_is_not_restarted_in_the_game(tmp_path):
     counter = tmp_path / "starts"
-    path = program(tmp_path, f"""
+    path = program(
+        tmp_path,
+        f"""
 if msg['type'] == 'start': open({str(counter)!r}, 'a').write('x')
 if msg['type'] == 'act': answer(msg['legal'][0])
 if msg['type'] == 'act' and msg['view']['stock_size'] <= 17: sys.exit(4)
-""")
+""",
+    )
     bot = make_agent(f"exec:{path}")
     for seat, record in play(bot, games=2):
         assert record.failure["seat"] == seat and record.failure["kind"] == "crash", record.failure
