@@ -6,7 +6,8 @@ program, or a script with a ``#!`` line) in every command that takes a bot spec:
     conquian-evaluate exec:./mybot greedy --games 100
     conquian-play --opponent exec:./mybot,time=0.5
 
-The program is started as a child process with no shell, a clean environment
+The program is started as a child process with no shell, in a process group of its own (stopped
+whole, with whatever it started), a clean environment
 (:data:`CLEAN_PATH` as ``PATH``, ``HOME`` and ``TMPDIR`` its own folder, ``LANG=C.UTF-8``, nothing
 else) and its own working folder (a fresh temporary folder, removed when it stops).  Each line it
 reads is one JSON object; it answers the ``act`` lines only, with one line holding a legal action
@@ -30,6 +31,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import weakref
@@ -217,6 +219,7 @@ class _Running:
                 env=clean_environment(self.folder),
                 close_fds=True,
                 bufsize=0,
+                start_new_session=True,  # its own process group: stopped whole (a script's children too), no Ctrl-C
             )
         except OSError as err:
             self.stop()
@@ -305,6 +308,10 @@ def _stop(process: subprocess.Popen | None, folder: str, stderr: Any, grace: flo
                 process.wait(timeout=grace)
             except subprocess.TimeoutExpired:
                 pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the program and whatever it started
+        except (ProcessLookupError, PermissionError):
+            pass
         if process.poll() is None:
             process.kill()
         try:

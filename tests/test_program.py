@@ -177,6 +177,27 @@ if msg['type'] == 'act': answer(msg['legal'][0])
     bot.close()
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_program_is_stopped_with_what_it_started(tmp_path):
+    # a shell script that starts the bot without exec: the bot is its child, and hangs
+    child = program(tmp_path, "if msg['type'] == 'act': open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)")
+    pid_file = tmp_path / "pid"
+    script = tmp_path / "wrapper.sh"
+    script.write_text(f"#!/bin/sh\n{child} {pid_file}\n")
+    script.chmod(0o755)
+    bot = make_agent(f"exec:{script},time=0.5")
+    (seat, record), = play(bot)
+    assert record.failure["message"].startswith("timeout")
+    pid = int(pid_file.read_text())
+    for _ in range(50):
+        stat = Path(f"/proc/{pid}/stat")
+        if not stat.exists() or stat.read_text().rpartition(")")[2].split()[0] in ("Z", "X"):
+            break  # gone, or dead and waiting for its new parent to reap it
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the script's child {pid} outlived the program")
+
+
 @pytest.mark.parametrize(
     "answer, message",
     [("'hello'", "garbage: the answer 'hello' is no action id"), ("'{\"move\": 3}'", "garbage: the answer"),
