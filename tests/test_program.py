@@ -186,7 +186,7 @@ def test_a_program_is_stopped_with_what_it_started(tmp_path):
     script.write_text(f"#!/bin/sh\n{child} {pid_file}\n")
     script.chmod(0o755)
     bot = make_agent(f"exec:{script},time=0.5")
-    (seat, record), = play(bot)
+    ((seat, record),) = play(bot)
     assert record.failure["message"].startswith("timeout")
     pid = int(pid_file.read_text())
     for _ in range(50):
