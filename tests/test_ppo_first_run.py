@@ -41,8 +41,9 @@ def test_the_log_says_the_rollouts_first_then_steps_per_second_losses_and_entrop
     out = tmp_path / "r"
     assert train.main(_small(out, "--total-steps", "1000", "--progress")) == 0
     log = (out / "train.log").read_text().splitlines()
-    first_ppo = next(i for i, line in enumerate(log) if "PPO:" in line)
-    assert "rollouts of 512 (2 games x n_steps 256)" in log[first_ppo] and "ends at step 1,024" in log[first_ppo]
+    first_ppo = next(i for i, line in enumerate(log) if "PPO collects" in line)
+    assert "rollouts of 512 steps (2 games x n_steps 256)" in log[first_ppo]
+    assert "this run ends at step 1,024, not 1,000" in log[first_ppo]
     assert first_ppo < next(i for i, line in enumerate(log) if "eval" in line.lower())  # before any evaluation
     updates = [line for line in log if re.search(r"step [\d,]+ of 1,024: [\d,]+ steps/s", line)]
     assert updates and updates[-1].split("] ", 1)[1].startswith("step 1,024 of 1,024")

@@ -251,9 +251,11 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
     if not resume:  # said first, not after the warm start
-        run.log(f"PPO: {c.total_steps:,} steps in rollouts of {c.rollout_steps:,} ({c.games_in_parallel} games x "
-                f"n_steps {c.n_steps}), one policy update each"
-                + (f": this run ends at step {c.end_step():,}" if c.end_step() != c.total_steps else ""))  # fmt: skip
+        end = c.end_step()
+        run.log(f"PPO collects whole rollouts of {c.rollout_steps:,} steps ({c.games_in_parallel} games x n_steps "
+                f"{c.n_steps}), one policy update each: "
+                + (f"this run ends at step {end:,}, not {c.total_steps:,}" if end != c.total_steps
+                   else f"{end:,} steps in {end // c.rollout_steps:,} rollouts"))  # fmt: skip
     venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, rules=c.rules, seed=c.seed,
                         max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
