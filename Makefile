@@ -8,6 +8,7 @@
 #              scorer's fit with its curve from the untrained network) into runs/default/{labels,fit}; resumes;
 #              make train-exit: expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/exit;
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
+#              make train-ppo-quick: its quick preset, a curve that moves in about a minute (runs/ppo-quick)
 # make train-selfplay  self-play from scratch (train.py selfplay, 60M frames) into runs/selfplay; resumes
 # make train-first     the guide's first training run: 3M self-play frames into runs/first (about 2 minutes)
 # make lint    ruff
@@ -23,7 +24,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo train-selfplay train-first lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo train-ppo-quick train-selfplay train-first lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -117,6 +118,21 @@ train-selfplay: $(STAMP)
 train-first: $(STAMP)
 	$(BIN)/python train.py selfplay --out $(FIRST_RUN) --total-frames 3000000 --eval-every 1000000 \
 		--checkpoint-every 1000000 --snapshot-every 1000000 --eval-games 1000 $(TRAIN_ARGS)
+
+
+# the PPO recipe's quick preset (docs/training.md, "A first run in a minute"): from scratch against random,
+# no warm start, a small network; tests/test_ppo_first_run.py reads these flags from here
+PPO_QUICK_RUN ?= runs/ppo-quick
+PPO_QUICK ?= --total-steps 196608 --bc-games 0 --n-envs 64 --n-steps 128 --batch-size 1024 --learning-rate 3e-4 \
+	--clip-range 0.2 --ent-coef 0.01 --features raw --net-arch 64 64 --opponents random@1 \
+	--eval-opponents random greedy --best-by random --eval-games 200 --eval-every 65536 --checkpoint-every 65536 \
+	--snapshot-every 0
+train-ppo-quick: $(STAMP)
+	if [ -f $(PPO_QUICK_RUN)/checkpoints/latest.zip ]; then \
+		$(BIN)/python train.py ppo --resume $(PPO_QUICK_RUN) $(TRAIN_ARGS); \
+	else \
+		$(BIN)/python train.py ppo --out $(PPO_QUICK_RUN) $(PPO_QUICK) $(TRAIN_ARGS); \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

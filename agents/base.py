@@ -19,7 +19,10 @@ bot's play must depend only on that seed (and its constructor arguments), not on
 earlier games: re-seed any random generator there.  ``act`` must return an ``int``
 action id; anything else (a float, a bool, an illegal id), or an exception, loses the
 game in :func:`conquian_arena.match.play_game`.  A player gives up by raising
-:class:`Resign` from ``act`` (the human front end does when the person quits).
+:class:`Resign` from ``act`` (the human front end does when the person quits); a bot that
+knows how it failed raises :class:`BotFailure` (the ``exec:`` bots, :mod:`agents.program`:
+a program that timed out, exited or answered garbage).  ``end_game(player, winner, failure)``
+is called after every game, the bot's last word on it (the default does nothing).
 """
 
 from __future__ import annotations
@@ -35,12 +38,24 @@ from conquian_env.view import PlayerView
 
 from .catalog import bot
 
-__all__ = ["Agent", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
+__all__ = ["Agent", "BotFailure", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
 
 
 class Resign(Exception):  # noqa: N818 - a player's decision, not an error
     """Raised from :meth:`Agent.act` to give the game up: the game ends at once and the
     other seat wins (recorded as a failure of kind ``"quit"``, with this message)."""
+
+
+class BotFailure(Exception):  # noqa: N818 - the record's failure, not an error of the caller's
+    """Raised from :meth:`Agent.act` (or ``reset``) by a bot that failed in a way it can name: the
+    game is lost and recorded with ``kind`` (``"crash"``: no answer; ``"illegal"``: an answer that
+    is no action) and this message, which starts with the reason (``timeout: ...``)."""
+
+    def __init__(self, kind: str, message: str):
+        if kind not in ("crash", "illegal"):
+            raise ValueError(f"a bot failure is a 'crash' or 'illegal', got {kind!r}")
+        super().__init__(message)
+        self.kind = kind
 
 
 class Agent:
@@ -54,6 +69,11 @@ class Agent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
         raise NotImplementedError
+
+    def end_game(self, player: int, winner: int | None, failure: dict[str, Any] | None) -> None:
+        """Called after each game the bot played in seat ``player``: the winning seat (None for a
+        draw) and the failure that ended it (``{"seat", "kind", "message"}``, or None).  Anything it
+        raises is ignored: the game is over."""
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:

@@ -1,6 +1,7 @@
 """Build bots from spec strings: ``random``, ``greedy``, ``pimc:iterations=400``,
 ``ppo`` (the shipped model), ``ppo:PATH.zip``, ``scorer`` (the shipped action scorer),
-``scorer:PATH.npz``, ``python:package.module:ClassName``.
+``scorer:PATH.npz``, ``exec:PATH`` (a program in any language, :mod:`agents.program`),
+``python:package.module:ClassName``.
 
 Grammar: ``NAME`` or ``NAME:key=value,key=value``.  Some kinds take a positional
 argument first: ``ppo:PATH[,key=value...]`` (a saved MaskablePPO model; ``scorer``
@@ -40,7 +41,7 @@ from .catalog import BotDeclarationError, BotInfo, Declaration, discover
 from .params import Integer, ParamError, Removed, bounds_of
 
 #: the order in which the bot list shows the shipped kinds; other discovered kinds follow, then ``python``
-SHIPPED_ORDER = ("random", "greedy", "pimc", "search", "ismcts-py", "rollout", "ppo", "scorer", "rllib")
+SHIPPED_ORDER = ("random", "greedy", "pimc", "search", "ismcts-py", "rollout", "ppo", "scorer", "rllib", "exec")
 
 #: kinds that are no more, each refused with one line saying what to play instead: an old name is
 #: never given to another bot
@@ -307,10 +308,15 @@ def _construct(spec: str, cls: type[Agent], params: dict[str, Any], seed: int | 
 # --------------------------------------------------------------------------- specs read from files
 
 
+#: the kinds whose spec runs code of the user's: ``python:`` imports a module, ``exec:`` starts a program
+RUNS_CODE = ("python", "exec")
+
+
 def runs_code(spec: Any) -> bool:
-    """Whether building ``spec`` imports a Python module, running its code (a ``python:`` spec;
-    a pool entry ``python:...@WEIGHT`` too).  Every other kind reads data only."""
-    return isinstance(spec, str) and spec_kind(spec) == "python"
+    """Whether playing ``spec`` runs code of the user's: a ``python:`` spec imports a module, an
+    ``exec:`` spec starts a program (a pool entry ``python:...@WEIGHT`` too).  Every other kind
+    reads data only."""
+    return isinstance(spec, str) and spec_kind(spec) in RUNS_CODE
 
 
 def module_in_folder(module: str, folder: str | Path) -> Path | None:
@@ -335,19 +341,32 @@ def module_in_folder(module: str, folder: str | Path) -> Path | None:
 
 
 def refuse_code(specs: Iterable[tuple[str, Any]], source: str | Path, trust_code: bool, folder: str | Path) -> None:
-    """Refuse the ``python:`` specs of ``specs`` (``(field, spec)`` pairs read from the file
-    ``source``): they would import and run a module, which a file may not ask for unless the
-    user passes ``--trust-code``.  Even then a module found inside ``folder`` (the run folder,
-    which holds data) is refused.  Raises :class:`SpecError` naming the field and the spec;
-    imports nothing."""
+    """Refuse the ``python:`` and ``exec:`` specs of ``specs`` (``(field, spec)`` pairs read from
+    the file ``source``): they would import and run a module or start a program, which a file may
+    not ask for unless the user passes ``--trust-code``.  Even then a module found, or a program
+    lying, inside ``folder`` (the run folder, which holds data) is refused.  Raises
+    :class:`SpecError` naming the field and the spec; imports and starts nothing."""
     for field_name, spec in specs:
         if not runs_code(spec):
             continue
+        what = "starts a program" if spec_kind(spec) == "exec" else "imports and runs a Python module"
         if not trust_code:
             raise SpecError(
-                f"{source}: {field_name} holds the bot spec {spec!r}, which imports and runs a Python module; "
+                f"{source}: {field_name} holds the bot spec {spec!r}, which {what}; "
                 "specs read from a file never run code unless you pass --trust-code (only for a file you trust)"
             )
+        if spec_kind(spec) == "exec":
+            program = Path(spec.strip().partition(":")[2].partition(",")[0]).expanduser()
+            try:
+                inside = program.resolve().is_relative_to(Path(folder).resolve())
+            except (OSError, ValueError):
+                inside = False
+            if inside:
+                raise SpecError(
+                    f"{source}: {field_name} holds the bot spec {spec!r}, whose program lies inside the run "
+                    f"folder {folder}: a run folder holds data, never code that is run (put the program elsewhere)"
+                )
+            continue
         module = spec.strip().partition(":")[2].partition(":")[0]
         found = module_in_folder(module, folder)
         if found is not None:

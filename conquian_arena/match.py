@@ -5,7 +5,8 @@ giving each player the same observation, mask and :class:`~conquian_env.view.Pla
 the environment would.  A player that raises or returns anything but a legal action id
 loses the game (judged by :meth:`GameState.check_action <conquian_env.game.GameState.check_action>`),
 one that raises :class:`agents.base.Resign` gives it up; the record says who failed and
-why, so a tournament can go on and count it.  Tournaments, training evaluations, the
+why, so a tournament can go on and count it.  After the game every player hears how it ended
+(:meth:`Agent.end_game <agents.base.Agent.end_game>`).  Tournaments, training evaluations, the
 human front end and the tests all play through this loop.
 """
 
@@ -16,7 +17,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.base import Agent, PlayerView, Resign
+from agents.base import Agent, BotFailure, PlayerView, Resign
 from conquian_env.actions import action_to_str
 from conquian_env.cards import CARD_NAMES, cards_of
 from conquian_env.game import GameState, new_game, shuffled_deal
@@ -67,6 +68,7 @@ def play_game(
         except Exception as err:  # a bot that cannot even start loses
             record.failure = _failure(seat, err)
             record.winner = 1 - seat
+            _tell_the_end(agents, record)
             return record
     while not state.is_terminal():
         seat = state.player
@@ -99,11 +101,22 @@ def play_game(
     else:
         record.winner = state.winner if state.winner >= 0 else None
     record.moves = len(record.actions)
+    _tell_the_end(agents, record)
     return record
+
+
+def _tell_the_end(agents: Sequence[Agent], record: GameRecord) -> None:
+    for seat, agent in enumerate(agents):
+        try:
+            agent.end_game(seat, record.winner, record.failure)
+        except Exception:  # noqa: S110 - the game is over and recorded: a bot's last word cannot change it
+            pass
 
 
 def _failure(seat: int, err: BaseException) -> dict[str, Any]:
     if isinstance(err, Resign):
         return {"seat": seat, "kind": "quit", "message": str(err) or "resigned"}
+    if isinstance(err, BotFailure):
+        return {"seat": seat, "kind": err.kind, "message": str(err)}
     tb = traceback.format_exception_only(type(err), err)
     return {"seat": seat, "kind": "crash", "message": "".join(tb).strip()}

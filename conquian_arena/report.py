@@ -156,10 +156,12 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
     elo = np.array([r["elo"] for r in ratings])
     low = np.array([r["elo_low"] for r in ratings])
     high = np.array([r["elo_high"] for r in ratings])
-    ax2.errorbar(elo, y, xerr=[np.maximum(elo - low, 0), np.maximum(high - elo, 0)], fmt="o", capsize=4)
+    # an unbounded side (a bot that won every one of a handful of deals) is drawn 1000 Elo long
+    below, above = (np.clip(np.nan_to_num(d, nan=0.0, posinf=1000.0), 0, 1000) for d in (elo - low, high - elo))
+    ax2.errorbar(elo, y, xerr=[below, above], fmt="o", capsize=4)
     ax2.set_yticks(y, [_cut(r["bot"], 22) for r in ratings])
     ax2.axvline(0, color="grey", lw=0.8, ls=":")
-    ax2.set_xlabel(f"Elo (Bradley-Terry), {pct}% bootstrap CI")
+    ax2.set_xlabel(f"Elo (Bradley-Terry), {pct}% CI")
     ax2.set_title("ratings")
     ax2.set_ylim(-0.6, len(ratings) - 0.4)
     cfg = summary["config"]

@@ -8,7 +8,10 @@
   doubled after each draw, back to 1 after a decided game (:func:`stake_results`).
 * ratings: Bradley-Terry maximum likelihood with draws as half a win for each side plus
   virtual draws per pair (:func:`bradley_terry`), on the Elo scale, with percentile
-  bootstrap intervals over deals (:func:`bootstrap_ratings`).
+  bootstrap intervals over deals (:func:`bootstrap_ratings`).  The bootstrap cannot see what
+  a handful of deals, or deals that all scored the same, did not show (identical players:
+  every resample the same, ``+0 [+0, +0]``), so there a bot's interval also holds the ratings
+  its score interval implies (:func:`score_ratings`): the score's rule, on the Elo scale.
 
 :func:`summarize` computes all of them from the games of a tournament.  None needs scipy: the
 quantiles are :func:`t_quantile` and :func:`normal_quantile`, which give scipy's numbers
@@ -416,6 +419,44 @@ def bootstrap_ratings(
     return np.quantile(arr, alpha, axis=0), np.quantile(arr, 1 - alpha, axis=0), failed
 
 
+def elo_of_score(score: float) -> float:
+    """The Elo difference at which the expected score is ``score`` (+-inf at 1 and 0)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return ELO_PER_LOGIT * math.log(score / (1.0 - score))
+
+
+def score_ratings(score: Interval, bots: int) -> tuple[float, float]:
+    """The ratings (mean 0 over ``bots`` bots) a bot's score interval against the field implies:
+    a rating ``r`` is ``(k - 1) / k`` of the Elo difference to the mean of the ``k - 1`` others,
+    so the score bounds map to ``(k - 1) / k * elo_of_score(bound)``."""
+    share = (bots - 1) / bots if bots > 1 else 0.0
+    return share * elo_of_score(score.low), share * elo_of_score(score.high)
+
+
+def rating_interval(
+    boot_low: float, boot_high: float, unit_scores: Any, bots: int, confidence: float = 0.95, shift: float = 0.0
+) -> tuple[float, float, bool]:
+    """A bot's rating interval: the bootstrap's ``[boot_low, boot_high]``, widened to hold the
+    ratings its score interval over ``unit_scores`` (its mean score in each deal) implies
+    (:func:`score_ratings`, moved by ``shift``: the mean rating when the scale is anchored on a
+    bot) when its deals all scored the same or there are fewer than :data:`FEW_UNITS` of them;
+    returns (low, high, whether it was widened)."""
+    x = np.asarray(unit_scores, dtype=float)
+    same = x.size > 0 and bool(np.all(x == x[0]))
+    bootstrap_ok = math.isfinite(boot_low) and math.isfinite(boot_high)
+    if x.size == 0 or (not same and x.size >= FEW_UNITS and bootstrap_ok):
+        return boot_low, boot_high, False
+    low, high = (bound + shift for bound in score_ratings(score_interval(x, confidence), bots))
+    if math.isnan(low) or math.isnan(high):
+        return boot_low, boot_high, False
+    if not math.isnan(boot_low):
+        low, high = min(low, boot_low), max(high, boot_high)
+    return low, high, (low, high) != (boot_low, boot_high)
+
+
 def _score_of(game: dict[str, Any], label: str) -> float:
     if game["winner_label"] is None:
         return 0.5
@@ -517,10 +558,12 @@ def summarize(
     }
     timing = {label: {"seconds": 0.0, "decisions": 0, "max_seconds": 0.0} for label in labels}
     first_by_deal: dict[int, list[float]] = defaultdict(list)
+    bot_units: dict[str, dict[int, list[float]]] = {label: defaultdict(list) for label in labels}
     for g in games:
         first_by_deal[g["deal"]].append(_score_of(g, g["seats"][0]))
         for seat, label in enumerate(g["seats"]):
             s = _score_of(g, label)
+            bot_units[label][g["deal"]].append(s)
             bot = per_bot[label]
             bot["games"] += 1
             bot["points"] += s
@@ -533,16 +576,23 @@ def summarize(
             per_bot[label][g["failure"]["kind"]] += 1
             if per_bot[label]["example_failure"] is None:
                 per_bot[label]["example_failure"] = {"index": g["index"], **g["failure"]}
-    ratings = []
+    ratings, widened = [], []
     for label, i in index.items():
         bot = per_bot[label]
+        unit_scores = [float(np.mean(v)) for _, v in sorted(bot_units[label].items())]
+        bot_low, bot_high = float(low[i]), float(high[i])
+        if i != anchor_index:  # the anchor is the scale's zero, by definition
+            shift = float(np.mean(elo)) if anchor_index is not None else 0.0
+            bot_low, bot_high, wider = rating_interval(bot_low, bot_high, unit_scores, k, confidence, shift)
+            if wider:
+                widened.append(label)
         ratings.append(
             {
                 "bot": label,
                 "spec": config["bot_specs"][i],
                 "elo": float(elo[i]),
-                "elo_low": float(low[i]),
-                "elo_high": float(high[i]),
+                "elo_low": bot_low,
+                "elo_high": bot_high,
                 "score": bot["points"] / bot["games"] if bot["games"] else math.nan,
                 **{key: bot[key] for key in ("games", "wins", "draws", "losses", *FAILURE_KINDS)},
                 "example_failure": bot["example_failure"],
@@ -563,7 +613,13 @@ def summarize(
             "ratings": f"Bradley-Terry maximum likelihood (Newton), draws as half wins, {bt_prior:g} virtual "
             f"draw(s) per pair; Elo scale (400/ln 10 per logit), {anchor_text}",
             "rating_interval": f"percentile bootstrap over {units} {unit}, {bootstrap} resamples"
-            + (f" ({failed} without finite ratings left out)" if failed else ""),
+            + (f" ({failed} without finite ratings left out)" if failed else "")
+            + (
+                f"; widened to the ratings the score interval implies for {', '.join(widened)} (all their "
+                f"{unit} scored the same, or fewer than {FEW_UNITS}: the score's rule)"
+                if widened
+                else ""
+            ),
         },
         "pairs": pairs_out,
         "ratings": ratings,

@@ -184,11 +184,15 @@ def game_seed(seed: int, deal: int, swap: int) -> int:
 
 
 def short_name(spec: str) -> str:
-    """A table-friendly name: ``python:pkg.mod:Class,k=v`` -> ``Class,k=v``; ``ppo:dir/m.zip`` -> ``ppo:m.zip``."""
+    """A table-friendly name: ``python:pkg.mod:Class,k=v`` -> ``Class,k=v``; ``ppo:dir/m.zip`` -> ``ppo:m.zip``;
+    ``exec:dir/bot,time=1`` -> ``exec:bot,time=1``."""
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
     if kind.lower() == "python":
         return rest.partition(":")[2] or spec
+    if kind.lower() == "exec" and rest:
+        path, comma, params = rest.partition(",")
+        return f"exec:{Path(path).name or path}{comma}{params}"
     if kind.lower() == "ppo":
         path, comma, params = rest.partition(",")
         if "=" in path and not path.startswith("path="):  # no path: the shipped model

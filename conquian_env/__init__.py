@@ -110,11 +110,13 @@ def _register() -> None:
 
     # PettingZoo's registry (pettingzoo.make) exists from 1.27 on; older releases, which
     # pyproject admits for libraries that pin them, simply have no registration.
-    registry = getattr(pettingzoo, "aec_registry", None)
-    if registry is not None and "Conquian-v0" not in registry:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pettingzoo.register("aec", "Conquian-v0", entry_point="conquian_env.env:env")
+    # The AEC game and its parallel form (parallel_env) under the one id, as PettingZoo's own envs.
+    for kind, entry_point in (("aec", "conquian_env.env:env"), ("parallel", "conquian_env.env:parallel_env")):
+        registry = getattr(pettingzoo, f"{kind}_registry", None)
+        if registry is not None and "Conquian-v0" not in registry:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pettingzoo.register(kind, "Conquian-v0", entry_point=entry_point)
 
 
 _register()

@@ -2,7 +2,8 @@
 
 =====================  ==========================================================
 Creation               ``conquian_env.env()`` or ``pettingzoo.make("aec", "Conquian-v0")``;
-                       ``conquian_env.parallel_env()``: the same game as a ``ParallelEnv``
+                       ``conquian_env.parallel_env()`` or ``pettingzoo.make("parallel",
+                       "Conquian-v0")``: the same game as a ``ParallelEnv``
 Agents                 ``["player_0", "player_1"]``; ``player_0`` plays first unless
                        ``reset(options={"first": 1})``
 Actions                ``Discrete(85)`` (table in :mod:`conquian_env.actions`)

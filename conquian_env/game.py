@@ -82,13 +82,24 @@ class IllegalActionWarning(UserWarning):
     """Issued when the penalize mode ends a game on an illegal action (filter it by category)."""
 
 
+#: the modules of the environment checkers, which step random actions without the mask on purpose:
+#: an illegal action they step is penalized as always, without an IllegalActionWarning
+CHECKERS = (
+    "gymnasium.utils.env_checker",  # not the passive checker: gymnasium.make wraps the user's own first step in it
+    "stable_baselines3.common.env_checker",
+    "pettingzoo.test",
+)
+
+
 def warn_illegal(message: str) -> None:
     """Issue an :class:`IllegalActionWarning` pointing at the user's code that stepped.
 
     The warning names the first frame outside this package and PettingZoo's wrappers (so it
     does not point at ``OrderEnforcingWrapper``), and it keeps no per-message entry in a
     module's warning registry: every illegal action has its own text, and a long run must
-    not accumulate them.  Each one is shown (filter the category to silence them).
+    not accumulate them.  Each one is shown (filter the category to silence them), except
+    when an environment checker (:data:`CHECKERS`: Gymnasium's and Stable-Baselines3's
+    ``check_env``, PettingZoo's tests) stepped: they step random unmasked actions on purpose.
     """
     import os
     import sys
@@ -102,6 +113,11 @@ def warn_illegal(message: str) -> None:
         if not inside:
             break
         frame = frame.f_back
+    outer = frame
+    while outer is not None:
+        if str(outer.f_globals.get("__name__", "")).startswith(CHECKERS):
+            return  # a checker's random action, not the user's: the game still ends as penalized
+        outer = outer.f_back
     if frame is None:
         filename, lineno, module = "<unknown>", 0, None
     else:

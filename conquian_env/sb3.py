@@ -2,8 +2,10 @@
 
 ::
 
+    import torch
     from sb3_contrib import MaskablePPO
     from conquian_env.sb3 import ConquianVecEnv
+    torch.set_num_threads(1)  # torch's default threads fight the engine for the cores: many times slower
     venv = ConquianVecEnv(256, opponent="greedy", seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=64).learn(1_000_000)
 

@@ -34,6 +34,8 @@ TOURNAMENT_GAME = 1
 TOURNAMENT_BOT = 3
 #: the vector environments' opponent: ``derive_seed(seed, VECTOR_OPPONENT)``
 VECTOR_OPPONENT = 1
+#: the seed an ``exec:`` bot's program is told for a game: ``derive_seed(game seed, PROGRAM_GAME, bot seed)``
+PROGRAM_GAME = 5
 
 # ---------------------------------------------------------------- stream words (stream_rng(seed, WORD, ...))
 #: the Elo bootstrap's resampling generator: ``stream_rng(seed, BOOTSTRAP)``
@@ -110,6 +112,13 @@ def mixed_seed_31(game_seed: int, bot_seed: int) -> int:
     :mod:`agents.openspiel_bot` seed a game): ``SeedSequence([game_seed, bot_seed])``'s first
     32-bit word shifted right by one, as always."""
     return int(np.random.SeedSequence([int(game_seed), int(bot_seed)]).generate_state(1)[0] >> 1)
+
+
+def program_game_seed(game_seed: int, bot_seed: int | None) -> int:
+    """The seed an ``exec:`` bot's program is told for one game (:mod:`agents.program`): from the
+    game's seed and the bot's own (0 when it has none), ``derive_seed(game_seed, PROGRAM_GAME,
+    bot_seed)`` cut to 53 bits, so that every JSON reader (JavaScript's numbers too) holds it exactly."""
+    return derive_seed(game_seed, PROGRAM_GAME, 0 if bot_seed is None else bot_seed) >> 10
 
 
 def bot_game_random(game_seed: int, bot_seed: int | None) -> random.Random:

@@ -4,8 +4,10 @@ Stable-Baselines3 trains single-agent Gymnasium environments; sb3-contrib's Mask
 reads legal actions from an ``action_masks()`` method.  :class:`SingleAgentEnv` gives
 both::
 
+    import torch
     from sb3_contrib import MaskablePPO
     from conquian_env.wrappers import SingleAgentEnv
+    torch.set_num_threads(1)  # torch's default threads fight the game for the cores: many times slower
     env = SingleAgentEnv(opponent="random")        # or any bot object / callable
     model = MaskablePPO("MlpPolicy", env).learn(10_000)
 

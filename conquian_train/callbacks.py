@@ -9,6 +9,7 @@ plays this package's duplicate-deal evaluation, :class:`CheckpointEvery` writes 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 
 from agents.networks.ppo import NumpyPolicy
@@ -87,7 +88,9 @@ class CheckpointEvery(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """A tqdm bar of the learner's steps on standard error."""
+    """A tqdm bar of the learner's steps on standard error, to ``total`` (the step the run ends
+    at); it says when the policy is being updated, the steps of the rollout all counted (the
+    bar was left at 99% through the last update)."""
 
     def __init__(self, total: int):
         super().__init__()
@@ -99,9 +102,73 @@ class ProgressCallback(BaseCallback):
         self.bar = tqdm(total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True,
                         file=sys.stderr)  # fmt: skip
 
+    def _on_rollout_start(self) -> None:
+        self.bar.set_postfix_str("playing", refresh=False)
+
     def _on_step(self) -> bool:
         self.bar.update(self.model.num_timesteps - self.bar.n)
         return True
 
+    def _on_rollout_end(self) -> None:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        self.bar.set_postfix_str("updating the policy", refresh=True)  # drawn now, whatever tqdm's interval
+
     def _on_training_end(self) -> None:
+        self.bar.set_postfix_str("done", refresh=False)
         self.bar.close()
+
+
+class TrainingLog(BaseCallback):
+    """After each policy update (at most one line every ``every`` seconds, and the last one), a line
+    in the run's log: the step, steps per second since the last line, the losses, the policy's
+    entropy and the update's KL, read from SB3's logger (``train/*``, also in TensorBoard)."""
+
+    #: SB3's names of what the line shows, and how it shows them
+    SHOWN = (
+        ("train/policy_gradient_loss", "policy loss", "{:+.4f}"),
+        ("train/value_loss", "value loss", "{:.4f}"),
+        ("train/entropy_loss", "entropy", "{:.3f}"),
+        ("train/approx_kl", "KL", "{:.4f}"),
+        ("train/clip_fraction", "clipped", "{:.3f}"),
+    )
+
+    def __init__(self, run: RunFolder, end: int, every: float = 20.0):
+        super().__init__()
+        self.run, self.end, self.every = run, end, every
+
+    def _on_training_start(self) -> None:
+        self.since, self.busy, self.mark, self.updates = self.model.num_timesteps, 0.0, None, 0
+
+    def _on_step(self) -> bool:
+        if self.mark is None:
+            self.mark = time.monotonic()  # from the rollout's first step: the evaluations are not counted
+        return True
+
+    def _on_rollout_start(self) -> None:
+        self.count_time()
+        if self.updates and self.busy >= self.every:
+            self.write()
+        self.updates += 1
+
+    def _on_training_end(self) -> None:
+        self.count_time()
+        if self.model.num_timesteps > self.since:
+            self.write()
+
+    def count_time(self) -> None:
+        if self.mark is not None:
+            self.busy += time.monotonic() - self.mark
+            self.mark = None
+
+    def write(self) -> None:
+        step = self.model.num_timesteps
+        rate = (step - self.since) / max(self.busy, 1e-9)
+        values = self.model.logger.name_to_value
+        parts = []
+        for key, name, form in self.SHOWN:
+            if key in values:
+                value = -values[key] if key == "train/entropy_loss" else values[key]  # SB3 logs minus the entropy
+                parts.append(f"{name} {form.format(value)}")
+        self.run.log(f"step {step:,} of {self.end:,}: {rate:,.0f} steps/s (playing and updating)"
+                     + ("; " + ", ".join(parts) if parts else ""))  # fmt: skip
+        self.since, self.busy = step, 0.0

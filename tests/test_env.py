@@ -109,6 +109,19 @@ def test_registry_make():
     assert "Conquian-v0" in pettingzoo.aec_registry
 
 
+def test_the_parallel_form_is_registered_under_the_same_id():
+    # before: pettingzoo.make("parallel", "Conquian-v0") was not registered although parallel_env() exists
+    assert "Conquian-v0" in pettingzoo.parallel_registry
+    env = pettingzoo.make("parallel", "Conquian-v0", forcing=True)
+    observations, _ = env.reset(seed=3)
+    assert isinstance(env, pettingzoo.ParallelEnv) and set(observations) == set(AGENTS)
+    assert env.unwrapped.rules == FORCING
+    to_move = next(a for a in AGENTS if observations[a]["action_mask"].any())
+    legal = int(np.flatnonzero(observations[to_move]["action_mask"])[0])
+    observations, rewards, terminations, truncations, _ = env.step(dict.fromkeys(AGENTS, 0) | {to_move: legal})
+    assert set(rewards) == set(AGENTS)
+
+
 def test_spaces():
     env = conquian_env.env()
     env.reset(seed=1)
@@ -829,6 +842,35 @@ def test_penalize_warnings_point_at_the_caller_and_do_not_pile_up():
         assert caught[0].filename == __file__, caught[0].filename
     assert len(getattr(order_enforcing, "__warningregistry__", {})) <= before + 1
     assert not any("illegal action" in str(k) for k in globals().get("__warningregistry__", {}))
+
+
+def test_the_environment_checkers_print_no_illegal_action_warning():
+    # before: Gymnasium's check_env printed four IllegalActionWarnings (it steps random unmasked
+    # actions on purpose), Stable-Baselines3's two; a user's own illegal step still warns
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    from conquian_env.game import IllegalActionWarning
+
+    checkers = [check_env]
+    try:
+        from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+        checkers.append(sb3_check_env)
+    except ImportError:  # the train extra: Gymnasium's checker alone
+        pass
+    for checker in checkers:
+        env = gymnasium.make("conquian_env/Conquian-v0", opponent="greedy")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            checker(env.unwrapped)
+        assert not [w for w in caught if w.category is IllegalActionWarning], checker
+    env = gymnasium.make("conquian_env/Conquian-v0", opponent="greedy")
+    obs, _ = env.reset(seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env.step(int(np.flatnonzero(~env.unwrapped.action_masks())[0]))  # the passive checker wraps this first step
+    assert [w.category for w in caught if w.category is IllegalActionWarning] == [IllegalActionWarning]
 
 
 def test_numeric_infos_have_the_same_keys_and_int_values_on_every_step():

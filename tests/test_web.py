@@ -394,6 +394,20 @@ def test_the_finished_game_is_legible_and_its_buttons_plainly_disabled(play_serv
     opened.value.wait_for_selector('#table[data-game="0"]')
 
 
+def test_the_move_log_has_room_for_three_digit_move_numbers(play_server, page):
+    # before: the log's 26px left padding, where the list draws its markers, cut "100." to "00."
+    server, url = play_server("greedy", seed=5, seat=0, auto_pass=True)
+    page.goto(url)
+    page.wait_for_selector('#status[data-status="your-move"]')
+    padding, needed = page.evaluate("""() => {
+        const style = getComputedStyle(document.getElementById("log"));
+        const ctx = document.createElement("canvas").getContext("2d");
+        ctx.font = `${style.fontSize} ${style.fontFamily}`;
+        return [parseFloat(style.paddingLeft), ctx.measureText("199. ").width];
+    }""")
+    assert padding >= needed, (padding, needed)
+
+
 def test_play_page_says_your_move_only_when_a_move_can_be_clicked(play_server, page):
     """While a move travels to the server every button is disabled; the status must not say
     "your-move" then (it did, and a poll answered meanwhile left the page in that state)."""

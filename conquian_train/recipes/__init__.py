@@ -123,6 +123,8 @@ def run_recipe(
     try:
         config, resume = config_from_args(cls, args, may_change)
         config.validate()
+        if not resume and hasattr(config, "validate_new_run"):
+            config.validate_new_run()  # what only a new run must meet (a resume keeps its recipe)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -62,7 +62,7 @@ from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
 from .. import files, recipes
-from ..callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
+from ..callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery, TrainingLog
 from ..envs import make_vec_env
 from ..evaluation import Evaluator
 from ..imitation import ImitationSettings
@@ -150,6 +150,27 @@ class TrainConfig(RunSettings):
         for spec in (self.teacher, *self.bc_opponents):
             make_agent(spec, 0)  # a bad spec fails now, not after an hour
 
+    def validate_new_run(self) -> None:
+        """Refuse a new run shorter than one PPO rollout (PPO learns once per rollout): said before
+        anything is played, with the knobs that make a rollout shorter."""
+        if self.total_steps < self.rollout_steps:
+            raise ValueError(
+                f"total_steps {self.total_steps:,} is below one PPO rollout of {self.rollout_steps:,} steps "
+                f"({self.games_in_parallel} games x n_steps {self.n_steps}), and PPO updates once per rollout: "
+                f"give --total-steps {self.rollout_steps} or more, or shorter rollouts (--n-envs 32 --n-steps 64: "
+                "2,048 steps; the quick preset of the documentation's Training page)"
+            )
+
+    @property
+    def rollout_steps(self) -> int:
+        """The learner steps of one PPO rollout (``games_in_parallel x n_steps``)."""
+        return self.games_in_parallel * self.n_steps
+
+    def end_step(self, start: int = 0) -> int:
+        """The step a run from ``start`` ends at: ``total_steps`` rounded up to whole rollouts."""
+        remaining = self.total_steps - start
+        return start + max(0, -(-remaining // self.rollout_steps) * self.rollout_steps)
+
     @property
     def games_in_parallel(self) -> int:
         """``n_envs``, or its automatic value."""
@@ -229,6 +250,12 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     c, run = config, RunFolder(config.out, recipe(config))
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
+    if not resume:  # said first, not after the warm start
+        end = c.end_step()
+        run.log(f"PPO collects whole rollouts of {c.rollout_steps:,} steps ({c.games_in_parallel} games x n_steps "
+                f"{c.n_steps}), one policy update each: "
+                + (f"this run ends at step {end:,}, not {c.total_steps:,}" if end != c.total_steps
+                   else f"{end:,} steps in {end // c.rollout_steps:,} rollouts"))  # fmt: skip
     venv = make_vec_env(c.opponents, c.games_in_parallel, features=c.features, rules=c.rules, seed=c.seed,
                         max_snapshots=c.max_snapshots)  # fmt: skip
     model = MaskablePPO("MlpPolicy", venv, tensorboard_log=str(run.out / "tb"), **c.ppo())
@@ -257,13 +284,14 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
         EvaluateEvery(run, evaluate, c.eval_every),
         CheckpointEvery(run, c.checkpoint_every, lambda step: start_segment(model, c.seed, step)),
     ]
+    end = c.end_step(model.num_timesteps)
+    callbacks.append(TrainingLog(run, end))
     if c.progress if c.progress is not None else sys.stderr.isatty():
-        callbacks.insert(0, ProgressCallback(c.total_steps))
-    remaining, rollout = c.total_steps - model.num_timesteps, venv.num_envs * c.n_steps
-    if remaining > 0 and remaining % rollout:
-        run.log(f"PPO collects whole rollouts of {rollout:,} steps ({venv.num_envs} games x n_steps {c.n_steps}): "
-                f"this run ends at step {model.num_timesteps + -(-remaining // rollout) * rollout:,}, "
-                f"not {c.total_steps:,}")  # fmt: skip
+        callbacks.insert(0, ProgressCallback(end))
+    remaining = c.total_steps - model.num_timesteps
+    if resumed and remaining > 0 and end != c.total_steps:
+        run.log(f"PPO collects whole rollouts of {c.rollout_steps:,} steps ({c.games_in_parallel} games x n_steps "
+                f"{c.n_steps}): this run ends at step {end:,}, not {c.total_steps:,}")  # fmt: skip
     try:
         if remaining > 0:
             model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=not resumed,
