@@ -30,9 +30,9 @@ import numpy as np
 
 from agents.model_files import ModelFileError, parse_json
 from conquian_arena import knobs
+from conquian_arena.runfiles import remove_partials, set_aside, write_atomic
 from conquian_env.rules import STANDARD
 
-from .files import remove_partials, set_aside, write_atomic
 from .run import claimed_folder
 
 #: the most shards a folder may have (``ceil(games / chunk)``)
@@ -66,7 +66,7 @@ def settings_of(config: Any) -> dict[str, Any]:
 
 
 def write_shard(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """``np.savez_compressed`` through :func:`conquian_train.files.write_atomic`: complete or absent."""
+    """``np.savez_compressed`` through :func:`conquian_arena.runfiles.write_atomic`: complete or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 

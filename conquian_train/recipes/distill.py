@@ -63,10 +63,10 @@ import numpy as np
 
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
+from conquian_arena.runfiles import RunFolderError
 from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator, ScorerModel
-from ..files import RunFolderError
 from ..run import RunFolder, claimed_folder
 from ..settings import FolderSettings, RunSettings, recipe_knobs
 from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count

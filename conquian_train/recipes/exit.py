@@ -63,13 +63,12 @@ from agents.networks.ppo import (
 )
 from agents.registry import make_agent
 from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
-from conquian_arena import knobs
+from conquian_arena import knobs, runfiles
 from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import derive_seed
 
-from .. import files
 from ..envs import make_vec_env
 from ..evaluation import Evaluator, ScorerModel, model_suffix
 from ..imitation import ImitationData, ImitationSettings, fit_imitation
@@ -480,7 +479,7 @@ class ExItRun:
             run.save_model(self.model, f"round{r}{self.suffix}")
             run.state.update(round=r + 1, labels=len(data), pending_eval=r, round_times=times)
             self.checkpoint()
-        files.copy_atomic(run.checkpoints / f"latest{self.suffix}", run.out / f"final{self.suffix}")
+        runfiles.copy_atomic(run.checkpoints / f"latest{self.suffix}", run.out / f"final{self.suffix}")
         run.log(f"done: {c.rounds} rounds, {run.state['labels']:,} labelled decisions, {run.elapsed():.0f} s; best "
                 f"vs {c.best_by} {run.state['best_score']:.3f} -> {run.out / f'best{self.suffix}'}")  # fmt: skip
         return run.state

@@ -57,11 +57,11 @@ import numpy as np
 from agents.batched import parse_pool
 from agents.networks.ppo import stamp_model
 from agents.registry import make_agent
-from conquian_arena import knobs
+from conquian_arena import knobs, runfiles
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from .. import files, recipes
+from .. import recipes
 from ..callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery
 from ..envs import make_vec_env
 from ..evaluation import Evaluator
@@ -280,7 +280,7 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
         evaluate(model, model.num_timesteps)
     venv.close()
     run.save_checkpoint(model)  # with the final evaluation's best score
-    files.copy_atomic(run.checkpoints / "latest.zip", run.out / "final.zip")  # the same model
+    runfiles.copy_atomic(run.checkpoints / "latest.zip", run.out / "final.zip")  # the same model
     run.log(f"done: {model.num_timesteps:,} steps in {run.elapsed():.0f} s; best score vs {c.best_by} "
             f"{run.state['best_score']:.3f} at step {run.state['best_step']:,} -> {run.out / 'best.zip'}")  # fmt: skip
     return run.state
