@@ -69,6 +69,8 @@ KEY_FILE = "games.key"
 CHECK_FIELD = "check"
 #: how deep :func:`check_folder` looks into a run folder's sub-folders
 CHECK_DEPTH = 3
+#: the endings of the files a run folder holds: a folder so named stands where a file belongs
+FILE_SUFFIXES = (".json", ".jsonl", ".csv", ".log", ".lock", ".key", ".npz", ".zip", ".png", ".html", ".txt")
 
 _SIGNED = re.compile(rb'\A(.*), "check": "([0-9a-f]{64})"\}\Z', re.S)
 _KEY = re.compile(r"\A[0-9a-f]{64}\n?\Z")
@@ -137,6 +139,20 @@ def disk_full(err: BaseException) -> bool:
     return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+#: the errors of a file that is not what its name says (a folder, a link, a FIFO) where a library
+#: outside this module opens it by path (a model's archive, a plot)
+MISPLACED = {errno.EISDIR: "a folder", errno.ENOTDIR: "not a folder", errno.ELOOP: "a symbolic link",
+             errno.ENXIO: "a FIFO or a socket"}  # fmt: skip
+
+
+def misplaced(err: BaseException) -> str | None:
+    """The one line for an ``OSError`` raised by a file of the run folder that is not a regular file
+    (:data:`MISPLACED`), or None for any other error."""
+    if not isinstance(err, OSError) or err.errno not in MISPLACED:
+        return None
+    return str(refusal(err.filename or "a file of the run folder", MISPLACED[err.errno]))
+
+
 # --------------------------------------------------------------------------- no links, no FIFOs
 
 
@@ -175,7 +191,7 @@ def check_entry(path: str | Path, expected: str = "file") -> bool:
 def check_folder(folder: str | Path, depth: int = CHECK_DEPTH) -> None:
     """Refuse (:func:`refusal`, naming the first) any entry of ``folder`` and of its sub-folders
     (``depth`` levels) that is not a regular file or a real folder: a symbolic link, dangling or
-    not, a FIFO, a socket, a device."""
+    not, a FIFO, a socket, a device, and a folder named as a file (:data:`FILE_SUFFIXES`)."""
     folder = Path(folder)
     if not check_entry(folder, "folder"):
         return
@@ -183,6 +199,8 @@ def check_folder(folder: str | Path, depth: int = CHECK_DEPTH) -> None:
         found = sorted(entries, key=lambda e: e.name)
     for entry in found:
         mode = entry.stat(follow_symlinks=False).st_mode
+        if stat.S_ISDIR(mode) and entry.name.endswith(FILE_SUFFIXES):
+            raise refusal(entry.path, "a folder")
         if stat.S_ISDIR(mode):
             if depth > 0:
                 check_folder(entry.path, depth - 1)
@@ -630,6 +648,7 @@ def check_problem(line: bytes, key: bytes) -> str | None:
 
 __all__ = [
     "CHECK_FIELD",
+    "FILE_SUFFIXES",
     "KEY_FILE",
     "KILL_ENV",
     "KILL_EXIT",
@@ -654,6 +673,8 @@ __all__ = [
     "fsync_path",
     "hold_folder",
     "kill_at",
+    "MISPLACED",
+    "misplaced",
     "new_key",
     "open_append",
     "open_fd",

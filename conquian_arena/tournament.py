@@ -849,6 +849,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a file of the folder that is a folder, a FIFO: one line; any other error as it is
+        if (line := runfiles.misplaced(err)) is None:
+            raise
+        print(f"{parser.prog}: error: {line}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\ninterrupted: games played so far are saved; run the same command again to resume", file=sys.stderr)
         return 130

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.model_files import ModelFileError
 from agents.networks.ppo import NumpyPolicy
 from conquian_arena import knobs, runfiles
 from conquian_arena.runfiles import RunFolderError
@@ -289,6 +290,9 @@ def one_line_errors(body: Callable[[], Any], out: str | Path, resume_with: str,
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
+        if (line := runfiles.misplaced(err)) is not None:
+            print(f"error: {line}", file=sys.stderr)
+            return 2
         if not runfiles.disk_full(err):
             raise
         where = f" writing {err.filename}" if err.filename else ""
@@ -313,7 +317,8 @@ def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Cal
             print(json.dumps(config, indent=2), file=sys.stderr)
             body()
 
-    return one_line_errors(work, out, f"{command} {out}")
+    # a checkpoint's model file that cannot be read is named in one line, as a bad table or state is
+    return one_line_errors(work, out, f"{command} {out}", catch=(RunFolderError, ModelFileError))
 
 
 def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step",

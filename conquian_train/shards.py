@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.model_files import ModelFileError, parse_json
 from conquian_arena import knobs
-from conquian_arena.runfiles import remove_partials, set_aside, write_atomic
+from conquian_arena.runfiles import check_entry, remove_partials, set_aside, write_atomic
 from conquian_env.rules import STANDARD
 
 from .run import claimed_folder
@@ -93,7 +93,7 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
         if (out / "shards").is_dir() and (gone := remove_partials(out / "shards")):
             log(f"deleted the half-written {', '.join(gone)} of a killed run")
         paths = [shard_path(out, k) for k in range(n_shards)]
-        todo = [k for k in range(n_shards) if not paths[k].exists()]
+        todo = [k for k in range(n_shards) if not check_entry(paths[k])]  # a link or a folder there: refused
         log(f"{out}: {n_shards - len(todo)} of {n_shards} shards already made")
         bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
         t0 = time.perf_counter()

@@ -411,7 +411,7 @@ class ExItRun:
         settings = recipe(c)
         for k in range(-(-c.games // c.chunk)):
             path = self.shard(round_, k)
-            if path.exists():
+            if runfiles.check_entry(path):  # made already (a link or a folder in its place: refused)
                 continue
             data, timing = play_and_label(student, c, round_, k)
             meta = {"features": c.features, "round": round_, "chunk": k, "index": k, "playouts": c.playouts,
@@ -498,5 +498,13 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train exit") -> in
                       holds_run=holds_run, prog=prog)  # fmt: skip
 
 
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`)."""
+    out = root / "run"
+    start = ["--out", str(out), "--rounds", "2", "--games", "8", "--chunk", "4", "--playouts", "60", "--epochs", "2",
+             "--eval-games", "8", "--seed", "3", "--workers", str(workers)]  # fmt: skip
+    return [(out, start, ["--resume", str(out)])]
+
+
 RECIPE = Recipe("exit", "expert iteration: the compiled search labels, a network (scorer or ppo) learns", (ExItConfig,),
-                main)  # fmt: skip
+                main, quick)  # fmt: skip

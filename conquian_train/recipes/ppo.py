@@ -323,4 +323,16 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train ppo") -> int
                       holds_run=holds_run, prog=prog)  # fmt: skip
 
 
-RECIPE = Recipe("ppo", "warm start, then MaskablePPO self-play against an opponent pool", (TrainConfig,), main)
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`)."""
+    out = root / "run"
+    start = [
+        "--out", str(out), "--total-steps", "1024", "--bc-games", "20", "--bc-epochs", "1", "--n-envs", "2",
+        "--n-steps", "256", "--batch-size", "128", "--n-epochs", "1", "--eval-every", "512", "--eval-games", "4",
+        "--checkpoint-every", "512", "--snapshot-every", "256", "--workers", str(workers), "--no-progress",
+        "--net-arch", "16",
+    ]  # fmt: skip
+    return [(out, start, ["--resume", str(out), "--no-progress", "--workers", str(workers)])]
+
+
+RECIPE = Recipe("ppo", "warm start, then MaskablePPO self-play against an opponent pool", (TrainConfig,), main, quick)
