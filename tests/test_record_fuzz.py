@@ -38,7 +38,7 @@ def _bad_lines(good: str, rng: random.Random) -> list[str]:
         cut = rng.randrange(1, len(good))
         bad.append(good[:cut])
         chars = list(good)
-        chars[rng.randrange(len(chars))] = rng.choice("{}[],:\"0x\\")
+        chars[rng.randrange(len(chars))] = rng.choice('{}[],:"0x\\')
         bad.append("".join(chars))
     return bad
 
