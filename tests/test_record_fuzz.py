@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,10 @@ def test_serve_refuses_a_save_path_that_is_a_folder_in_one_line(tmp_path):
     pytest.importorskip("flask")
     from conquian_arena.webplay import serve
 
-    said = []
-    assert serve("random", save=tmp_path, port=0, output=said.append) == 2
+    said, codes = [], []
+    thread = threading.Thread(target=lambda: codes.append(serve("random", save=tmp_path, port=0, output=said.append)),
+                              daemon=True)  # fmt: skip
+    thread.start()
+    thread.join(60)  # before: it served, every game's save failing
+    assert codes == [2], said
     assert len(said) == 1 and str(tmp_path) in said[0] and "not a file of games" in said[0]
