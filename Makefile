@@ -1,4 +1,5 @@
 # make test    create .venv, install everything, run the default test suite
+# make test-commands  make train, make train-exit, make train-ppo and every recipe's quick run, tiny, two workers
 # make test-integrations  install Ray, RLlib, Tianshou, OpenSpiel and run their tests
 # make test-jax  the JAX engine (conquian_env.jax, extra "jax") in a venv of its own, .venv-jax, on JAX's CPU backend
 # make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
@@ -21,7 +22,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-commands test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -36,6 +37,11 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# the README's and the training guide's commands (make train, make train-exit, make train-ppo and each
+# recipe's quick run) at a tiny size with two workers, in a temporary folder (tests/test_commands.py)
+test-commands: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests/test_commands.py
 
 # Ray (distributed tournaments), RLlib, Tianshou and OpenSpiel: optional extras, installed here on demand
 # (ray[rllib] pins its own gymnasium); their tests, slow ones included
@@ -75,15 +81,16 @@ bench-vector: $(STAMP)
 	$(BIN)/python benchmarks/bench_vector.py
 
 # RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (distill fit's for train, exit's for
-# train-exit); TRAIN_GAMES: the games train labels
+# train-exit); TRAIN_GAMES: the games train labels; LABEL_ARGS: more options of train's labelling (distill generate)
 RUN ?= runs/default
 EXIT_RUN ?= runs/exit
 PPO_RUN ?= runs/ppo
 TRAIN_ARGS ?=
 TRAIN_GAMES ?= 40000
+LABEL_ARGS ?=
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 train: $(STAMP)
-	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES)
+	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES) $(LABEL_ARGS)
 	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-games 2000 --workers 0 $(TRAIN_ARGS)
 
 train-exit: $(STAMP)
