@@ -262,3 +262,16 @@ def test_a_held_lock_names_its_holder(tmp_path):
             RunLock(tmp_path).acquire()
     finally:
         lock.release()
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"text"', "7", "null", "[" * 100_000])
+def test_a_tournament_config_that_is_not_a_json_object_is_refused_in_one_line(text, tmp_path, capsys):
+    # before: a traceback (AttributeError / RecursionError)
+    from conquian_arena import tournament
+
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "config.json").write_text(text)
+    assert tournament.main([*TOURNAMENT, "--out", str(out)]) == 2
+    _one_line(capsys.readouterr().err, "config.json")
+    assert (out / "config.json").read_text() == text

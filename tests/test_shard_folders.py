@@ -98,6 +98,29 @@ def test_temporary_names_are_each_writers_own(tmp_path):
 # ------------------------------------------------------------------ each shard the one it says it is
 
 
+def test_a_shard_the_system_cannot_read_for_now_is_named_and_left_in_place(folder, monkeypatch):
+    # before: any OSError (an I/O error, too many open files) set the shard aside as .bad
+    import errno
+
+    from conquian_train import shards
+
+    shard = folder / "shards" / "s00001.npz"
+    before = shard.read_bytes()
+    real = np.load
+
+    def flaky(path, *args, **kwargs):
+        if str(path).endswith("s00001.npz"):
+            raise OSError(errno.EIO, "Input/output error", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shards.np, "load", flaky)
+    with pytest.raises(ShardError, match=r"s00001.npz'?: cannot be read \(Input/output error\); left in place"):
+        recipe.load_positions([str(folder)])
+    assert shard.read_bytes() == before and not (folder / "shards" / "s00001.npz.bad").exists()
+    monkeypatch.undo()
+    recipe.load_positions([str(folder)])
+
+
 def test_a_truncated_shard_is_named_set_aside_and_made_again(folder, pristine):
     shard = folder / "shards" / "s00001.npz"
     shard.write_bytes(shard.read_bytes()[:300])

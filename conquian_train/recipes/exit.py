@@ -72,7 +72,7 @@ from conquian_env.seeding import derive_seed
 from ..envs import make_vec_env
 from ..evaluation import Evaluator, ScorerModel, model_suffix
 from ..imitation import ImitationData, ImitationSettings, fit_imitation
-from ..policy_files import restore_checkpoint
+from ..policy_files import check_same_layout, restore_checkpoint
 from ..run import PPO_STATE, RunFolder, RunFolderError
 from ..scorer_fit import ScorerSettings, fit_scorer, initial_scorer
 from ..seeding import EXIT_ANALYSIS, EXIT_GAMES
@@ -337,6 +337,8 @@ class ExItRun:
         saved = read_model(path)
         if saved.features != self.config.features:
             raise ValueError(f"init {str(path)!r} reads {saved.features!r} features, the run {self.config.features!r}")
+        check_same_layout(saved, f"init {str(path)!r}", "start from a model of this version's layout, or from "
+                          "nothing (--init '')")  # fmt: skip
         try:
             self.model.policy.load_state_dict(saved.policy_state)
         except RuntimeError as err:
