@@ -81,7 +81,7 @@ bench-vector: $(STAMP)
 	$(BIN)/python benchmarks/bench_vector.py
 
 # RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (distill fit's for train, exit's for
-# train-exit); TRAIN_GAMES: the games train labels; LABEL_ARGS: more options of train's labelling (distill generate)
+# train-exit, ppo's for train-ppo: on a resume too); TRAIN_GAMES: the games train labels; LABEL_ARGS: more options of train's labelling (distill generate)
 RUN ?= runs/default
 EXIT_RUN ?= runs/exit
 PPO_RUN ?= runs/ppo
@@ -89,6 +89,8 @@ TRAIN_ARGS ?=
 TRAIN_GAMES ?= 40000
 LABEL_ARGS ?=
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
+# PPO_QUICK: the options of a new train-ppo run only (a resume takes them from the run's config.json)
+PPO_QUICK ?=
 train: $(STAMP)
 	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES) $(LABEL_ARGS)
 	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-games 2000 --workers 0 $(TRAIN_ARGS)
@@ -104,7 +106,7 @@ train-ppo: $(STAMP)
 	if [ -f $(PPO_RUN)/checkpoints/latest.zip ]; then \
 		$(BIN)/python train.py ppo --resume $(PPO_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py ppo --out $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --out $(PPO_RUN) $(PPO_QUICK) $(TRAIN_ARGS); \
 	fi
 
 lint: $(STAMP)

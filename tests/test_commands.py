@@ -24,9 +24,9 @@ MAKE_SIZES = {
     "train": {"TRAIN_GAMES": "20", "LABEL_ARGS": "--playouts 2 --chunk 10",
               "TRAIN_ARGS": "--hidden 8 --epochs 1 --batch 64 --eval-games 4 --workers 2"},
     "train-exit": {"QUICK": "--games 8 --chunk 4 --rounds 2 --playouts 60 --epochs 2 --eval-games 8 --workers 2"},
-    "train-ppo": {"TRAIN_ARGS": "--total-steps 1024 --bc-games 20 --bc-epochs 1 --n-envs 2 --n-steps 256 "
+    "train-ppo": {"PPO_QUICK": "--total-steps 1024 --bc-games 20 --bc-epochs 1 --n-envs 2 --n-steps 256 "
                   "--batch-size 128 --n-epochs 1 --eval-every 512 --eval-games 4 --checkpoint-every 512 "
-                  "--snapshot-every 256 --workers 2 --no-progress --net-arch 16"},
+                  "--snapshot-every 256 --net-arch 16", "TRAIN_ARGS": "--workers 2 --no-progress"},
 }  # fmt: skip
 RUNS = {"train": "RUN", "train-exit": "EXIT_RUN", "train-ppo": "PPO_RUN"}
 
