@@ -55,6 +55,10 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
     ``report.html``    the tables, the plot and a link to every game's replay in ``replays/``
                        (self-contained pages, one per pair of bots; ``--no-html`` skips them).
+    ``run.lock``       held while a run works in the folder: a second run stops, naming the holder.
+    Every file is written through :mod:`conquian_arena.runfiles`, the run-folder library of
+    training too: whole or absent, never through a symbolic link (a link, a FIFO in the folder is
+    refused in one line naming it).
     Only ``timing`` (seconds of thinking) in ``summary.json`` and ``think_time`` / ``max_think``
     in ``games.jsonl`` differ between reruns.
 
