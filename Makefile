@@ -1,4 +1,5 @@
 # make test    create .venv, install everything, run the default test suite
+# make test-commands  make train, make train-exit, make train-ppo and every recipe's quick run, tiny, two workers
 # make test-integrations  install Ray, RLlib, Tianshou, OpenSpiel and run their tests
 # make test-jax  the JAX engine (conquian_env.jax, extra "jax") in a venv of its own, .venv-jax, on JAX's CPU backend
 # make bench-jax  the JAX engine's steps/s next to the numba engine (on the CPU; see benchmarks/bench_jax.py --gpu)
@@ -24,7 +25,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: docs-vendor install test test-slow test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo train-ppo-quick train-selfplay train-first lint docs test-docs clean
+.PHONY: docs-vendor install test test-slow test-commands test-all test-integrations test-jax bench-jax bench bench-reference bench-vector train train-exit train-ppo train-ppo-quick train-selfplay train-first lint docs test-docs clean
 
 install: $(STAMP)
 
@@ -39,6 +40,11 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# the README's and the training guide's commands (make train, make train-exit, make train-ppo and each
+# recipe's quick run) at a tiny size with two workers, in a temporary folder (tests/test_commands.py)
+test-commands: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests/test_commands.py
 
 # Ray (distributed tournaments), RLlib, Tianshou and OpenSpiel: optional extras, installed here on demand
 # (ray[rllib] pins its own gymnasium); their tests, slow ones included
@@ -78,7 +84,7 @@ bench-vector: $(STAMP)
 	$(BIN)/python benchmarks/bench_vector.py
 
 # RUN: the run folder (an existing one is resumed); TRAIN_ARGS: more options (distill fit's for train, exit's for
-# train-exit); TRAIN_GAMES: the games train labels
+# train-exit, ppo's for train-ppo: on a resume too); TRAIN_GAMES: the games train labels; LABEL_ARGS: more options of train's labelling (distill generate)
 RUN ?= runs/default
 EXIT_RUN ?= runs/exit
 PPO_RUN ?= runs/ppo
@@ -86,9 +92,15 @@ SELFPLAY_RUN ?= runs/selfplay
 FIRST_RUN ?= runs/first
 TRAIN_ARGS ?=
 TRAIN_GAMES ?= 40000
+LABEL_ARGS ?=
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
+# PPO_NEW, SELFPLAY_NEW, FIRST_NEW: the options of a new run only (a resume takes them from the run's config.json)
+PPO_NEW ?=
+SELFPLAY_NEW ?= --total-frames 60000000 --eval-every 10000000 --checkpoint-every 10000000 --snapshot-every 10000000
+FIRST_NEW ?= --total-frames 3000000 --eval-every 1000000 --checkpoint-every 1000000 --snapshot-every 1000000 \
+	--eval-games 1000
 train: $(STAMP)
-	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES)
+	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES) $(LABEL_ARGS)
 	$(BIN)/python train.py distill fit --data $(RUN)/labels --out $(RUN)/fit --holdout 5 --eval-games 2000 --workers 0 $(TRAIN_ARGS)
 
 train-exit: $(STAMP)
@@ -102,7 +114,7 @@ train-ppo: $(STAMP)
 	if [ -f $(PPO_RUN)/checkpoints/latest.zip ]; then \
 		$(BIN)/python train.py ppo --resume $(PPO_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py ppo --out $(PPO_RUN) $(TRAIN_ARGS); \
+		$(BIN)/python train.py ppo --out $(PPO_RUN) $(PPO_NEW) $(TRAIN_ARGS); \
 	fi
 
 # self-play from scratch (train.py selfplay): 60M frames, an evaluation every 10M, resumed where it stopped
@@ -110,14 +122,16 @@ train-selfplay: $(STAMP)
 	if [ -f $(SELFPLAY_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(SELFPLAY_RUN) $(TRAIN_ARGS); \
 	else \
-		$(BIN)/python train.py selfplay --out $(SELFPLAY_RUN) --total-frames 60000000 --eval-every 10000000 \
-			--checkpoint-every 10000000 --snapshot-every 10000000 $(TRAIN_ARGS); \
+		$(BIN)/python train.py selfplay --out $(SELFPLAY_RUN) $(SELFPLAY_NEW) $(TRAIN_ARGS); \
 	fi
 
 # the first training run of the guide: self-play for 3M frames, a curve point every 1M (about 2 minutes)
 train-first: $(STAMP)
-	$(BIN)/python train.py selfplay --out $(FIRST_RUN) --total-frames 3000000 --eval-every 1000000 \
-		--checkpoint-every 1000000 --snapshot-every 1000000 --eval-games 1000 $(TRAIN_ARGS)
+	if [ -f $(FIRST_RUN)/checkpoints/state.json ]; then \
+		$(BIN)/python train.py selfplay --resume $(FIRST_RUN) $(TRAIN_ARGS); \
+	else \
+		$(BIN)/python train.py selfplay --out $(FIRST_RUN) $(FIRST_NEW) $(TRAIN_ARGS); \
+	fi
 
 
 # the PPO recipe's quick preset (docs/training.md, "A first run in a minute"): from scratch against random,

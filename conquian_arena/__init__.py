@@ -11,7 +11,8 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
 * :mod:`~conquian_arena.tournament`: tournaments (``conquian-evaluate``), with
   :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`; both runners, the local
   one and :mod:`~conquian_arena.ray_runner`, play their games in :mod:`~conquian_arena.worker`;
-  :mod:`~conquian_arena.runfiles` writes the run folder's files whole and checks its game lines.
+  :mod:`~conquian_arena.runfiles`, the run-folder library of tournaments and training alike (the
+  lock, whole files never written through a link, append-only tables), checks the game lines.
 * :mod:`~conquian_arena.knobs`: a dataclass of knobs as a command line and a checked
   ``config.json``, the one builder of every command's flags (the tournament's and training's).
 * :mod:`~conquian_arena.narration`: a game in words

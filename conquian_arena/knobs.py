@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import refuse_code
+from conquian_arena import runfiles
 from conquian_env.rules import LEGACY_KEY, Rules, upgrade_record
 from conquian_env.rules import add_arguments as rule_arguments
 
@@ -209,11 +210,13 @@ def read_config(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
-    except (ValueError, RecursionError) as err:  # bad UTF-8, bad JSON, a repeated key, NaN; absurd nesting
-        raise ValueError(f"{path} is not a run's config (a JSON object of knobs): {err}") from None
+        raw = runfiles.read_bytes(path)  # a regular file: never read through a link or from a FIFO
     except OSError as err:
         raise ValueError(f"{path} cannot be read: {err}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+    except (ValueError, RecursionError) as err:  # bad UTF-8, bad JSON, a repeated key, NaN; absurd nesting
+        raise ValueError(f"{path} is not a run's config (a JSON object of knobs): {err}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a run's config: a JSON object of knobs, got {type(data).__name__}")
     return data

@@ -186,6 +186,10 @@ def load_records(path: str | Path) -> tuple[list[RecordedGame], list[str]]:
             except json.JSONDecodeError as err:
                 problems.append(f"{path}, line {line_no}: corrupt, skipped (not valid JSON: {err.msg})")
                 continue
+            except ValueError as err:  # a number longer than Python reads (its int-string limit)
+                problems.append(f"{path}, line {line_no}: corrupt, skipped (a number too long to read: "
+                                f"{str(err)[:60]})")  # fmt: skip
+                continue
             except RecursionError:
                 problems.append(f"{path}, line {line_no}: corrupt, skipped (nested too deeply)")
                 continue

@@ -14,7 +14,7 @@ import numpy as np
 
 from conquian_env.rules import Rules
 
-from .runfiles import write_atomic
+from .runfiles import write_bytes
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -86,7 +86,7 @@ def _num(x: float) -> str:
 
 
 def write_summary(summary: dict[str, Any], out_dir: Path) -> None:
-    write_atomic(out_dir / "summary.json", json.dumps(_json_safe(summary), indent=2) + "\n")
+    write_bytes(out_dir / "summary.json", json.dumps(_json_safe(summary), indent=2) + "\n")
     pair_fields = [
         "a", "b", "games", "units", "wins", "draws", "losses", "score", "score_low", "score_high", "draw_rate",
         "decided_win_rate", "stake_mean", "stake_low", "stake_high", "stake_total", "stake_max", "moves_mean",
@@ -98,14 +98,14 @@ def write_summary(summary: dict[str, Any], out_dir: Path) -> None:
     for p in summary["pairs"]:
         fails = {f"{kind}_{side}": p["failures"][p[side]][kind] for side in "ab" for kind in ("crash", "illegal")}
         writer.writerow({**p, **fails})
-    write_atomic(out_dir / "summary.csv", f.getvalue())
+    write_bytes(out_dir / "summary.csv", f.getvalue())
     bot_fields = ["bot", "spec", "elo", "elo_low", "elo_high", "games", "score", "wins", "draws", "losses",
                   "crash", "illegal"]  # fmt: skip
     f = io.StringIO(newline="")
     writer = csv.DictWriter(f, fieldnames=bot_fields, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(summary["ratings"])
-    write_atomic(out_dir / "ratings.csv", f.getvalue())
+    write_bytes(out_dir / "ratings.csv", f.getvalue())
 
 
 def _json_safe(obj: Any) -> Any:
@@ -173,7 +173,7 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
-    write_atomic(path, buffer.getvalue())
+    write_bytes(path, buffer.getvalue())
     plt.close(fig)
 
 
@@ -220,10 +220,10 @@ def write_html_report(summary: dict[str, Any], out_dir: Path, games_per_file: in
                 links[g.index] = f"replays/{name}#game={g.index}"
             if entries:
                 title = f"Conquian: {pair[0]} vs {pair[1]}" + (f" (part {n} of {len(parts)})" if len(parts) > 1 else "")
-                write_atomic(replays / name, replay_page_of(entries, title))
+                write_bytes(replays / name, replay_page_of(entries, title))
                 files.setdefault(pair, []).append(f"replays/{name}")
     path = out_dir / "report.html"
-    write_atomic(path, _report_html(summary, out_dir, by_pair, links, files, unreplayable))
+    write_bytes(path, _report_html(summary, out_dir, by_pair, links, files, unreplayable))
     return path
 
 

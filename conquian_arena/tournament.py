@@ -55,6 +55,10 @@ Output folder (``--out``, default ``results/<bots>_g<games>_s<seed>``)
     ``ratings.csv``    one row per bot, ``summary.png`` score matrix and ratings.
     ``report.html``    the tables, the plot and a link to every game's replay in ``replays/``
                        (self-contained pages, one per pair of bots; ``--no-html`` skips them).
+    ``run.lock``       held while a run works in the folder: a second run stops, naming the holder.
+    Every file is written through :mod:`conquian_arena.runfiles`, the run-folder library of
+    training too: whole or absent, never through a symbolic link (a link, a FIFO in the folder is
+    refused in one line naming it).
     Only ``timing`` (seconds of thinking) in ``summary.json`` and ``think_time`` / ``max_think``
     in ``games.jsonl`` differ between reruns.
 
@@ -537,7 +541,7 @@ def load_games(
     """
     folder = path.parent
     key = runfiles.read_key(folder)
-    raw = path.read_bytes() if path.exists() else b""
+    raw = runfiles.read_bytes(path) if runfiles.check_entry(path) else b""
     unsigned = key is None and bool(raw.strip())
     if unsigned and not verify:
         raise ValueError(
@@ -593,9 +597,11 @@ def load_games(
             if torn and lineno == len(chunks):
                 problem = "corrupt or half-written (the file's last line, cut short when the run stopped writing it)"
         if problem is not None:
+            # a repeat's game is kept (its first line): only a game with no good line is played again
+            repeat = problem.startswith("a repeat")
+            then = "the game's first line is kept" if repeat else "its game will be played again"
             warnings.warn(
-                f"{path}: line {lineno} is {problem}; skipped (moved to games.rejected.txt), "
-                "its game will be played again",
+                f"{path}: line {lineno} is {problem}; skipped (moved to games.rejected.txt), {then}",
                 ResumeWarning,
                 stacklevel=2,
             )
@@ -607,11 +613,11 @@ def load_games(
     if rejected or torn or unsigned:
         if rejected:  # whole or not at all; an entry a killed resume wrote already is not repeated
             old = folder / "games.rejected.txt"
-            kept = old.read_bytes() if old.exists() else b""
+            kept = runfiles.read_bytes(old) if runfiles.check_entry(old) else b""
             entries = set(kept.split(b"\n"))
             fresh = b"".join(line + b"\n" for line in rejected if line not in entries)
-            runfiles.write_atomic(old, kept + fresh)
-        runfiles.write_atomic(path, b"".join(line + b"\n" for line in good_lines))
+            runfiles.write_bytes(old, kept + fresh)
+        runfiles.write_bytes(path, b"".join(line + b"\n" for line in good_lines))
     if unsigned:  # the lines are signed with it now
         runfiles.write_key(folder, key)
     return good
@@ -662,11 +668,17 @@ def default_out_dir(config: dict[str, Any]) -> Path:
 
 def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
     path = out_dir / "config.json"
-    if path.exists():
+    if runfiles.check_entry(path):
         try:
-            old = upgrade_record(json.loads(path.read_text()))  # a folder written before: its flag as rules
-        except ValueError as err:
-            raise ValueError(f"{path} is not valid JSON ({err}); fix it or use another --out") from err
+            old = json.loads(runfiles.read_text(path))
+        except runfiles.RunFolderError:
+            raise
+        except (ValueError, RecursionError) as err:  # bad UTF-8, bad JSON, absurd nesting
+            raise ValueError(f"{path} is not valid JSON ({str(err)[:120]}); fix it or use another --out") from None
+        if not isinstance(old, dict):
+            raise ValueError(f"{path} is not a tournament's config: a JSON object expected, got a JSON "
+                             f"{type(old).__name__}; fix it or use another --out")  # fmt: skip
+        old = upgrade_record(old)  # a folder written before: its flag as rules
         data = config_data(config)
         compare = [k for k in data if k != "games_requested"]
         # the rules as the rules object reads them: a field the folder leaves out is off (it was
@@ -679,7 +691,7 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
                 f"{out_dir} holds a different tournament ({details}). "
                 "Resume it with the same settings, or choose another --out."
             )
-    elif (out_dir / "games.jsonl").exists():
+    elif runfiles.check_entry(out_dir / "games.jsonl"):
         raise ValueError(f"{out_dir} has games.jsonl but no config.json; choose another --out")
 
 
@@ -732,11 +744,20 @@ def run_tournament(
     plot, progress = optional_outputs(plot=options.plot, progress=progress)  # after any error: notes
 
     out = Path(options.out) if options.out is not None else default_out_dir(config)
-    out.mkdir(parents=True, exist_ok=True)
+    with runfiles.hold_folder(out):  # one process at a time: a second stops, naming the holder
+        return _run_in(out, config, options, spec_of, bot_seed_of, names, plot, progress, verbose)
+
+
+def _run_in(out: Path, config: dict[str, Any], options: TournamentConfig, spec_of: dict[str, str],
+            bot_seed_of: dict[str, int], names: dict[str, str], plot: bool, progress: bool,
+            verbose: bool) -> dict[str, Any]:  # fmt: skip
+    """:func:`run_tournament`'s work in the folder ``out``, whose lock the caller holds."""
     _check_config(out, config)
-    runfiles.remove_partials(out)  # what a killed run was writing
+    gone = runfiles.remove_partials(out, ("replays",))  # what a killed run was writing
+    if verbose and gone:
+        print(f"{out}: deleted the half-written {', '.join(gone)} of a killed run", file=sys.stderr)
     written = {**config_data(config), "options": options.to_dict()}
-    runfiles.write_atomic(out / "config.json", json.dumps(written, indent=2) + "\n")
+    runfiles.write_text(out / "config.json", json.dumps(written, indent=2) + "\n")
 
     tasks = make_schedule(config)
     games_path = out / "games.jsonl"
@@ -787,7 +808,7 @@ def _play(
 
         bar = tqdm(total=total, initial=done, unit="game", file=sys.stderr, dynamic_ncols=True)
     new: list[dict[str, Any]] = []
-    with open(games_path, "a", encoding="utf-8") as f:
+    with runfiles.open_append(games_path) as f:
 
         def save(line: dict[str, Any]) -> None:
             f.write(runfiles.sign_line(json.dumps(line), key) + "\n")
@@ -835,6 +856,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ValueError as err:
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a file of the folder that is a folder, a FIFO: one line; any other error as it is
+        if (line := runfiles.misplaced(err)) is None:
+            raise
+        print(f"{parser.prog}: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: games played so far are saved; run the same command again to resume", file=sys.stderr)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import queue
 import secrets
 import threading
@@ -206,7 +207,27 @@ class WebGame(HumanGame):
             self._publish(status="over", result=f"the game stopped: {err}", legal=[], back="")
             return
         self.record = record
-        self._finish(record)
+        try:
+            self._finish(record)
+        except Exception as err:  # the page is told the game is over whatever fails after it
+            self._publish(status="over", result=f"game over; then something failed: {_one_line(err)}", legal=[],
+                          back="")  # fmt: skip
+
+    def _saved_text(self, record: GameRecord) -> tuple[str, int | None]:
+        """Save ``record`` to the save file; the line the page shows, and the game's number in the
+        file (None when it could not be saved or read back).  Whatever the save or the read raises
+        becomes that line: the game is over all the same."""
+        path = self.save_path
+        try:
+            save_record(record, path)
+        except Exception as err:  # a folder, a full disk, no permission: said, never a dead game thread
+            return f"could not save the game to {path}: {_one_line(err)}", None
+        try:
+            games, _ = load_records(path)  # a corrupt line of an earlier game is skipped, not fatal
+        except Exception as err:
+            return f"saved to {path}, but the file cannot be read back: {_one_line(err)}", None
+        replay_index = games[-1].index if games else None
+        return f"saved to {path}: conquian-replay {path} --game {replay_index}", replay_index
 
     def _finish(self, record: GameRecord) -> None:
         final = record.replay()[-1]
@@ -216,13 +237,7 @@ class WebGame(HumanGame):
         lines = [text for text in (forfeit, self.result_text(final)) if text is not None]
         saved, replay_index = "", None
         if self.save_path is not None and not self.stopped:
-            try:
-                save_record(record, self.save_path)
-                games, _ = load_records(self.save_path)
-                replay_index = games[-1].index if games else None
-                saved = f"saved to {self.save_path}: conquian-replay {self.save_path} --game {replay_index}"
-            except OSError as err:
-                saved = f"could not save the game to {self.save_path}: {err}"
+            saved, replay_index = self._saved_text(record)
         if self.on_saved is not None and not self.stopped:
             self.on_saved(record)
         view = PlayerView(final, self.me)
@@ -596,6 +611,10 @@ def serve(
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))
         return 2
+    if server.save is not None and os.path.lexists(server.save) and not server.save.is_file():
+        server.stop()
+        output(f"--save {server.save} is not a file of games (a folder, or a link to nothing): give a file")
+        return 2
     try:
         http = make_http_server(server, host, port)
     except OSError as err:
@@ -621,6 +640,12 @@ def serve(
         http.server_close()
     output("\nstopped: an unfinished game is not saved")
     return 0
+
+
+def _one_line(err: BaseException) -> str:
+    """``err`` as one short line (its type when it says nothing)."""
+    text = " ".join(str(err).split())[:200]
+    return text or type(err).__name__
 
 
 # --------------------------------------------------------------------------- the page

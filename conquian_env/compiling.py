@@ -21,6 +21,11 @@ that compiles on first use wraps its warm-up in :func:`announce`:
   type its compiled callers' arguments as plain values (``int64``, not ``Literal[int](0)``),
   so each kernel is compiled once per argument *type*; it also refuses a kernel without
   ``cache=True``.
+* **A cache that cannot be loaded is compiled again.** A cache file cut short or garbled (a
+  full disk, a copy interrupted) made numba stop every run with an unpickling traceback; such a
+  kernel's cache is flushed once, with one line on stderr naming its folder, and the kernel
+  compiled afresh (:func:`prepare_kernels`).  A sources stamp that cannot be written leaves no
+  temporary file behind.
 
 Compile times, kernel by kernel, and how to measure them: docs/benchmarks.md.
 """
@@ -114,7 +119,30 @@ def prepare_kernels(namespace: dict[str, Any]) -> None:
         if isinstance(obj._cache, NullCache):
             raise RuntimeError(f"{module}.{name} is compiled without cache=True: every kernel is cached on disk")
         obj.get_call_template = MethodType(_typed_call_template, obj)
+        obj._cache.load_overload = MethodType(_load_or_flush, obj._cache)
     _guard_cache(namespace)
+
+
+_flushed: set[str] = set()  # the cache folders said flushed in this process
+
+
+def _load_or_flush(cache: Any, sig: Any, target_context: Any) -> Any:
+    """numba's ``Cache.load_overload``, but a cache that cannot be read (an index or a data file
+    cut short or garbled: an unpickling error, an end of file) is flushed and the kernel compiled
+    again (``None``: not cached), with one line naming the folder, once per folder."""
+    try:
+        return type(cache).load_overload(cache, sig, target_context)
+    except Exception as err:
+        folder = getattr(cache, "cache_path", "?")
+        try:
+            cache.flush()
+        except OSError:
+            pass  # numba cannot write there either: the kernel compiles in every process
+        if folder not in _flushed:
+            _flushed.add(folder)
+            print(f"conquian-env: the compiled-kernel cache in {folder} cannot be read ({type(err).__name__}): "
+                  "flushed, compiling again", file=sys.stderr, flush=True)  # fmt: skip
+        return None
 
 
 def kernel_sources(namespace: dict[str, Any]) -> list[str]:
@@ -191,14 +219,20 @@ def _guard_cache(namespace: dict[str, Any]) -> None:
     except (OSError, UnicodeDecodeError):
         pass
     flush_caches(namespace)
+    partial = f"{path}.partial.{os.getpid()}"
     try:
         os.makedirs(folder, exist_ok=True)
-        partial = f"{path}.partial.{os.getpid()}"
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)  # an empty folder in the stamp's place (a non-empty one: said below)
         with open(partial, "w", encoding="ascii") as f:
             f.write(stamp + "\n")
         os.replace(partial, path)
-    except OSError:  # a folder numba cannot write either: every process compiles anyway
-        pass
+    except OSError as err:  # a folder numba cannot write either: every process compiles anyway
+        with contextlib.suppress(OSError):
+            os.unlink(partial)  # no litter
+        if os.path.lexists(path) and not os.path.isfile(path):
+            print(f"conquian-env: {path} is not a file ({err.strerror}): remove it, or the kernels of {module} "
+                  "compile again in every process", file=sys.stderr, flush=True)  # fmt: skip
 
 
 @contextlib.contextmanager

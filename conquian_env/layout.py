@@ -158,6 +158,11 @@ class Layout:
         """A new layout ``name``: this one's pieces followed by ``pieces``."""
         return Layout(name, (*self._pieces, *pieces))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its pieces: the read-only mappings it keeps cannot be pickled, and a bot
+        # that holds a layout is handed to worker processes (spawn) by pickle
+        return (Layout, (self._name, self._pieces))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Layout):
             return NotImplemented

@@ -13,7 +13,8 @@ Layers: ``conquian_env`` <- ``agents`` <- ``conquian_arena`` <- ``conquian_train
 - the knobs of every recipe: a dataclass, as a command line and a checked ``config.json``, by
   :mod:`conquian_arena.knobs` (the builder of every command).
 - :mod:`conquian_train.run`: the run folder (log, CSV files, checkpoints and run state, learning-curve plot).
-- :mod:`conquian_train.files`: every write of a run folder (atomic files, checkpoints swapped in whole, the lock).
+- :mod:`conquian_arena.runfiles` (below it, shared with tournaments): every file of a run folder (the lock,
+  atomic files, checkpoints swapped in whole, append-only tables; never through a link).
 - :mod:`conquian_train.envs`: the learner's games against the opponent pool (the batched engine).
 - :mod:`conquian_train.warm_start`: behaviour cloning and DAgger rounds on a teacher's decisions.
 - :mod:`conquian_train.imitation`: the imitation data set, the recording bot and the loss.

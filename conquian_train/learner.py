@@ -207,8 +207,8 @@ class Learner:
 
     def load(self, path: Any) -> None:
         """What :meth:`save` wrote, checked name by name and shape by shape (a
-        :class:`~conquian_train.files.RunFolderError` names the file and the fault)."""
-        from .files import RunFolderError
+        :class:`~conquian_arena.runfiles.RunFolderError` names the file and the fault)."""
+        from conquian_arena.runfiles import RunFolderError
 
         try:
             with np.load(path, allow_pickle=False) as z:

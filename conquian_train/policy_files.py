@@ -130,10 +130,10 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
     return out
 
 
-def _same_layout(saved: Any, where: str, what_to_do: str) -> None:
-    """Training continues only on this version's layout: a model trained before a piece was added
-    (it plays, blind to the piece: :attr:`agents.networks.ppo.NumpyPolicy.columns`) cannot go on
-    training in an environment whose observations have that piece."""
+def check_same_layout(saved: Any, where: str, what_to_do: str) -> None:
+    """Training continues only on this version's layout (a resume, an export, exit's ``--init``): a model
+    trained before a piece was added (it plays, blind to the piece: :attr:`agents.networks.ppo.NumpyPolicy.columns`)
+    cannot go on training in an environment whose observations have that piece."""
     if saved.columns is not None:
         new = [n for n in feature_set(saved.features).layout.names if n not in saved.layout.offsets]
         raise ModelFileError(f"{where} was trained on an earlier {saved.features!r} layout ("
@@ -158,8 +158,8 @@ def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:
     saved = read_model(path)
     if saved.features != features:
         raise ModelFileError(f"checkpoint {str(path)!r} reads {saved.features!r} features, the run {features!r}")
-    _same_layout(saved, f"checkpoint {str(path)!r}", "a run resumes on the layout it started with: resume it with "
-                 "the version that wrote it, or start a new run")  # fmt: skip
+    check_same_layout(saved, f"checkpoint {str(path)!r}", "a run resumes on the layout it started with: resume it "
+                      "with the version that wrote it, or start a new run")  # fmt: skip
     try:
         model.policy.load_state_dict(saved.policy_state)
     except RuntimeError as err:  # missing or extra tensors, or sizes unlike config.json's net_arch
@@ -220,8 +220,8 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
     from sb3_contrib import MaskablePPO
 
     saved = read_model(src)  # clear errors for a missing, corrupt or non-Conquian file
-    _same_layout(saved, f"model {str(src)!r}", "export it with the version that trained it (the ppo bot plays it as "
-                 "it is)")  # fmt: skip
+    check_same_layout(saved, f"model {str(src)!r}", "export it with the version that trained it (the ppo bot plays "
+                      "it as it is)")  # fmt: skip
     meta = saved.metadata
     settings: dict[str, Any] = {}
     for key in _PLAIN_HYPERPARAMETERS:

@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agents.model_files import ModelFileError
 from agents.networks.ppo import NumpyPolicy
-from conquian_arena import knobs
+from conquian_arena import knobs, runfiles
+from conquian_arena.runfiles import RunFolderError
 
-from . import files
-from .files import RunFolderError
 from .policy_files import load_snapshots, restore_checkpoint, save_snapshots
 
 CSV_FILES = ("eval.csv", "bc.csv", "regret.csv", "rounds.csv", "fit.csv", "train.csv")
@@ -91,7 +91,7 @@ class RunFolder:
     """One run's folder and the state that ``--resume`` reads back.
 
     The state and the model are written together as one checkpoint (``checkpoints/``, swapped in
-    whole: :func:`conquian_train.files.commit_dir`) with the size and hash of every CSV table; a
+    whole: :func:`conquian_arena.runfiles.commit_dir`) with the size and hash of every CSV table; a
     resume (:meth:`open_checkpoint`) finishes an interrupted swap, checks the state and cuts the
     tables back to what the checkpoint holds, so nothing a killed session wrote after it counts.
     """
@@ -120,8 +120,7 @@ class RunFolder:
             print(line, file=sys.stderr, flush=True)
         else:
             self.echo(text)
-        with open(self.out / "train.log", "a") as f:
-            f.write(line + "\n")
+        runfiles.append_line(self.out / "train.log", line)
 
     def elapsed(self) -> float:
         """Seconds of training so far, over every session of a resumed run."""
@@ -129,11 +128,11 @@ class RunFolder:
 
     def append_csv(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Append ``rows`` to the CSV file ``name`` (its header from the first row when new)."""
-        files.append_rows(self.out / name, rows)
+        runfiles.append_rows(self.out / name, rows)
 
     def write_file(self, name: str, write: Callable[[Path], Any]) -> Path:
         """The file ``name`` in the run folder, written by ``write(tmp)`` then renamed (atomic)."""
-        return files.write_atomic(self.out / name, write)
+        return runfiles.write_atomic(self.out / name, write)
 
     def save_model(self, model, name: str) -> Path:
         """``model.save`` to ``name`` in the run folder, atomically."""
@@ -147,25 +146,27 @@ class RunFolder:
         recipe) put into :attr:`state`; the CSV tables cut back to it.  ``None`` when the folder
         holds no checkpoint (the tables are then deleted: the run starts from nothing)."""
         self.out.mkdir(parents=True, exist_ok=True)
-        done = files.recover_dir(self.checkpoints)
+        done = runfiles.recover_dir(self.checkpoints)
         if done:
             self.log(done)
         for folder in (self.out, self.checkpoints, self.out / "labels"):
-            if folder.is_dir() and (gone := files.remove_partials(folder)):
+            if folder.is_dir() and (gone := runfiles.remove_partials(folder)):
                 self.log(f"deleted the half-written {', '.join(gone)} of a killed session")
         path = self.checkpoints / "state.json"
-        if self.checkpoints.exists() and not path.exists():
+        if runfiles.check_entry(self.checkpoints, "folder") and not runfiles.check_entry(path):
             aside = self.aside(self.checkpoints, "incomplete")
             self.log(f"{self.checkpoints} has no state.json (an incomplete checkpoint of an older version): set "
                      f"aside as {aside.name}; the run starts from its beginning")  # fmt: skip
         if not path.exists():
             for name in CSV_FILES:
-                if note := files.cut_to(self.out / name, None):
+                if note := runfiles.cut_to(self.out / name, None):
                     self.log(note)
             return None
         try:
-            data = json.loads(path.read_text())
-        except (ValueError, UnicodeDecodeError) as err:
+            data = json.loads(runfiles.read_text(path))
+        except RunFolderError:
+            raise
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
             raise RunFolderError(f"{path} is not JSON ({err})") from err
         check_state(data, schema, str(path))
         saved = data.get("recipe")
@@ -178,7 +179,7 @@ class RunFolder:
             self.log("the checkpoint predates the CSV tables' record: the tables are kept as they are")
         else:
             for name in CSV_FILES:
-                if note := files.cut_to(self.out / name, records.get(name)):
+                if note := runfiles.cut_to(self.out / name, records.get(name)):
                     self.log(note)
         data.pop("recipe", None)
         self.state.update(data)
@@ -188,25 +189,25 @@ class RunFolder:
         """One checkpoint: each ``writers[name](path)`` writes a file into a fresh folder, then
         ``state.json`` (the state, the recipe, the tables' sizes and hashes); the folder replaces
         ``checkpoints/`` whole."""
-        staged = files.staging_dir(self.checkpoints)
+        staged = runfiles.staging_dir(self.checkpoints)
         state = {**self.state, "seconds": self.elapsed(), "num_timesteps": num_timesteps}
         if self.recipe is not None:
             state["recipe"] = self.recipe
-        state["files"] = {name: files.committed(self.out / name) for name in CSV_FILES if (self.out / name).exists()}
+        state["files"] = {name: runfiles.committed(self.out / name) for name in CSV_FILES if (self.out / name).exists()}
         writers = {**writers, "state.json": lambda path: path.write_text(json.dumps(state, indent=2))}
         try:
             for name, write in writers.items():
                 write(staged / name)
-                files.fsync_path(staged / name)
-                files.file_event(f"wrote {staged / name}")
+                runfiles.fsync_path(staged / name)
+                runfiles.file_event(f"wrote {staged / name}")
         except Exception:  # a full disk: what was half written goes, the last checkpoint stands
             shutil.rmtree(staged, ignore_errors=True)
             raise
-        files.commit_dir(staged, self.checkpoints)
+        runfiles.commit_dir(staged, self.checkpoints)
 
     def aside(self, path: Path, why: str) -> Path:
         """Rename ``path`` to ``path.WHY`` (``path.WHY2`` ... when taken): kept, out of the way."""
-        return files.set_aside(path, why)
+        return runfiles.set_aside(path, why)
 
     # ---------------------------------------------------------------- the PPO recipe's checkpoint
 
@@ -256,16 +257,16 @@ def claim_config(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> 
             raise RunFolderError(f"{out} holds a {what} with other knobs ({', '.join(diff)}): use another --out")
     else:
         out.mkdir(parents=True, exist_ok=True)
-        files.write_json(saved, knobs.to_dict(config))
+        runfiles.write_json(saved, knobs.to_dict(config))
 
 
 @contextlib.contextmanager
 def claimed_folder(out: str | Path, config: Any, ignore: tuple[str, ...], what: str,
                    log: Callable[[str], Any] | None = None) -> Iterator[Path]:  # fmt: skip
-    """The folder ``out`` held (:func:`conquian_train.files.hold_folder`: one process at a time) with
+    """The folder ``out`` held (:func:`conquian_arena.runfiles.hold_folder`: one process at a time) with
     ``config`` claimed in it (:func:`claim_config`) while the block runs; the folder's path."""
     out = Path(out)
-    with files.hold_folder(out, log):
+    with runfiles.hold_folder(out, log):
         claim_config(out, config, ignore, what)
         yield out
 
@@ -278,7 +279,7 @@ def one_line_errors(body: Callable[[], Any], out: str | Path, resume_with: str,
     continues the run in ``out``."""
     try:
         body()
-    except files.RunFolderInUseError as err:
+    except runfiles.RunFolderInUseError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -289,7 +290,10 @@ def one_line_errors(body: Callable[[], Any], out: str | Path, resume_with: str,
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        if not files.disk_full(err):
+        if (line := runfiles.misplaced(err)) is not None:
+            print(f"error: {line}", file=sys.stderr)
+            return 2
+        if not runfiles.disk_full(err):
             raise
         where = f" writing {err.filename}" if err.filename else ""
         print(f"error: the disk is full{where}: the run in {out} is intact up to its last checkpoint; free some "
@@ -300,20 +304,21 @@ def one_line_errors(body: Callable[[], Any], out: str | Path, resume_with: str,
 
 def run_command(out: str | Path, config: dict[str, Any], resume: bool, body: Callable[[], Any], *,
                 holds_run: Callable[[Path], bool], command: str) -> int:  # fmt: skip
-    """A training command in the run folder ``out``: its lock held (:func:`conquian_train.files.hold_folder`),
+    """A training command in the run folder ``out``: its lock held (:func:`conquian_arena.runfiles.hold_folder`),
     a new run refused where ``holds_run(out)``, ``config.json`` written, ``body()`` run; an exit status
     (:func:`one_line_errors`; ``command``: the command line that resumes, e.g. ``python train.py --resume``)."""
     out = Path(out)
 
     def work() -> None:
-        with files.hold_folder(out, RunFolder(out).log):
+        with runfiles.hold_folder(out, RunFolder(out).log):
             if not resume and holds_run(out):
                 raise RunFolderError(f"{out} already holds a run: use --resume {out} or another --out")
-            files.write_json(out / "config.json", config)
+            runfiles.write_json(out / "config.json", config)
             print(json.dumps(config, indent=2), file=sys.stderr)
             body()
 
-    return one_line_errors(work, out, f"{command} {out}")
+    # a checkpoint's model file that cannot be read is named in one line, as a bad table or state is
+    return one_line_errors(work, out, f"{command} {out}", catch=(RunFolderError, ModelFileError))
 
 
 def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps", x: str = "step",
@@ -328,9 +333,12 @@ def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps"
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    with open(eval_csv) as f:
+    with runfiles.open_file(eval_csv, newline="") as f:
         rows = list(csv.DictReader(f))
-    regret = list(csv.DictReader(open(regret_csv))) if regret_csv is not None and regret_csv.exists() else []
+    regret = []
+    if regret_csv is not None and runfiles.check_entry(regret_csv):
+        with runfiles.open_file(regret_csv, newline="") as f:
+            regret = list(csv.DictReader(f))
     fig, axes = plt.subplots(1, 2 if regret else 1, figsize=(12 if regret else 7, 4), squeeze=False)
     ax = axes[0, 0]
     for spec in dict.fromkeys(r["opponent"] for r in rows):
@@ -352,5 +360,5 @@ def plot_learning_curve(eval_csv: Path, png: Path, xlabel: str = "learner steps"
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    files.write_atomic(png, lambda tmp: fig.savefig(tmp, dpi=100))
+    runfiles.write_atomic(png, lambda tmp: fig.savefig(tmp, dpi=100))
     plt.close(fig)

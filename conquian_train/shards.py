@@ -12,8 +12,8 @@ a time, each shard complete or absent, and read back only when it is the shard i
 - :func:`open_shard` reads one shard (no pickles; exactly the named arrays, each dtype and shape
   checked; a strict JSON ``meta``): a shard that is not a readable archive (truncated, corrupt) is
   set aside as ``NAME.bad`` (the next ``generate`` makes it again) and named in a
-  :class:`ShardError`; one made by other settings or for another index (another run's, two
-  swapped) is refused by name.
+  :class:`ShardError` (one the system cannot read, an ``OSError``, is left in place and named);
+  one made by other settings or for another index (another run's, two swapped) is refused by name.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import numpy as np
 
 from agents.model_files import ModelFileError, parse_json
 from conquian_arena import knobs
+from conquian_arena.runfiles import check_entry, remove_partials, set_aside, write_atomic
 from conquian_env.rules import STANDARD
 
-from .files import remove_partials, set_aside, write_atomic
 from .run import claimed_folder
 
 #: the most shards a folder may have (``ceil(games / chunk)``)
@@ -66,7 +66,7 @@ def settings_of(config: Any) -> dict[str, Any]:
 
 
 def write_shard(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """``np.savez_compressed`` through :func:`conquian_train.files.write_atomic`: complete or absent."""
+    """``np.savez_compressed`` through :func:`conquian_arena.runfiles.write_atomic`: complete or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 
@@ -93,7 +93,7 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
         if (out / "shards").is_dir() and (gone := remove_partials(out / "shards")):
             log(f"deleted the half-written {', '.join(gone)} of a killed run")
         paths = [shard_path(out, k) for k in range(n_shards)]
-        todo = [k for k in range(n_shards) if not paths[k].exists()]
+        todo = [k for k in range(n_shards) if not check_entry(paths[k])]  # a link or a folder there: refused
         log(f"{out}: {n_shards - len(todo)} of {n_shards} shards already made")
         bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
         t0 = time.perf_counter()
@@ -154,9 +154,9 @@ def folder_shards(folder: str | Path, cls: type) -> tuple[Any, list[Path]]:
 
 
 #: what a shard that is not a readable archive raises on the way (truncated, a bad CRC, not a zip, an
-#: unknown compression or an encrypted member)
+#: unknown compression or an encrypted member); an ``OSError`` is the disk's or the system's (an I/O
+#: error, no permission, too many open files): the shard is left where it is
 _UNREADABLE = (
-    OSError,
     EOFError,
     zipfile.BadZipFile,
     zlib.error,
@@ -192,6 +192,9 @@ def open_shard(
             arrays = {name: data[name] for name in sorted(names)}
     except ShardError:
         raise
+    except OSError as err:  # perhaps passing: never taken for a corrupt shard
+        raise ShardError(f"{where}: cannot be read ({err.strerror or type(err).__name__}); left in place: "
+                         "try again once the cause is fixed") from None  # fmt: skip
     except _UNREADABLE as err:
         if "allow_pickle" in str(err):
             raise ShardError(f"{where}: holds Python objects (not a readable .npz without pickles)") from None

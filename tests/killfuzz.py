@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from conquian_train import files
+from conquian_arena import runfiles as files
 
 #: columns and keys that hold wall-clock seconds (they differ between any two runs)
 WALL = {"seconds", "s", "play_s", "label_s", "fit_s", "eval_s", "frames_per_s", "frames_per_cpu_s", "us_engine",

@@ -241,5 +241,5 @@ def test_the_aec_env_says_reset_first_and_a_key_folder_is_named(tmp_path):
         raw_env().step(0)
     out = tmp_path / "t"
     (out / "games.key").mkdir(parents=True)
-    with pytest.raises(ValueError, match=r"games.key cannot be read as a run key \(Is a directory\)"):
+    with pytest.raises(ValueError, match=r"games.key is a folder, not a regular file"):
         run_tournament(["greedy", "random"], games=2, out=str(out))

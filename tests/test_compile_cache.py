@@ -135,3 +135,48 @@ def test_a_kernel_compiles_again_when_a_kernel_it_calls_changed(tmp_path):
     assert _run(code, env, path=path).stdout.split() == ["42"]  # before: 2, the stale callee
     done = _run(code + "; print(sum(twice.stats.cache_hits.values()))", env, path=path)
     assert done.stdout.split() == ["42", "1"]  # and cached again: the next process loads it
+
+
+# --------------------------------------------------------------------------- a damaged cache
+
+
+def _cache_files(folder: Path, suffix: str) -> list[Path]:
+    return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file())
+
+
+_GARBLED = ("garbage .nbi", ".nbi", lambda b: b"\x80\x04garbage, not a pickle" * 3)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(_GARBLED, id="garbage .nbi, and every sources stamp a folder"),
+        pytest.param(("empty .nbi", ".nbi", lambda b: b""), id="empty .nbi", marks=pytest.mark.slow),
+        pytest.param(("truncated .nbc", ".nbc", lambda b: b[: len(b) // 2]), id="truncated .nbc",
+                     marks=pytest.mark.slow),
+    ],
+)  # fmt: skip
+def test_a_cache_that_cannot_be_loaded_is_flushed_once_and_compiled_again(tmp_path, damage):
+    # before: every run stopped with an unpickling traceback naming no file, and stayed stopped;
+    # a sources stamp that was a folder made every process compile again, each leaving a .partial.PID file
+    _, suffix, change = damage
+    cache = tmp_path / "cache"
+    env = {"NUMBA_CACHE_DIR": str(cache)}
+    _run(_ONE_MOVE, env)
+    files = _cache_files(cache, suffix)
+    assert files
+    for path in files:
+        path.write_bytes(change(path.read_bytes()))
+    damaged = _run(_ONE_MOVE, env)
+    said = [line for line in damaged.stderr.splitlines() if "cannot be read" in line]
+    assert said and all(str(cache) in line and "flushed, compiling again" in line for line in said), damaged.stderr
+    assert "Traceback" not in damaged.stderr
+    stamps = sorted(cache.rglob("*.sources")) if damage is _GARBLED else []
+    for stamp in stamps:  # then every sources stamp a folder: compiled once more, then kept
+        stamp.unlink()
+        stamp.mkdir()
+    if stamps:
+        _run(_ONE_MOVE, env)
+    again = _run(_ONE_MOVE, env)  # compiled and kept again: loaded, nothing said
+    assert "cannot be read" not in again.stderr and NOTICE not in again.stderr, again.stderr
+    assert all(s.is_file() for s in stamps) and not list(cache.rglob("*.partial.*"))

@@ -291,3 +291,19 @@ def test_training_goes_on_only_on_the_layout_a_model_was_trained_on(monkeypatch,
     with pytest.raises(ModelFileError, match=f"model .*earlier 'meld' layout \\(without [^)]*{NEW}[^)]*\\); export it"):
         export_model(DEFAULT_MODEL, tmp_path / "out.zip")
     assert not (tmp_path / "out.zip").exists()
+
+
+def test_exit_init_with_a_ppo_model_of_an_earlier_layout_is_refused_in_one_line(monkeypatch, tmp_path, capsys):
+    """exit's --init makes the layout check a resume and an export make (before: it skipped it)."""
+    pytest.importorskip("sb3_contrib")
+    from agents.networks.ppo import DEFAULT_MODEL
+
+    train = pytest.importorskip("train")
+    _later_version(monkeypatch, _insert(OBSERVATION, "forcing", Piece(NEW, 1)))
+    argv = ["exit", "--out", str(tmp_path / "run"), "--network", "ppo", "--init", str(DEFAULT_MODEL), "--rounds", "1",
+            "--games", "4", "--chunk", "4", "--playouts", "10", "--eval-games", "2"]  # fmt: skip
+    code = train.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and f"init {str(DEFAULT_MODEL)!r} was trained on an earlier 'meld' layout" in lines[0], err

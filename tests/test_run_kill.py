@@ -1,6 +1,6 @@
 """Run folders under kills, two processes, damaged and foreign files and a full disk (issue 25).
 
-A kill is simulated at the N-th file event of a command (:mod:`conquian_train.files`: every write,
+A kill is simulated at the N-th file event of a command (:mod:`conquian_arena.runfiles`: every write,
 rename and append of a run folder is one); the run is resumed and every file of its folder is
 compared with an uninterrupted run's (``tests/killfuzz.py``: models by their tensors, shards and
 models by their arrays, CSV tables by their rows, wall-clock columns aside).  The default tests
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conquian_train import files
+from conquian_arena import runfiles as files
 from tests import killfuzz as kf
 
 pytest.importorskip("sb3_contrib")
@@ -212,7 +212,7 @@ def test_the_lock_is_held_across_processes(tmp_path):
     lock = files.RunLock(out)
     lock.acquire()
     try:
-        code = f"from conquian_train import files; files.RunLock({str(out)!r}).acquire()"
+        code = f"from conquian_arena import runfiles; runfiles.RunLock({str(out)!r}).acquire()"
         child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
         assert child.returncode != 0 and f"in use by pid {os.getpid()}" in child.stderr

@@ -89,13 +89,36 @@ def test_a_second_generate_on_a_folder_stops_with_one_line_naming_the_first(tmp_
 
 
 def test_temporary_names_are_each_writers_own(tmp_path):
-    from conquian_train.files import partial_path
+    from conquian_arena.runfiles import partial_path
 
     a, b = partial_path(tmp_path / "s00001.npz"), partial_path(tmp_path / "s00001.npz")
     assert a != b and a.name.startswith(f"s00001.partial.{os.getpid()}-") and a.suffix == ".npz"
 
 
 # ------------------------------------------------------------------ each shard the one it says it is
+
+
+def test_a_shard_the_system_cannot_read_for_now_is_named_and_left_in_place(folder, monkeypatch):
+    # before: any OSError (an I/O error, too many open files) set the shard aside as .bad
+    import errno
+
+    from conquian_train import shards
+
+    shard = folder / "shards" / "s00001.npz"
+    before = shard.read_bytes()
+    real = np.load
+
+    def flaky(path, *args, **kwargs):
+        if str(path).endswith("s00001.npz"):
+            raise OSError(errno.EIO, "Input/output error", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shards.np, "load", flaky)
+    with pytest.raises(ShardError, match=r"s00001.npz'?: cannot be read \(Input/output error\); left in place"):
+        recipe.load_positions([str(folder)])
+    assert shard.read_bytes() == before and not (folder / "shards" / "s00001.npz.bad").exists()
+    monkeypatch.undo()
+    recipe.load_positions([str(folder)])
 
 
 def test_a_truncated_shard_is_named_set_aside_and_made_again(folder, pristine):
@@ -285,7 +308,7 @@ def _fit_config(labels, out, **kw):
 def test_a_fit_killed_after_a_checkpoint_resumes_whole_and_its_folder_is_read_strictly(labels, tmp_path):
     """A kill after epoch 0's checkpoint: the resume plays no evaluation twice and ends with the
     whole fit's tables (every kill point: tests/test_run_kill.py); the claimed config is read strictly."""
-    from conquian_train import files
+    from conquian_arena import runfiles as files
     from conquian_train.recipes import distill
     from tests import killfuzz as kf
 
@@ -353,7 +376,7 @@ def test_a_generate_folder_of_the_older_distill_is_resumed(labels, tmp_path):
 
 
 def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, capsys):
-    from conquian_train import files
+    from conquian_arena import runfiles as files
     from conquian_train.cli import main as cli
     from conquian_train.recipes import distill
 

@@ -85,7 +85,7 @@ def test_a_tournament_killed_at_a_torn_line_a_rename_or_the_last_write_resumes_e
         "the first game's line cut in half": events.index("write games.jsonl"),
         "the last event": len(events) - 1,
     }
-    assert events[0].startswith("write config.json")
+    assert events[0].startswith("write config.partial.")  # its own temporary name, then renamed
     for where, index in picks.items():
         if index is None:
             continue

@@ -253,7 +253,8 @@ def candidate_features(
         raise ValueError(f"candidate_features needs (N, {NUM_ACTIONS}) masks for N={len(features)}, got {masks.shape}")
     n, channels, kind = len(features), inputs.channels, inputs.kind_slot
     cards = features[:, inputs.card_columns].reshape(n, channels, 4, 10)
-    position = np.concatenate([features[:, a:b] for a, b in inputs.position_slices], axis=1)
+    # a layout may list no position piece (the loader accepts it, the compiled twin plays it): no columns then
+    position = np.concatenate([features[:, a:b] for a, b in inputs.position_slices] or [features[:, :0]], axis=1)
     face_up, greedy = inputs.face_up, inputs.greedy
 
     def card_part(rows: np.ndarray, card: np.ndarray) -> np.ndarray:

@@ -27,16 +27,25 @@ from conquian_arena import knobs
 
 from ..run import one_line_errors, run_command
 
+#: a recipe's run at a tiny size: ``quick(root, workers)`` gives its steps in order, each as (the run
+#: folder it writes, the command's arguments after the recipe's name, the arguments that continue it:
+#: ``--resume FOLDER``, or the same for a step), every folder under ``root`` and ``workers`` processes
+#: where the recipe takes them
+QuickRun = Callable[[Path, int], list[tuple[Path, list[str], list[str]]]]
+
 
 @dataclass(frozen=True)
 class Recipe:
     """One training recipe: its command-line name (its module's name), a line saying what it trains,
-    the dataclasses of knobs its command reads, and ``main(argv, prog)``, the command (an exit status)."""
+    the dataclasses of knobs its command reads, ``main(argv, prog)``, the command (an exit status),
+    and ``quick`` (:data:`QuickRun`), the recipe at a tiny size that CI runs and the run-folder
+    tests take (every recipe declares one)."""
 
     name: str
     summary: str
     configs: tuple[type, ...]
     main: Callable[[list[str], str], int]
+    quick: QuickRun | None = None
 
 
 def names() -> list[str]:

@@ -432,8 +432,17 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train belief") -> 
     })  # fmt: skip
 
 
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`; it takes no processes knob)."""
+    data, fit = root / "data", root / "fit"
+    generate = ["generate", "--out", str(data), "--kinds", "random", "greedy", "--games", "8", "--chunk", "4",
+                "--seed", "1"]  # fmt: skip
+    fit_ = ["fit", "--data", str(data), "--out", str(fit), "--epochs", "1", "--hidden", "4", "--val-every", "3"]
+    return [(data, generate, generate), (fit, fit_, fit_)]  # a step: the same command resumes
+
+
 RECIPE = Recipe("belief", "the belief model: generate games that show the hidden hand, then fit",
-                (GenerateConfig, FitConfig), main)  # fmt: skip
+                (GenerateConfig, FitConfig), main, quick)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -63,10 +63,10 @@ import numpy as np
 
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
+from conquian_arena.runfiles import RunFolderError
 from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator, ScorerModel
-from ..files import RunFolderError
 from ..run import RunFolder, claimed_folder
 from ..settings import FolderSettings, RunSettings, recipe_knobs
 from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count
@@ -436,8 +436,17 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train distill") ->
     })  # fmt: skip
 
 
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`): ``make train``'s two steps."""
+    labels, fit = root / "labels", root / "fit"
+    generate = ["generate", "--out", str(labels), "--games", "12", "--chunk", "6", "--playouts", "2", "--seed", "5"]
+    fit_ = ["fit", "--data", str(labels), "--out", str(fit), "--hidden", "8", "--epochs", "2", "--holdout", "3",
+            "--batch", "64", "--eval-games", "4", "--seed", "3", "--workers", str(workers)]  # fmt: skip
+    return [(labels, generate, generate), (fit, fit_, fit_)]  # a step: the same command resumes
+
+
 RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",
-                (GenerateConfig, FitConfig), main)  # fmt: skip
+                (GenerateConfig, FitConfig), main, quick)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -63,17 +63,16 @@ from agents.networks.ppo import (
 )
 from agents.registry import make_agent
 from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
-from conquian_arena import knobs
+from conquian_arena import knobs, runfiles
 from conquian_arena.knobs import knob
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import derive_seed
 
-from .. import files
 from ..envs import make_vec_env
 from ..evaluation import Evaluator, ScorerModel, model_suffix
 from ..imitation import ImitationData, ImitationSettings, fit_imitation
-from ..policy_files import restore_checkpoint
+from ..policy_files import check_same_layout, restore_checkpoint
 from ..run import PPO_STATE, RunFolder, RunFolderError
 from ..scorer_fit import ScorerSettings, fit_scorer, initial_scorer
 from ..seeding import EXIT_ANALYSIS, EXIT_GAMES
@@ -338,6 +337,8 @@ class ExItRun:
         saved = read_model(path)
         if saved.features != self.config.features:
             raise ValueError(f"init {str(path)!r} reads {saved.features!r} features, the run {self.config.features!r}")
+        check_same_layout(saved, f"init {str(path)!r}", "start from a model of this version's layout, or from "
+                          "nothing (--init '')")  # fmt: skip
         try:
             self.model.policy.load_state_dict(saved.policy_state)
         except RuntimeError as err:
@@ -412,7 +413,7 @@ class ExItRun:
         settings = recipe(c)
         for k in range(-(-c.games // c.chunk)):
             path = self.shard(round_, k)
-            if path.exists():
+            if runfiles.check_entry(path):  # made already (a link or a folder in its place: refused)
                 continue
             data, timing = play_and_label(student, c, round_, k)
             meta = {"features": c.features, "round": round_, "chunk": k, "index": k, "playouts": c.playouts,
@@ -480,7 +481,7 @@ class ExItRun:
             run.save_model(self.model, f"round{r}{self.suffix}")
             run.state.update(round=r + 1, labels=len(data), pending_eval=r, round_times=times)
             self.checkpoint()
-        files.copy_atomic(run.checkpoints / f"latest{self.suffix}", run.out / f"final{self.suffix}")
+        runfiles.copy_atomic(run.checkpoints / f"latest{self.suffix}", run.out / f"final{self.suffix}")
         run.log(f"done: {c.rounds} rounds, {run.state['labels']:,} labelled decisions, {run.elapsed():.0f} s; best "
                 f"vs {c.best_by} {run.state['best_score']:.3f} -> {run.out / f'best{self.suffix}'}")  # fmt: skip
         return run.state
@@ -499,5 +500,13 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train exit") -> in
                       holds_run=holds_run, prog=prog)  # fmt: skip
 
 
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`)."""
+    out = root / "run"
+    start = ["--out", str(out), "--rounds", "2", "--games", "8", "--chunk", "4", "--playouts", "60", "--epochs", "2",
+             "--eval-games", "8", "--seed", "3", "--workers", str(workers)]  # fmt: skip
+    return [(out, start, ["--resume", str(out)])]
+
+
 RECIPE = Recipe("exit", "expert iteration: the compiled search labels, a network (scorer or ppo) learns", (ExItConfig,),
-                main)  # fmt: skip
+                main, quick)  # fmt: skip

@@ -57,11 +57,11 @@ import numpy as np
 from agents.batched import parse_pool
 from agents.networks.ppo import stamp_model
 from agents.registry import make_agent
-from conquian_arena import knobs
+from conquian_arena import knobs, runfiles
 from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
-from .. import files, recipes
+from .. import recipes
 from ..callbacks import CheckpointEvery, EvaluateEvery, ProgressCallback, SnapshotEvery, TrainingLog
 from ..envs import make_vec_env
 from ..evaluation import Evaluator
@@ -308,7 +308,7 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
         evaluate(model, model.num_timesteps)
     venv.close()
     run.save_checkpoint(model)  # with the final evaluation's best score
-    files.copy_atomic(run.checkpoints / "latest.zip", run.out / "final.zip")  # the same model
+    runfiles.copy_atomic(run.checkpoints / "latest.zip", run.out / "final.zip")  # the same model
     run.log(f"done: {model.num_timesteps:,} steps in {run.elapsed():.0f} s; best score vs {c.best_by} "
             f"{run.state['best_score']:.3f} at step {run.state['best_step']:,} -> {run.out / 'best.zip'}")  # fmt: skip
     return run.state
@@ -351,4 +351,16 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train ppo") -> int
                       holds_run=holds_run, prog=prog)  # fmt: skip
 
 
-RECIPE = Recipe("ppo", "warm start, then MaskablePPO self-play against an opponent pool", (TrainConfig,), main)
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`)."""
+    out = root / "run"
+    start = [
+        "--out", str(out), "--total-steps", "1024", "--bc-games", "20", "--bc-epochs", "1", "--n-envs", "2",
+        "--n-steps", "256", "--batch-size", "128", "--n-epochs", "1", "--eval-every", "512", "--eval-games", "4",
+        "--checkpoint-every", "512", "--snapshot-every", "256", "--workers", str(workers), "--no-progress",
+        "--net-arch", "16",
+    ]  # fmt: skip
+    return [(out, start, ["--resume", str(out), "--no-progress", "--workers", str(workers)])]
+
+
+RECIPE = Recipe("ppo", "warm start, then MaskablePPO self-play against an opponent pool", (TrainConfig,), main, quick)

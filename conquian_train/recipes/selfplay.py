@@ -513,5 +513,14 @@ def main(argv: list[str] | None = None, prog: str = "conquian-train selfplay") -
                       holds_run=holds_run, prog=prog)  # fmt: skip
 
 
+def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
+    """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`)."""
+    out = root / "run"
+    start = ["--out", str(out), "--total-frames", "1200", "--num-games", "16", "--horizon", "16", "--hidden", "8",
+             "--minibatch", "32", "--eval-every", "600", "--checkpoint-every", "600", "--snapshot-every", "300",
+             "--eval-games", "4", "--workers", str(workers), "--no-progress"]  # fmt: skip
+    return [(out, start, ["--resume", str(out), "--no-progress"])]
+
+
 RECIPE = Recipe("selfplay", "RL from scratch: both seats learn, one-epoch PPO over the batched engine",
-                (SelfPlayConfig,), main)  # fmt: skip
+                (SelfPlayConfig,), main, quick)  # fmt: skip
