@@ -194,7 +194,8 @@ def test_a_family_package_names_its_bots_without_importing_the_others():
         cwd=root,
         env={"PYTHONPATH": str(root)},
     )
-    assert out.stdout.split() == ["['agents.search',", "'agents.search.ismcts']"]  # not the compiled search
+    # the frame the searches share, not the compiled search
+    assert out.stdout.split() == ["['agents.search',", "'agents.search.frame',", "'agents.search.ismcts']"]
     from agents.greedy import GreedyAgent
     from agents.scorer import ScorerAgent
 

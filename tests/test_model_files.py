@@ -616,7 +616,9 @@ def test_a_ppo_policy_with_overflowing_logits_never_plays_an_illegal_move(determ
 def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic, variant):
     pytest.importorskip("torch")
     pytest.importorskip("numba")
-    from agents.batched import BatchPolicy, BatchRandom, play_batch
+    from agents.base import BatchRandom
+    from agents.batched import play_batch
+    from agents.networks.batched import BatchPolicy
     from conquian_env.vector import deal_permutation
 
     bot = BatchPolicy(_broken_policy(variant), deterministic=deterministic, seed=2)

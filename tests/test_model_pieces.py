@@ -76,7 +76,7 @@ def _widen(x: np.ndarray, today: Layout, later: Layout, fill: float) -> np.ndarr
 def positions():
     """Positions of games in play: meld features, raw observations, masks and the engine rows."""
     pytest.importorskip("numba")
-    from agents.batch_forms import policy_inputs
+    from agents.networks.batched import policy_inputs
     from conquian_env.rules import Rules
     from conquian_env.vector import VectorGame
 

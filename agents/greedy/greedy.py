@@ -352,7 +352,7 @@ class GreedyAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from ..batch_forms import BatchGreedy
+        from .batched import BatchGreedy
 
         return None if params else BatchGreedy()  # a spec with parameters (a seed) is played game by game
 

@@ -558,7 +558,7 @@ class PPOAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from ..batch_forms import BatchPolicy
+        from .batched import BatchPolicy
 
         unknown = set(params) - {"deterministic", "seed"}
         if unknown:

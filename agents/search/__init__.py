@@ -3,8 +3,8 @@
 the tree search in Python (:mod:`agents.search.ismcts`), the rollout bot
 (:mod:`agents.search.rollout`), the belief model of the opponent's hand
 (:mod:`agents.search.belief`, its compiled features :mod:`agents.search.belief_kernels`), the
-noisy greedy bot whose games the belief model learns from (:mod:`agents.search.noisy`) and a
-player's view as a row of the batched engine (:mod:`agents.search.rows`).
+frame they share (:mod:`agents.search.frame`) and a player's view as a row of the batched engine
+(:mod:`agents.search.rows`).
 
 >>> from agents.search import SearchAgent
 
@@ -21,7 +21,7 @@ __getattr__, __dir__ = lazy_exports(
         "search": ["SearchAgent", "BeliefSearchAgent"],
         "ismcts": ["ISMCTSAgent"],
         "rollout": ["RolloutAgent"],
-        "noisy": ["NoisyAgent"],
+        "frame": ["SearchBot"],
         "belief": ["BeliefModel", "load_belief"],
     },
 )

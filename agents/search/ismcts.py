@@ -59,7 +59,7 @@ from conquian_env.cards import cards_of
 from conquian_env.game import GAME_OVER, MELD, OFFER, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
-from ..base import PlayerView, SearchBot
+from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import (
     NEIGHBOURS,
@@ -70,6 +70,7 @@ from ..greedy.greedy import (
     refusing_feeds_opponent,
 )
 from ..params import Flag, Integer, Real, Removed, bounded
+from .frame import SearchBot
 
 DEFAULT_ITERATIONS = 500
 DEFAULT_C = 0.7

@@ -47,10 +47,11 @@ import numpy as np
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
 
-from ..base import PlayerView, SearchBot
+from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import GreedyAgent
 from ..params import Flag, Integer, Real, Removed, bounded
+from .frame import SearchBot
 
 #: what the search's first compile is announced as, and about how long it takes in seconds
 #: (the plain search's kernels on one core; the belief search's add a few: docs/benchmarks.md)

@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
+from agents.noisy import NoisyAgent
 from agents.registry import make_agent
-from agents.search.noisy import NoisyAgent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD

@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.batched import parse_pool
 from agents.networks.ppo import stamp_model
 from agents.registry import make_agent
 from conquian_arena import knobs
@@ -67,6 +66,7 @@ from ..envs import make_vec_env
 from ..evaluation import Evaluator
 from ..imitation import ImitationSettings
 from ..policy_files import export_model
+from ..pool import parse_pool
 from ..run import PPO_STATE, RunFolder, RunFolderError
 from ..seeding import PPO_SEGMENT
 from ..settings import RunSettings, recipe_knobs
