@@ -263,7 +263,6 @@ def test_rollout_decisions_ignore_the_hidden_cards(seed, moves):
 
 
 def test_rollout_spec_and_bad_parameters():
-    from agents import SpecError
 
     bot = make_agent("rollout:samples=5,infer=false", seed=3)
     assert (bot.samples, bot.infer) == (5, False)
@@ -274,7 +273,6 @@ def test_rollout_spec_and_bad_parameters():
 
 def test_spec_booleans_are_strict_and_keys_unique():
     # before: infer=maybe was taken as true and a repeated key silently kept the last value
-    from agents import SpecError
 
     for bad in (
         "ismcts-py:infer=maybe",
@@ -313,28 +311,6 @@ def test_batched_greedy_playouts_equal_the_scalar_greedy_rollouts():
         expected.append(copy.winner)
     assert greedy_playouts([s.clone() for s in leaves])[1] == expected
     assert len(leaves) > 15
-
-
-def test_the_removed_ismcts_py_knobs_name_what_replaced_them():
-    # rollout, depth and batch measured nothing (docs/benchmarks.md) and were removed: an old spec
-    # that spelled out the old default still builds the same bot, any other value is refused by
-    # name, never played as another bot
-    hands, stock = deal_for_seed(21)
-    plain = play_game([ISMCTSAgent(iterations=20, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3)
-    old = make_agent("ismcts-py:iterations=20,rollout=greedy,depth=none,batch=1", seed=8)
-    assert play_game([old, GreedyAgent()], hands=hands, stock=stock, seed=3).actions == plain.actions
-    for spec, name, value, why in (
-        ("ismcts-py:rollout=fast", "rollout", "fast", "the playouts are greedy's"),
-        ("ismcts-py:rollout=random", "rollout", "random", "the playouts are greedy's"),
-        ("ismcts-py:depth=2", "depth", 2, "the tree is unlimited"),
-        ("ismcts-py:batch=16", "batch", 16, "rollout:batch=true"),
-        ("ismcts-py:batch=true", "batch", True, "playouts run one at a time"),
-    ):
-        with pytest.raises(SpecError, match=f"{name} was removed: .*{why}.*drop {name}") as err:
-            make_agent(spec)
-        assert f"got {value!r}" in str(err.value), "the value given is named"
-        with pytest.raises(ValueError, match=f"{name} was removed: .*{why}"):
-            ISMCTSAgent(**{name: value})
 
 
 def test_rollout_batched_playouts_give_the_same_decisions():

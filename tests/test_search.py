@@ -372,34 +372,6 @@ def test_specs_build_the_compiled_and_the_python_search():
             make_agent(bad)
 
 
-def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
-    """take_options (a take valued with each discard that could follow it) measured no gain and was
-    removed (docs/benchmarks.md): an old spec that spelled out its default builds the same bot, move
-    for move; any other value is refused naming the parameter, never played as another bot."""
-    from agents.search.search import BeliefSearchAgent
-
-    states = _searched(6, seed=91)
-    for old, new in (("pimc:iterations=60,take_options=false", "pimc:iterations=60"),
-                     ("pimc:iterations=60,take_options=False", "pimc:iterations=60"),
-                     ("search:iterations=60,take_options=false", "search:iterations=60")):  # fmt: skip
-        a, b = make_agent(old, seed=4), make_agent(new, seed=4)
-        assert type(a) is type(b) and not hasattr(a, "take_options")
-        for i, state in enumerate(states):
-            a.reset(state.player, seed=i)
-            b.reset(state.player, seed=i)
-            assert (act(a, state), a.last_stats) == (act(b, state), b.last_stats)
-    for spec, value in (("pimc:take_options=true", True), ("search:take_options=true", True),
-                        ("pimc:take_options=1", 1)):  # fmt: skip
-        with pytest.raises(SpecError, match="take_options was removed: a take is valued with greedy's discard.*"
-                           "Benchmarks page.*drop take_options") as err:  # fmt: skip
-            make_agent(spec)
-        assert f"got {value!r}" in str(err.value), "the value given is named"
-    for cls in (SearchAgent, BeliefSearchAgent):
-        assert cls(iterations=5, take_options=False).iterations == 5
-        with pytest.raises(ValueError, match="^take_options was removed: .*got True"):
-            cls(take_options=True)
-
-
 def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
     monkeypatch.setattr(search_module, "K", None)
     missing = ModuleNotFoundError("No module named 'numba'", name="numba")  # as `import numba` raises it

@@ -20,7 +20,7 @@ from agents import make_agent
 from agents import registry as registry_module
 from agents.base import Agent
 from agents.catalog import discover
-from agents.params import Flag, Integer, ParamError, Real, Removed, bounded, bounds_of
+from agents.params import Flag, Integer, ParamError, Real, bounded, bounds_of
 from agents.registry import KNOWN_BOTS, SpecError, check_spec, module_in_folder, refuse_code, runs_code
 
 HERE = "python:tests.test_specs"
@@ -92,19 +92,17 @@ def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     from agents.search.search import SearchAgent, analyze
 
     # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
-    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False), batch=np.int32(1))
+    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False))
     assert (bot.iterations, bot.infer) == (5, False)
     assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
     bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
     assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
-    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5), take_options=np.bool_(False))
+    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5))
     assert (type(bot.iterations), type(bot.tries), type(bot.z)) == (int, int, float)
     for kwargs, name in (({"time": np.float64("inf")}, "time"), ({"tries": np.uint64(2**63)}, "tries"),
                          ({"z": np.float32("nan")}, "z")):  # fmt: skip
         with pytest.raises(ParamError, match=f"^{name} must be"):
             SearchAgent(**kwargs)
-    with pytest.raises(ParamError, match="^take_options was removed"):  # removed: a number is not its old false
-        SearchAgent(take_options=np.int64(0))
     with pytest.raises(ParamError, match=r"iterations must be an integer in \[1, 1000000000\], got 10000000000"):
         analyze([], iterations=10**10)
 
@@ -408,7 +406,7 @@ def test_the_ranges_in_docs_bots_md_are_the_declared_ones():
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     for kind in (d.kind for d in discover(Path(registry_module.__file__).parent, "agents")):
         try:
-            declared = {k: v for k, v in bounds_of(KNOWN_BOTS[kind].factory()).items() if not isinstance(v, Removed)}
+            declared = bounds_of(KNOWN_BOTS[kind].factory())
         except ImportError:  # an optional extra (numba, torch, ray) missing here
             continue
         if not declared:

@@ -50,7 +50,7 @@ from conquian_env.extras import missing
 from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import GreedyAgent
-from ..params import Flag, Integer, Real, Removed, bounded
+from ..params import Flag, Integer, Real, bounded
 from .frame import SearchBot
 
 #: what the search's first compile is announced as, and about how long it takes in seconds
@@ -89,30 +89,6 @@ TIME = Real(1e-6, 3600, none=True)  # seconds per decision
 ITERATIONS = Integer(1, 10**9, none=True)  # playouts per decision
 Z = Real(0, 1000)
 TRIES = Integer(1, 10**6)
-#: ``take_options`` (a take valued with each discard that could follow it, not only greedy's)
-#: is gone: it measured no gain (docs/benchmarks.md)
-TAKE_OPTIONS_REMOVED = Removed(
-    False,
-    "a take is valued with greedy's discard, as it was by default; valuing it with each discard that could "
-    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games: the "
-    "documentation's Benchmarks page)",
-)
-#: the leaf value (``leaf``, ``value``) and the second ply (``inner``) are gone: they measured no gain
-LEAF_REMOVED = Removed(
-    None,
-    "a playout is played to the end; a leaf value read after leaf greedy steps measured no gain on a fresh "
-    "seed (-0.005 [-0.032, +0.022] against search, the documentation's Research notes, valueA)",
-)
-VALUE_REMOVED = Removed(
-    None,
-    "the leaf value model went with leaf: it measured no gain on a fresh seed "
-    "(the documentation's Research notes, valueA)",
-)
-INNER_REMOVED = Removed(
-    0,
-    "a playout's decisions are greedy's; a second ply (inner=2: -0.013 [-0.040, +0.015], inner=4: -0.022 "
-    "[-0.051, +0.006] against search) measured no gain (the documentation's Research notes, valueA)",
-)
 
 
 @bot(
@@ -133,13 +109,12 @@ class SearchAgent(SearchBot):
     decision instead (reproducible); ``z``: standard errors at which an action leaves the
     race (0: never, every action gets every deal);
     ``tries``: deals drawn per determinization to find a plausible one (1: uniform deals);
-    ``seed``: makes it reproducible (with ``iterations``).  ``take_options`` is removed
-    (:data:`TAKE_OPTIONS_REMOVED` says why): ``take_options=false`` is accepted, nothing else.
+    ``seed``: makes it reproducible (with ``iterations``).
     """
 
     name = "pimc"
 
-    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED)
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES)
     def __init__(
         self,
         time: float | None = None,
@@ -261,16 +236,12 @@ class BeliefSearchAgent(SearchAgent):
     uniform order (:func:`agents.search.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
     ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
-    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's;
-    ``leaf``, ``value`` and ``inner`` are removed (:data:`LEAF_REMOVED` and its neighbours say why).
+    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's.
     """
 
     name = "search"
 
-    @bounded(
-        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED, uniform=Flag(),
-        leaf=LEAF_REMOVED, value=VALUE_REMOVED, inner=INNER_REMOVED,
-    )  # fmt: skip
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, uniform=Flag())
     def __init__(
         self,
         time: float | None = None,
