@@ -47,13 +47,12 @@ from .actions import (
 )
 from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
-from .rules import Rules, resolve, rule_attributes
+from .rules import Rules, resolve
 
 HAND_SIZE = 10
 #: random re-deals tried by ``determinize`` before it deals a completing meld directly
 DETERMINIZE_TRIES = 64
 STOCK_SIZE = 20
-CARDS_TO_GO_OUT = 11
 
 # Phases: what kind of decision the player to move makes.
 OFFER = 0
@@ -71,7 +70,6 @@ _TAKE_BIT = 1 << TAKE
 _REFUSE_BIT = 1 << REFUSE
 _FINISH_BIT = 1 << FINISH
 _FORCE_BITS = 1 << FORCE | 1 << NO_FORCE
-_OFFER_BITS_NO_TAKE = _REFUSE_BIT
 
 
 class IllegalActionError(ValueError):
@@ -164,7 +162,6 @@ _SHARED_FIELDS = tuple(f.name for f in FIELDS if f.kind != PAIR)
 _LIST_FIELDS = tuple(f.name for f in FIELDS if f.kind == PAIR)
 
 
-@rule_attributes
 class GameState:
     """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
 

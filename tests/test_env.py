@@ -98,9 +98,9 @@ def test_registry_make():
     assert isinstance(env.unwrapped, conquian_env.raw_env)
     env.reset(seed=0)
     assert env.agents == AGENTS
-    assert not env.unwrapped.forcing
+    assert not env.unwrapped.rules.forcing
     forced = pettingzoo.make("aec", "Conquian-v0", forcing=True, render_mode="ansi")
-    assert forced.unwrapped.forcing and forced.unwrapped.render_mode == "ansi"
+    assert forced.unwrapped.rules.forcing and forced.unwrapped.render_mode == "ansi"
     assert env.unwrapped.rules == STANDARD and forced.unwrapped.rules == FORCING
     # importing again does not register twice or fail
     import importlib

@@ -77,7 +77,6 @@ DEAL_STREAM = 0xD1571
 SEAT_STREAM = 0xD1572
 LABEL_STREAM = 0xD1573
 FIT_STREAM = 0xD1574
-EVAL_STREAM = 0xD1575
 #: the arrays of a shard: candidates' inputs, their action ids (-1: none), their values, the game
 SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np.int64}
 
