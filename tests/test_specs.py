@@ -315,8 +315,6 @@ BAD_VALUES = [
     ("ppo", "total_steps", 2**64, "total_steps must be a positive integer below 2**63"),
     ("ppo", "opponents", "greedy", "opponents must be a list of bot specs, got 'greedy'"),
     ("ppo", "net_arch", [64, "64"], "net_arch must be a list of integers, got [64, '64']"),
-    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', got 'gpu'"),
-    ("ppo", "vec_env", "subproc", "vec_env must be 'batched', got 'subproc'"),  # the per-game paths are gone
     ("ppo", "lr", 0.1, "unknown config keys ['lr']"),
     ("exit", "lr", "fast", "lr must be a number > 0, got 'fast'"),
     ("exit", "rounds", [5], "rounds must be a positive integer, got [5]"),
