@@ -614,7 +614,7 @@ def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
     theirs = gymnasium.vector.SyncVectorEnv([lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n)
     ours.reset(seed=0)
     theirs.reset(seed=0)
-    shared = ("fixed_seat", "rules", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+    shared = ("fixed_seat", "rules", "illegal_action", "render_mode", "observation_space", "action_space")
     for name in ("seat", *shared):
         assert ours.get_attr(name) == theirs.get_attr(name) == ours.call(name), name
     games = ours.call("game")

@@ -310,10 +310,6 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
     after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
     in the tests).  The path of the scorer file."""
     config.validate()
-    if (Path(config.out) / "checkpoint.npz").exists():  # nothing of it is written by this version
-        raise RunFolderError(f"{config.out} is a fit folder of an older version of distill fit (its "
-                             "checkpoint.npz): start the fit again with another --out (eval_deals is now "
-                             "eval_games, in games)")  # fmt: skip
     # one process per fit folder (a second stops with a line naming the first), its knobs claimed
     with claimed_folder(config.out, config, FIT_PROCESS_KNOBS, "fit", log) as out:
         return _fit(config, out, log, stop_after)
