@@ -88,8 +88,8 @@ def test_the_largest_allowed_numbers_play_a_game():
 def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     pytest.importorskip("numba")
     from agents.search.ismcts import ISMCTSAgent
+    from agents.search.pimc import PIMCAgent, analyze
     from agents.search.rollout import RolloutAgent
-    from agents.search.search import SearchAgent, analyze
 
     # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
     bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False))
@@ -97,12 +97,12 @@ def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
     bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
     assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
-    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5))
+    bot = PIMCAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5))
     assert (type(bot.iterations), type(bot.tries), type(bot.z)) == (int, int, float)
     for kwargs, name in (({"time": np.float64("inf")}, "time"), ({"tries": np.uint64(2**63)}, "tries"),
                          ({"z": np.float32("nan")}, "z")):  # fmt: skip
         with pytest.raises(ParamError, match=f"^{name} must be"):
-            SearchAgent(**kwargs)
+            PIMCAgent(**kwargs)
     with pytest.raises(ParamError, match=r"iterations must be an integer in \[1, 1000000000\], got 10000000000"):
         analyze([], iterations=10**10)
 

@@ -1,5 +1,5 @@
 """The frame the searches share: :class:`SearchBot`, the base of ``pimc`` and ``search``
-(:mod:`agents.search.search`), ``ismcts-py`` (:mod:`agents.search.ismcts`) and ``rollout``
+(:mod:`agents.search.pimc`), ``ismcts-py`` (:mod:`agents.search.ismcts`) and ``rollout``
 (:mod:`agents.search.rollout`)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
 deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
-meld phase, the view of the player to move (:func:`agents.search.search.view_row`) with the true
+meld phase, the view of the player to move (:func:`agents.search.pimc.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
 (:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
 action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard

@@ -15,7 +15,7 @@ Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``s
 g)``, the arena's deal of that seed) and records the decisions with a choice (an offer to take or
 refuse, a discard among two cards or more) of one seat drawn per game; every candidate of every
 recorded decision is valued by ``playouts`` greedy playouts from a uniform determinization of the
-cards the player cannot see (:func:`agents.search.search.label_rows`: ``pimc``'s values, without its
+cards the player cannot see (:func:`agents.search.pimc.label_rows`: ``pimc``'s values, without its
 inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
 written atomically (complete or absent): a killed run loses at most the shards in progress and the
 same command resumes at the missing ones, making the same games and labels; with ``ray`` the
@@ -163,7 +163,7 @@ def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, 
 def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int, playouts: int = 32) -> dict[str, np.ndarray]:
     """Games ``first .. last - 1`` and the values of their recorded decisions' candidates."""
     from agents.scorer.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
-    from agents.search.search import label_rows
+    from agents.search.pimc import label_rows
 
     deals, firsts, seats = deals_of(seed, first, last)
     _, game, rows, _ = play_games(deals, firsts, seats, np.full(len(deals), GREEDY), 0, GREEDY_LEARNER)

@@ -13,7 +13,7 @@ Each **round** ``r``:
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
-   search (:func:`agents.search.search.analyze`, at most ``playouts`` playouts per position, the
+   search (:func:`agents.search.pimc.analyze`, at most ``playouts`` playouts per position, the
    actions racing as in the ``pimc`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
@@ -230,7 +230,7 @@ def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> t
 
 def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[ImitationData, dict]:
     """Games ``chunk * config.chunk ..`` of round ``round_``, their decisions labelled; and timings."""
-    from agents.search.search import analyze
+    from agents.search.pimc import analyze
 
     c, t0 = config, time.perf_counter()
     rows, results = play_games(student, c, round_, chunk)

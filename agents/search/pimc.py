@@ -1,7 +1,7 @@
 """The compiled flat search bot (spec ``pimc``: perfect-information Monte Carlo, determinized)
 with paired greedy playouts, every iteration in compiled code, and its belief twin (spec ``search``).
 
-:class:`SearchAgent` answers each take/refuse, discard and force decision with more than
+:class:`PIMCAgent` answers each take/refuse, discard and force decision with more than
 one legal action by a search in :mod:`agents.search._search_kernels` (numba, the ``fast``
 extra):
 
@@ -32,8 +32,8 @@ do not change when the hidden cards are permuted (the pool of unseen cards is so
 :func:`analyze` gives other code (training) the value and playout count of every legal
 action for a batch of positions in one call, on all cores.
 
-Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]`` (``ismcts``, its old
-name, is refused); the Python tree search of :mod:`agents.search.ismcts` is ``ismcts-py``.
+Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]``; the Python tree search of
+:mod:`agents.search.ismcts` is ``ismcts-py``.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ TRIES = Integer(1, 10**6)
         "tries": "deals drawn per determinization to find one explaining the opponent's play",
     },
 )
-class SearchAgent(SearchBot):
+class PIMCAgent(SearchBot):
     """The compiled determinized search (module docstring).
 
     ``time``: seconds per searched decision at most (default 0.15: the race ends most
@@ -227,7 +227,7 @@ class SearchAgent(SearchBot):
         "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
     },
 )
-class BeliefSearchAgent(SearchAgent):
+class BeliefSearchAgent(PIMCAgent):
     """The compiled search with its deals drawn from the belief model of the opponent's hidden
     hand (spec ``search``; :mod:`agents.search.belief`): once per searched decision the model gives
     each unseen card its probability to be in the opponent's hand (shifted so that they add up
