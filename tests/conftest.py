@@ -36,14 +36,15 @@ def act(agent, state):
     return agent.act(encode(state, p), action_mask(state, p), PlayerView(state, p))
 
 
-def duplicate(bot, opponent, deals, forcing=False, offset=0):
-    """Play each deal twice, ``bot`` in seat 0 then seat 1; returns [(bot's seat, record)]."""
+def duplicate(bot, opponent, deals, rules=None, offset=0):
+    """Play each deal twice, ``bot`` in seat 0 then seat 1, by ``rules`` (None: the standard game);
+    returns [(bot's seat, record)]."""
     out = []
     for i in range(deals):
         hands, stock = deal_for_seed(offset + i)
         for seat in (0, 1):
             agents = [bot, opponent] if seat == 0 else [opponent, bot]
-            record = play_game(agents, hands=hands, stock=stock, rules=Rules(forcing=forcing), seed=offset + i)
+            record = play_game(agents, hands=hands, stock=stock, rules=rules, seed=offset + i)
             out.append((seat, record))
     return out
 

@@ -18,6 +18,7 @@ from conquian_env.game import DISCARD, new_game
 from conquian_env.observation import action_mask, encode
 from conquian_env.view import PlayerView
 from tests.conftest import (
+    RULE_CASES,
     SealedView,
     act,
     duplicate,
@@ -37,30 +38,30 @@ def _results(records):
 # ------------------------------------------------------------------ legality
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_never_plays_an_illegal_action(forcing):
-    records = duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, forcing=forcing)
-    records += duplicate(GreedyAgent(), GreedyAgent(), deals=20, forcing=forcing, offset=500)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_never_plays_an_illegal_action(rules):
+    records = duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, rules=rules)
+    records += duplicate(GreedyAgent(), GreedyAgent(), deals=20, rules=rules, offset=500)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_ismcts_never_plays_an_illegal_action(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_ismcts_never_plays_an_illegal_action(rules):
     bot = ISMCTSAgent(iterations=15, seed=1)
-    records = duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
-    records += duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
+    records = duplicate(bot, RandomAgent(seed=4), deals=4, rules=rules)
+    records += duplicate(bot, GreedyAgent(), deals=4, rules=rules, offset=100)
     other = ISMCTSAgent(iterations=15, c=2.0, infer=False, seed=2)
-    records += duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
+    records += duplicate(other, RandomAgent(seed=5), deals=3, rules=rules, offset=200)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forcing", [False, True])
-def test_bots_never_play_an_illegal_action_long(forcing):
-    records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, forcing=forcing, offset=1000)
-    records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, forcing=forcing)
-    records += duplicate(ISMCTSAgent(iterations=40, infer=False, seed=2), GreedyAgent(), deals=15, forcing=forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_bots_never_play_an_illegal_action_long(rules):
+    records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, rules=rules, offset=1000)
+    records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, rules=rules)
+    records += duplicate(ISMCTSAgent(iterations=40, infer=False, seed=2), GreedyAgent(), deals=15, rules=rules)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
@@ -222,9 +223,9 @@ def test_greedy_beats_random():
 
 @pytest.mark.slow
 def test_greedy_beats_random_long():
-    for forcing in (False, True):
-        wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, forcing=forcing))
-        assert wins >= 0.9 * (wins + losses), (forcing, wins, losses)
+    for rules in RULE_CASES:
+        wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, rules=rules))
+        assert wins >= 0.9 * (wins + losses), (rules, wins, losses)
 
 
 @pytest.mark.slow
@@ -236,12 +237,12 @@ def test_ismcts_beats_random():
 # ------------------------------------------------------------------ rollout (flat Monte Carlo)
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_rollout_never_plays_an_illegal_action(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_rollout_never_plays_an_illegal_action(rules):
     from agents.search.rollout import RolloutAgent
 
-    records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
-    records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
+    records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, rules=rules)
+    records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, rules=rules)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 

@@ -272,12 +272,12 @@ def test_the_search_is_deterministic_under_a_seed():
     assert runs[0] == runs[1]
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_the_search_never_plays_an_illegal_action(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_the_search_never_plays_an_illegal_action(rules):
     bot = PIMCAgent(iterations=60, seed=1)
-    records = duplicate(bot, RandomAgent(seed=4), deals=30, forcing=forcing)
-    records += duplicate(bot, GreedyAgent(), deals=30, forcing=forcing, offset=100)
-    records += duplicate(PIMCAgent(iterations=40, z=0, tries=1, seed=3), bot, deals=15, forcing=forcing, offset=300)
+    records = duplicate(bot, RandomAgent(seed=4), deals=30, rules=rules)
+    records += duplicate(bot, GreedyAgent(), deals=30, rules=rules, offset=100)
+    records += duplicate(PIMCAgent(iterations=40, z=0, tries=1, seed=3), bot, deals=15, rules=rules, offset=300)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
