@@ -218,11 +218,14 @@ def test_docs_say_a_python_spec_runs_code():
 
 train = pytest.importorskip("train")
 from conquian_arena import knobs  # noqa: E402
+from conquian_train import recipes  # noqa: E402
 from conquian_train.recipes.exit import ExItConfig  # noqa: E402
 from conquian_train.recipes.ppo import TrainConfig  # noqa: E402
 from conquian_train.recipes.ppo import config_from_args as ppo_config_from_args  # noqa: E402
 
-RECIPES = {"ppo": (TrainConfig, ["ppo"]), "exit": (ExItConfig, ["exit"])}
+#: every recipe with one command (``--resume`` reads its ``config.json``, ``--trust-code`` lets a spec there
+#: run code): its knobs and its command; the recipes of steps resume by running the same step again
+RECIPES = {r.name: (r.configs[0], [r.name]) for r in recipes.every() if not isinstance(r, str) and len(r.configs) == 1}
 
 
 def _run_folder(path, cls, **changes):
@@ -271,10 +274,7 @@ def test_resume_never_imports_a_python_spec_of_its_config(recipe, field, tmp_pat
     assert f"{field} holds the bot spec {spec!r}" in err and "--trust-code" in err and "Traceback" not in err
     assert not mark.exists() and name not in sys.modules
     # --trust-code lets the file's spec import its module (here it fails, by design, once imported)
-    if recipe == "ppo":
-        config, resume = ppo_config_from_args(["--resume", str(run), "--trust-code"])
-    else:
-        config, resume = knobs.resumed(cls, run, {}, (), trust_code=True), True
+    config, resume = recipes.config_from_args(cls, {"resume": str(run), "trust_code": True}, ())
     assert resume and not mark.exists(), "reading the config imports nothing, trusted or not"
     with pytest.raises(SpecError, match="the payload ran"):
         config.validate()
