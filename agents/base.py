@@ -36,7 +36,7 @@ from .catalog import bot
 if TYPE_CHECKING:
     from conquian_env.vector import VectorGame
 
-__all__ = ["Agent", "BatchRandom", "PlayerView", "RandomAgent", "Resign"]
+__all__ = ["Agent", "BatchRandom", "PlayerView", "RandomAgent", "Resign", "SeededBatch"]
 
 
 class Resign(Exception):  # noqa: N818 - a player's decision, not an error
@@ -94,15 +94,11 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(len(legal))])
 
 
-class BatchRandom:
-    """The random bot for many games at once (:meth:`RandomAgent.batched`): uniform over the legal
-    actions of the games ``rows`` of a :class:`~conquian_env.vector.VectorGame`, from its own seeded
-    generator.
+class SeededBatch:
+    """What a batched bot that draws random numbers shares: its generator ``rng``, seeded by ``seed``.
 
     ``fixed_seed=True`` (a seed given in the spec, ``random:seed=5``): :meth:`reseed`
     restarts from that seed instead of the one it is handed (the environment's)."""
-
-    name = "random"
 
     def __init__(self, seed: int | None = None, *, fixed_seed: bool = False):
         self.seed = seed
@@ -111,6 +107,14 @@ class BatchRandom:
 
     def reseed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
+
+
+class BatchRandom(SeededBatch):
+    """The random bot for many games at once (:meth:`RandomAgent.batched`): uniform over the legal
+    actions of the games ``rows`` of a :class:`~conquian_env.vector.VectorGame`, from its own seeded
+    generator (:class:`SeededBatch`)."""
+
+    name = "random"
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         return games.random_actions(self.rng, rows)

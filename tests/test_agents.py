@@ -9,7 +9,7 @@ import pytest
 
 from agents import SpecError, make_agent
 from agents.base import RandomAgent
-from agents.greedy.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
+from agents.greedy.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_margin
 from agents.search.ismcts import ISMCTSAgent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
@@ -155,10 +155,10 @@ def test_greedy_refuses_a_take_that_breaks_a_ready_hand():
     # the run but force a five out of the hand, leaving nothing to win with: refuse it.
     hand, meld = mask_of("5C 5D"), mask_of("3S 4S 5S 6S 7S JH QH KH")
     live = FULL_MASK & ~(hand | meld | mask_of("2S"))
-    take, _ = take_is_better(hand, meld, parse_card("2S"), live, 0, 10, False)
-    assert not take
-    take, plan = take_is_better(hand, meld, parse_card("5H"), live & ~mask_of("5H"), 0, 10, False)
-    assert take and plan[1] == -1
+    margin, _ = take_margin(hand, meld, parse_card("2S"), live, 0, 10, False)
+    assert margin < 0
+    margin, plan = take_margin(hand, meld, parse_card("5H"), live & ~mask_of("5H"), 0, 10, False)
+    assert margin >= 0 and plan[1] == -1
 
 
 # ------------------------------------------------------------------ ISMCTS determinism and no peeking

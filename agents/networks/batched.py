@@ -16,6 +16,7 @@ try:
 except ImportError as err:  # numba, the 'fast' extra
     raise missing(err, "agents.networks.batched (the batched policy)") from None
 
+from ..base import SeededBatch
 from ..greedy.batched import MELD_FEATURES
 from ..model_files import best_legal_rows
 
@@ -32,26 +33,21 @@ def policy_inputs(games: VectorGame, rows: np.ndarray, features: str) -> tuple[n
     return obs, masks
 
 
-class BatchPolicy:
+class BatchPolicy(SeededBatch):
     """A :class:`~agents.networks.ppo.NumpyPolicy` deciding for all waiting games with one forward pass.
 
     ``deterministic``: the best legal action (default); otherwise sampled from the masked
-    softmax with a seeded generator (``fixed_seed``: :meth:`reseed` restarts from ``seed``,
-    as :class:`~agents.base.BatchRandom`'s).  Never an illegal action: a position where a legal logit
+    softmax with a seeded generator (:class:`~agents.base.SeededBatch`: ``fixed_seed``,
+    :meth:`reseed`).  Never an illegal action: a position where a legal logit
     is NaN or infinite gets :func:`agents.model_files.best_legal`'s move and a warning once.
     """
 
     name = "policy"
 
     def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None, *, fixed_seed: bool = False):
+        super().__init__(seed, fixed_seed=fixed_seed)
         self.policy = policy
         self.deterministic = bool(deterministic)
-        self.seed = seed
-        self.fixed_seed = bool(fixed_seed)
-        self.rng = np.random.default_rng(seed)
-
-    def reseed(self, seed: int | None) -> None:
-        self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
 
     def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         obs, masks = policy_inputs(games, rows, self.policy.features)
