@@ -320,7 +320,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 
     from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer
 
-    from ..scorer_fit import network_layers, network_scores, regret, scorer_network
+    from ..scorer_fit import candidate_scores, fit_epoch, network_layers, regret, scorer_network
 
     run = RunFolder(out, recipe_knobs(config, FIT_PROCESS_KNOBS), echo=log)
     run.state = {"best_score": -1.0, "best_step": None, "seconds": 0.0}
@@ -348,9 +348,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)]
 
     def scores(idx: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            parts = [torch.from_numpy(idx[i : i + 4096]) for i in range(0, len(idx), 4096)]
-            return np.concatenate([network_scores(net, X[p].float(), V[p]).numpy() for p in parts])
+        return candidate_scores(net, X, V, idx, 4096)
 
     evaluate = None
     if config.eval_games:
@@ -378,20 +376,9 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
         order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
-        total_loss = 0.0
-        for i in range(0, len(order), config.batch):
-            for group in opt.param_groups:
-                group["lr"] = _lr(config, step, total)
-            b = torch.from_numpy(order[i : i + config.batch])
-            v = V[b]
-            logits = network_scores(net, X[b].float(), v).masked_fill(~v, -1e9)
-            target = torch.softmax((Q[b] / config.temperature).masked_fill(~v, -1e9), 1)
-            loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            total_loss += float(loss.detach())
+        total_loss, batches = fit_epoch(net, opt, X, V, Q, order, config.batch, config.temperature,
+                                        lr=lambda k: _lr(config, k, total), step=step)  # fmt: skip
+        step += batches
         held_regret = regret(scores(test), valid[test], d["q"][test])
         part = train[:20000]
         kept = held_regret < best["regret"]
