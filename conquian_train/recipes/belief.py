@@ -65,7 +65,7 @@ from ..shards import (
     shard_count,
     shard_path,  # noqa: F401 (the shards of a run, as the value recipe imports it)
 )
-from . import Recipe, steps_main
+from . import steps_recipe
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xBE11E0
@@ -424,16 +424,12 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None, prog: str = "conquian-train belief") -> int:
-    """``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status."""
-    return steps_main(argv, prog, __doc__, {
-        "generate": ("play and record games (resumes)", GenerateConfig, generate),
-        "fit": ("fit the belief model", FitConfig, fit),
-    })  # fmt: skip
-
-
-RECIPE = Recipe("belief", "the belief model: generate games that show the hidden hand, then fit",
-                (GenerateConfig, FitConfig), main)  # fmt: skip
+RECIPE = steps_recipe("belief", "the belief model: generate games that show the hidden hand, then fit", __doc__, {
+    "generate": ("play and record games (resumes)", GenerateConfig, generate),
+    "fit": ("fit the belief model", FitConfig, fit),
+})  # fmt: skip
+#: ``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status
+main = RECIPE.main
 
 if __name__ == "__main__":
     sys.exit(main())

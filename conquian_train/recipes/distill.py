@@ -70,7 +70,7 @@ from ..files import RunFolderError
 from ..run import RunFolder, claimed_folder
 from ..settings import FolderSettings, RunSettings, recipe_knobs
 from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count
-from . import Recipe, steps_main
+from . import steps_recipe
 
 #: named seed streams of the recipe (words of derive_seed after the run's seed)
 DEAL_STREAM = 0xD1571
@@ -410,16 +410,13 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None, prog: str = "conquian-train distill") -> int:
-    """``conquian-train distill generate|fit``: the labels (resumable), then the fit (resumable); an exit status."""
-    return steps_main(argv, prog, __doc__, {
-        "generate": ("play and label games (resumes)", GenerateConfig, generate),
-        "fit": ("fit the scorer (resumes)", FitConfig, fit),
-    })  # fmt: skip
-
-
-RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",
-                (GenerateConfig, FitConfig), main)  # fmt: skip
+RECIPE = steps_recipe(
+    "distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit", __doc__,
+    {"generate": ("play and label games (resumes)", GenerateConfig, generate),
+     "fit": ("fit the scorer (resumes)", FitConfig, fit)},
+)  # fmt: skip
+#: ``conquian-train distill generate|fit``: the labels (resumable), then the fit (resumable); an exit status
+main = RECIPE.main
 
 if __name__ == "__main__":
     sys.exit(main())
