@@ -31,6 +31,9 @@ def test_the_stream_words_keep_their_values():
     # the training recipes' words are theirs (the environment names no recipe)
     words = ("EXIT_GAMES", "EXIT_ANALYSIS", "WARM_START_GAMES", "IMITATION_SPLIT", "PPO_SEGMENT")
     assert tuple(getattr(train_seeding, w) for w in words) == (23, 29, 11, 5, 31)
+    words = ("BELIEF_DEALS", "BELIEF_BOTS", "BELIEF_FIT", "DISTILL_DEALS", "DISTILL_SEATS", "DISTILL_LABELS")
+    words += ("DISTILL_FIT",)
+    assert tuple(getattr(train_seeding, w) for w in words) == (0xBE11E0, 0xBE11E1, 0xBE11E2, *range(0xD1571, 0xD1575))
     assert not set(words) & set(vars(seeding))
 
 

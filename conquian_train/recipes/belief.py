@@ -10,7 +10,7 @@
 (``python -m conquian_train.recipes.belief ...`` is the same.)
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
-deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
+deals from ``derive_seed(seed, BELIEF_DEALS, game)``) and keeps, at every decision outside the
 meld phase, the view of the player to move (:func:`agents.search.pimc.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
 (:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
@@ -56,6 +56,7 @@ from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import derive_seed
 
 from ..run import RunFolder, claimed_folder
+from ..seeding import BELIEF_BOTS, BELIEF_DEALS, BELIEF_FIT
 from ..settings import FolderSettings
 from ..shards import (
     ShardError,
@@ -67,10 +68,6 @@ from ..shards import (
 )
 from . import steps_recipe
 
-#: named seed streams of the recipe (words of derive_seed after the run's seed)
-DEAL_STREAM = 0xBE11E0
-BOT_STREAM = 0xBE11E1
-FIT_STREAM = 0xBE11E2
 #: columns of a view row kept in a shard (the stock columns of a view row are always empty)
 ROW_COLUMNS = 23
 #: the arrays of a shard, with their dtypes
@@ -156,7 +153,7 @@ def _bots(kinds: tuple[str, ...], seed: int) -> list[Agent]:
     """The bots of ``kinds``, built once per process (the game loop re-seeds them every game)."""
     key = (tuple(kinds), seed)
     if key not in _BOTS:
-        _BOTS[key] = [make_kind(spec, derive_seed(seed, BOT_STREAM, k)) for k, spec in enumerate(kinds)]
+        _BOTS[key] = [make_kind(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
     return _BOTS[key]
 
 
@@ -194,7 +191,7 @@ def play_shard(
             out["observer"].append(seats[p])
             out["game"].append(g)
 
-        deal_seed = derive_seed(seed, DEAL_STREAM, g)
+        deal_seed = derive_seed(seed, BELIEF_DEALS, g)
         hands, stock = deal_for_seed(deal_seed)
         record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record,
                             rules=rules)  # fmt: skip
@@ -359,7 +356,7 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
     keep = np.ones(len(pos["game"]), dtype=bool)
     if config.kinds:
         keep &= np.isin(pos["kind"], list(config.kinds))
-    rng = np.random.default_rng(derive_seed(config.seed, FIT_STREAM))
+    rng = np.random.default_rng(derive_seed(config.seed, BELIEF_FIT))
     idx = np.flatnonzero(keep)
     if len(idx) > config.positions:
         idx = np.sort(rng.choice(idx, config.positions, replace=False))

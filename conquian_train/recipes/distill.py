@@ -11,7 +11,7 @@ Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``s
 (``python -m conquian_train.recipes.distill ...`` is the same.)
 
 **generate** plays ``games`` games of greedy against greedy on the compiled engine
-(:func:`agents.scorer.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
+(:func:`agents.scorer.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DISTILL_DEALS,
 g)``, the arena's deal of that seed) and records the decisions with a choice (an offer to take or
 refuse, a discard among two cards or more) of one seat drawn per game; every candidate of every
 recorded decision is valued by ``playouts`` greedy playouts from a uniform determinization of the
@@ -68,15 +68,11 @@ from conquian_env.seeding import derive_seed
 from ..evaluation import Evaluator, ScorerModel
 from ..files import RunFolderError
 from ..run import RunFolder, claimed_folder
+from ..seeding import DISTILL_DEALS, DISTILL_FIT, DISTILL_LABELS, DISTILL_SEATS
 from ..settings import FolderSettings, RunSettings, recipe_knobs
 from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count
 from . import steps_recipe
 
-#: named seed streams of the recipe (words of derive_seed after the run's seed)
-DEAL_STREAM = 0xD1571
-SEAT_STREAM = 0xD1572
-LABEL_STREAM = 0xD1573
-FIT_STREAM = 0xD1574
 #: the arrays of a shard: candidates' inputs, their action ids (-1: none), their values, the game
 SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np.int64}
 
@@ -150,11 +146,11 @@ class FitConfig(RunSettings):
 
 def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Games ``first .. last - 1``: their kernel deals (game ``g``'s the arena's deal of
-    ``derive_seed(seed, DEAL_STREAM, g)``), who moves first, and the seat recorded."""
+    ``derive_seed(seed, DISTILL_DEALS, g)``), who moves first, and the seat recorded."""
     deals, firsts, seats = [], [], []
     for g in range(first, last):
-        deals.append(np.random.default_rng(derive_seed(seed, DEAL_STREAM, g)).permutation(40))
-        bits = np.random.default_rng(derive_seed(seed, SEAT_STREAM, g)).integers(0, 2, 2)
+        deals.append(np.random.default_rng(derive_seed(seed, DISTILL_DEALS, g)).permutation(40))
+        bits = np.random.default_rng(derive_seed(seed, DISTILL_SEATS, g)).integers(0, 2, 2)
         firsts.append(bits[0])
         seats.append(bits[1])
     return np.array(deals, np.int64).reshape(-1, 40), np.array(firsts, np.int64), np.array(seats, np.int64)
@@ -169,7 +165,7 @@ def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int, playout
     _, game, rows, _ = play_games(deals, firsts, seats, np.full(len(deals), GREEDY), 0, GREEDY_LEARNER)
     if not len(rows):
         raise RuntimeError(f"games {first} .. {last - 1}: no decision with a choice recorded")
-    x, actions, q, _ = label_rows(rows, playouts, seed=derive_seed(seed, LABEL_STREAM, first))
+    x, actions, q, _ = label_rows(rows, playouts, seed=derive_seed(seed, DISTILL_LABELS, first))
     return {"x": x.astype(np.float16), "actions": actions.astype(np.int8), "q": q.astype(np.float32),
             "game": (game + first).astype(np.int64)}  # fmt: skip
 
@@ -339,7 +335,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     run.log(f"{len(train)} training positions, {len(test)} held out ({time.perf_counter() - t0:.0f} s to read); "
         f"greedy's held-out regret {greedy_regret:.5f}")  # fmt: skip
 
-    net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, FIT_STREAM), config.pool())
+    net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, DISTILL_FIT), config.pool())
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     per_epoch = -(-len(train) // config.batch)
     total = config.epochs * per_epoch
@@ -375,7 +371,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         strength(0, "start")  # step 0: the untrained network, played once (its rows are in every checkpoint)
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
-        order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
+        order = np.random.default_rng(derive_seed(config.seed, DISTILL_FIT, epoch)).permutation(train)
         total_loss, batches = fit_epoch(net, opt, X, V, Q, order, config.batch, config.temperature,
                                         lr=lambda k: _lr(config, k, total), step=step)  # fmt: skip
         step += batches
