@@ -28,7 +28,8 @@ from agents import make_agent
 from agents.model_files import MAX_ABS_WEIGHT, ModelFileError, NonFiniteScoresWarning, best_legal, best_legal_rows
 from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, FORMAT, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from conquian_env.model_layouts import FEATURE_SETS
 
 #: the stamp of a scorer file of this version (its meld layout), for the files crafted here
 MELD_STAMP = FEATURE_SETS["meld"].stamp()

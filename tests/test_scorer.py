@@ -28,7 +28,8 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from conquian_env.model_layouts import FEATURE_SETS
 from conquian_env.observation import OBS_AT
 from conquian_train.imitation import ImitationData
 from tests.conftest import RULE_CASES, mid_game_state, stats_under_permutations
