@@ -373,17 +373,11 @@ def test_policy_agent_acts_on_the_view_without_reaching_behind_it():
     assert moves > 150
 
 
-def test_the_old_encode_state_player_form_is_a_deprecated_shim():
+def test_the_feature_encoder_takes_a_players_view_only():
     from agents.scorer.features import FeatureEncoder
 
     state = mid_game_state(4, 12)
-    for player in (0, 1):
-        with pytest.warns(DeprecationWarning, match=r"encode\(PlayerView\(state, player\)\)"):
-            old = FeatureEncoder().encode(state, player)
-        assert np.array_equal(old, FeatureEncoder().encode(PlayerView(state, player)))
-    with pytest.raises(ValueError, match="player 0 or 1"), pytest.warns(DeprecationWarning):
-        FeatureEncoder().encode(state, 2)
     with pytest.raises(TypeError, match="needs a PlayerView"):
         FeatureEncoder().encode(encode(state, 0))
-    with pytest.raises(ValueError, match="view's player"):
-        FeatureEncoder().encode(PlayerView(state, 0), 1)
+    with pytest.raises(TypeError, match="needs a PlayerView"):
+        FeatureEncoder().encode(state)
