@@ -36,43 +36,56 @@ def _shown(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Integer:
-    """A whole number in ``[low, high]`` (``none``: ``None`` is allowed too); a bool is not one."""
+class _Range:
+    """A number in ``[low, high]`` (``none``: ``None`` is allowed too), checked by the subclass's
+    :meth:`fits` and made a Python number by its :meth:`convert`."""
 
-    low: int
-    high: int
+    low: Any
+    high: Any
     none: bool = False
+
+    def allowed(self) -> str:
+        raise NotImplementedError
+
+    def fits(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def convert(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def check(self, name: str, value: Any) -> Any:
+        if value is None and self.none:
+            return None
+        if not self.fits(value):
+            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+        return self.convert(value)
+
+
+class Integer(_Range):
+    """A whole number in ``[low, high]`` (``none``: ``None`` is allowed too); a bool is not one."""
 
     def allowed(self) -> str:
         return f"an integer in [{self.low}, {self.high}]" + (" or none" if self.none else "")
 
-    def check(self, name: str, value: Any) -> int | None:
-        if value is None and self.none:
-            return None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
-        if not self.low <= value <= self.high:
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+    def fits(self, value: Any) -> bool:
+        whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        return whole and self.low <= value <= self.high
+
+    def convert(self, value: Any) -> int:
         return int(value)
 
 
-@dataclass(frozen=True)
-class Real:
+class Real(_Range):
     """A finite number in ``[low, high]`` (an integer is one too; NaN and infinities are not)."""
-
-    low: float
-    high: float
-    none: bool = False
 
     def allowed(self) -> str:
         return f"a number in [{self.low:g}, {self.high:g}]" + (" or none" if self.none else "")
 
-    def check(self, name: str, value: Any) -> float | None:
-        if value is None and self.none:
-            return None
+    def fits(self, value: Any) -> bool:
         ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-        if not ok or not math.isfinite(value) or not self.low <= value <= self.high:
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+        return ok and math.isfinite(value) and self.low <= value <= self.high
+
+    def convert(self, value: Any) -> float:
         return float(value)
 
 
