@@ -27,18 +27,19 @@ is called after every game, the bot's last word on it (the default does nothing)
 
 from __future__ import annotations
 
-import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from conquian_env.game import MELD
-from conquian_env.seeding import bot_game_random, bot_game_rng
+from conquian_env.seeding import bot_game_rng
 from conquian_env.view import PlayerView
 
 from .catalog import bot
 
-__all__ = ["Agent", "BotFailure", "PlayerView", "RandomAgent", "Resign", "SearchBot"]
+if TYPE_CHECKING:
+    from conquian_env.vector import VectorGame
+
+__all__ = ["Agent", "BatchRandom", "BotFailure", "PlayerView", "RandomAgent", "Resign", "SeededBatch"]
 
 
 class Resign(Exception):  # noqa: N818 - a player's decision, not an error
@@ -77,7 +78,8 @@ class Agent:
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        """This kind's batched form (:mod:`agents.batched`: ``act_batch(games, rows)``) for a spec's
+        """This kind's batched form (``act_batch(games, rows)``, in its family: ``BatchRandom`` here,
+        :mod:`agents.greedy.batched`, :mod:`agents.networks.batched`) for a spec's
         path and checked parameters, seeded by ``seed`` unless the spec gives its own ``seed``; None
         (the default): the spec is played game by game, one bot per game.  A bot with a batched form
         overrides it (:func:`agents.batched.make_batch_opponent` asks every kind here)."""
@@ -103,8 +105,6 @@ class RandomAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from .batch_forms import BatchRandom
-
         if set(params) - {"seed"}:
             return None  # played game by game, where the unknown parameter is refused
         return BatchRandom(params.get("seed", seed), fixed_seed="seed" in params)
@@ -114,38 +114,30 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(len(legal))])
 
 
-class SearchBot(Agent):
-    """The frame the search bots share (``pimc``, ``ismcts-py``, ``rollout``).
+class SeededBatch:
+    """What a batched bot that draws random numbers shares: its generator ``rng``, seeded by ``seed``.
 
-    A ``random.Random`` re-seeded for each game from the game's seed and the bot's own
-    ``seed``; decisions with one legal action answered at once; meld phases played by the
-    greedy plan (``self._melder``, a :class:`~agents.greedy.greedy.GreedyAgent` the subclass
-    makes); :meth:`search` for every other decision.  :meth:`clear_last` forgets the last
-    search's statistics before each decision.
-    """
+    ``fixed_seed=True`` (a seed given in the spec, ``random:seed=5``): :meth:`reseed`
+    restarts from that seed instead of the one it is handed (the environment's)."""
 
-    seed: int | None = None
-    rng: random.Random
+    def __init__(self, seed: int | None = None, *, fixed_seed: bool = False):
+        self.seed = seed
+        self.fixed_seed = bool(fixed_seed)
+        self.rng = np.random.default_rng(seed)
 
-    def clear_last(self) -> None:
-        """Forget the statistics of the last search (subclasses keep their own)."""
+    def reseed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(self.seed if self.fixed_seed else seed)
 
-    def reset(self, player: int, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = bot_game_random(seed, self.seed)
-        self._melder.reset(player, seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, view: PlayerView) -> int:
-        self.clear_last()
-        legal = view.legal_action_mask()
-        if not legal:
-            raise ValueError(f"{type(self).__name__} asked to act when it has no legal action")
-        if legal & (legal - 1) == 0:
-            return legal.bit_length() - 1  # the only legal action
-        if view.phase == MELD:
-            return self._melder.choose(view)
-        return self.search(view)
+class BatchRandom(SeededBatch):
+    """The random bot for many games at once (:meth:`RandomAgent.batched`): uniform over the legal
+    actions of the games ``rows`` of a :class:`~conquian_env.vector.VectorGame`, from its own seeded
+    generator (:class:`SeededBatch`)."""
 
-    def search(self, view: PlayerView) -> int:
-        """The action to play at the current decision of ``view``'s player."""
-        raise NotImplementedError
+    name = "random"
+
+    def act_batch(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        return games.random_actions(self.rng, rows)
+
+    def __repr__(self) -> str:
+        return "<BatchRandom>"

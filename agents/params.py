@@ -11,9 +11,7 @@
 (``MyBot(samples=np.int64(8))`` works: numpy scalars become Python numbers), before the
 constructor's body runs: a bot that builds never meets a parameter it cannot use in a game.
 A refused value raises :class:`ParamError` (a ``ValueError``) naming the parameter, the value
-and what is allowed.  ``docs/bots.md`` lists the ranges of the shipped bots.  A parameter a bot
-no longer takes is declared :class:`Removed`: an old spec that gives it another value than the
-one behaviour left is refused with what replaced it, never silently played as another bot.
+and what is allowed.  ``docs/bots.md`` lists the ranges of the shipped bots.
 """
 
 from __future__ import annotations
@@ -38,43 +36,56 @@ def _shown(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Integer:
-    """A whole number in ``[low, high]`` (``none``: ``None`` is allowed too); a bool is not one."""
+class _Range:
+    """A number in ``[low, high]`` (``none``: ``None`` is allowed too), checked by the subclass's
+    :meth:`fits` and made a Python number by its :meth:`convert`."""
 
-    low: int
-    high: int
+    low: Any
+    high: Any
     none: bool = False
+
+    def allowed(self) -> str:
+        raise NotImplementedError
+
+    def fits(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def convert(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def check(self, name: str, value: Any) -> Any:
+        if value is None and self.none:
+            return None
+        if not self.fits(value):
+            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+        return self.convert(value)
+
+
+class Integer(_Range):
+    """A whole number in ``[low, high]`` (``none``: ``None`` is allowed too); a bool is not one."""
 
     def allowed(self) -> str:
         return f"an integer in [{self.low}, {self.high}]" + (" or none" if self.none else "")
 
-    def check(self, name: str, value: Any) -> int | None:
-        if value is None and self.none:
-            return None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
-        if not self.low <= value <= self.high:
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+    def fits(self, value: Any) -> bool:
+        whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        return whole and self.low <= value <= self.high
+
+    def convert(self, value: Any) -> int:
         return int(value)
 
 
-@dataclass(frozen=True)
-class Real:
+class Real(_Range):
     """A finite number in ``[low, high]`` (an integer is one too; NaN and infinities are not)."""
-
-    low: float
-    high: float
-    none: bool = False
 
     def allowed(self) -> str:
         return f"a number in [{self.low:g}, {self.high:g}]" + (" or none" if self.none else "")
 
-    def check(self, name: str, value: Any) -> float | None:
-        if value is None and self.none:
-            return None
+    def fits(self, value: Any) -> bool:
         ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-        if not ok or not math.isfinite(value) or not self.low <= value <= self.high:
-            raise ParamError(f"{name} must be {self.allowed()}, got {_shown(value)}")
+        return ok and math.isfinite(value) and self.low <= value <= self.high
+
+    def convert(self, value: Any) -> float:
         return float(value)
 
 
@@ -106,29 +117,7 @@ class Choice:
         return value
 
 
-@dataclass(frozen=True)
-class Removed:
-    """A parameter the bot no longer takes.  The value that was its default (``kept``: the one
-    behaviour left) is accepted and dropped, so an old spec that spelled it out still means the
-    same bot; any other value is refused with ``replaced``, which says what replaced it and where
-    the measurement is that retired it.  Declare it in :func:`bounded` only, never in the
-    constructor's signature."""
-
-    kept: Any
-    replaced: str
-
-    def allowed(self) -> str:
-        return f"removed ({self.replaced})"
-
-    def check(self, name: str, value: Any) -> None:
-        if isinstance(value, (bool, np.bool_)) != isinstance(self.kept, bool) or value != self.kept:
-            raise ParamError(
-                f"{name} was removed: {self.replaced}; drop {name} (only {name}={_shown(self.kept)}, "
-                f"what it meant by default, is still accepted), got {_shown(value)}"
-            )
-
-
-Bound = Integer | Real | Flag | Choice | Removed
+Bound = Integer | Real | Flag | Choice
 
 
 def bounded(**bounds: Bound) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -137,20 +126,15 @@ def bounded(**bounds: Bound) -> Callable[[Callable[..., None]], Callable[..., No
 
     def decorate(init: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(init)
-        removed = {name for name, bound in bounds.items() if isinstance(bound, Removed)}
-        missing = sorted(set(bounds) - removed - set(signature.parameters))
+        missing = sorted(set(bounds) - set(signature.parameters))
         if missing:
             raise TypeError(f"{init.__qualname__} has no parameter(s) {missing} to bound")
-        if removed & set(signature.parameters):
-            raise TypeError(f"{init.__qualname__} still takes the removed parameter(s) {sorted(removed)}")
 
         @functools.wraps(init)
         def checked(*args: Any, **kwargs: Any) -> None:
-            for name in removed & set(kwargs):
-                bounds[name].check(name, kwargs.pop(name))
             call = signature.bind(*args, **kwargs)
             for name, bound in bounds.items():
-                if name in call.arguments and name not in removed:
+                if name in call.arguments:
                     call.arguments[name] = bound.check(name, call.arguments[name])
             init(*call.args, **call.kwargs)
 
@@ -168,4 +152,4 @@ def bounds_of(cls: type) -> dict[str, Bound]:
     return found
 
 
-__all__ = ["Bound", "Choice", "Flag", "Integer", "ParamError", "Real", "Removed", "bounded", "bounds_of"]
+__all__ = ["Bound", "Choice", "Flag", "Integer", "ParamError", "Real", "bounded", "bounds_of"]

@@ -9,8 +9,7 @@ and ``rllib`` take a path the same way) and
 ``python:MODULE:CLASS[,key=value...]`` (any :class:`~agents.base.Agent` subclass, built
 with the keyword arguments given).  Values are parsed as int, float, bool
 (``true``/``false``) or left as text.  A bad spec raises ``ValueError`` that lists the
-known bots and their parameters; a kind that is no more (:data:`RETIRED`) is refused in one line
-saying what to play instead.
+known bots and their parameters.
 
 The kinds are the classes declared with :func:`agents.catalog.bot` in the ``agents``
 sources, found by reading the sources (:data:`KNOWN_BOTS`, built on first use) so that no bot
@@ -38,19 +37,10 @@ from conquian_env.extras import missing
 
 from .base import Agent
 from .catalog import BotDeclarationError, BotInfo, Declaration, discover
-from .params import Integer, ParamError, Removed, bounds_of
+from .params import Integer, ParamError, bounds_of
 
 #: the order in which the bot list shows the shipped kinds; other discovered kinds follow, then ``python``
 SHIPPED_ORDER = ("random", "greedy", "pimc", "search", "ismcts-py", "rollout", "ppo", "scorer", "rllib", "exec")
-
-#: kinds that are no more, each refused with one line saying what to play instead: an old name is
-#: never given to another bot
-RETIRED = {
-    "ismcts": "the compiled flat search is 'pimc' (the same knobs), the tree search 'ismcts-py'",
-    "guided": "the network-guided search was removed: no way of putting the network in the search measured "
-    "stronger (the documentation's Research notes, guided); play 'pimc' or 'search', or the network alone, "
-    "'scorer:PATH.npz'",
-}
 
 #: ``python:package.module:ClassName``: no declared bot, any Agent subclass of the user's
 PYTHON = BotInfo(
@@ -79,10 +69,9 @@ class BotTable(MutableMapping[str, BotInfo]):
             declarations: dict[str, Declaration] = {}
             for declaration in found:
                 for kind in (declaration.kind, *declaration.aliases):
-                    if kind in declarations or kind == "python" or kind in RETIRED:
+                    if kind in declarations or kind == "python":
                         other = declarations.get(kind)
-                        by = f"{other.module}.{other.class_name}" if other else (
-                            "a retired kind" if kind in RETIRED else "the python: spec")  # fmt: skip
+                        by = f"{other.module}.{other.class_name}" if other else "the python: spec"
                         raise BotDeclarationError(
                             f"bot kind {kind!r} of {declaration.module}.{declaration.class_name} is already {by}'s"
                         )
@@ -191,8 +180,6 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
         raise SpecError(f"a bot spec is a non-empty string, got {spec!r}\nknown bots:\n{describe_bots()}")
     spec = spec.strip()
     kind, rest = spec_kind(spec), spec.partition(":")[2]
-    if kind in RETIRED:
-        raise SpecError(f"bot spec {spec!r}: there is no bot {kind!r} any more: {RETIRED[kind]}")
     if kind not in KNOWN_BOTS:
         raise SpecError(f"unknown bot {kind!r} in spec {spec!r}\nknown bots:\n{describe_bots()}")
     positional: str | None = None
@@ -231,9 +218,7 @@ def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             params["seed"] = SEED.check("seed", params["seed"])
         if kind != "python":
             for name, bound in bounds_of(bot_class(spec, kind)).items():
-                if name in params and isinstance(bound, Removed):
-                    bound.check(name, params.pop(name))  # its old default is dropped, anything else refused
-                elif name in params:
+                if name in params:
                     params[name] = bound.check(name, params[name])
     except ParamError as err:
         raise SpecError(f"bot spec {spec!r}: {err}") from err

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.greedy.greedy import GreedyAgent  # noqa: E402
 from agents.search.ismcts import ISMCTSAgent  # noqa: E402
-from agents.search.search import SearchAgent  # noqa: E402
+from agents.search.pimc import PIMCAgent  # noqa: E402
 from conquian_env.actions import str_to_action  # noqa: E402
 from conquian_env.game import MELD, new_game  # noqa: E402
 from conquian_env.observation import action_mask, encode  # noqa: E402
@@ -83,8 +83,8 @@ def speed(args: argparse.Namespace) -> None:
     n = args.iterations
     print(f"{len(states)} positions, {n} iterations per decision, one core\n")
     rows = [
-        ("compiled (pimc, race z=3)", SearchAgent(iterations=n, seed=1)),
-        ("compiled, z=0 (every action every deal)", SearchAgent(iterations=n, z=0, seed=1)),
+        ("compiled (pimc, race z=3)", PIMCAgent(iterations=n, seed=1)),
+        ("compiled, z=0 (every action every deal)", PIMCAgent(iterations=n, z=0, seed=1)),
         ("python (ismcts-py)", ISMCTSAgent(iterations=n, seed=1)),
     ]
     rates = {}
@@ -102,7 +102,7 @@ def speed(args: argparse.Namespace) -> None:
         f"\n{'time budget':<12} {'mean ms':>8} {'p99 ms':>8} {'max ms':>8} {'worst overshoot ms':>19} {'playouts':>9}"
     )
     for budget in (0.005, 0.02, 0.05):
-        bot = SearchAgent(time=budget, seed=2)
+        bot = PIMCAgent(time=budget, seed=2)
         bot.reset(0, seed=2)
         decide(bot, states[0])
         spent, playouts = [], []

@@ -36,7 +36,7 @@ from agents.greedy.greedy_kernels import greedy_action  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.search import _search_kernels as K  # noqa: E402
 from agents.search.belief_kernels import deal_from_belief  # noqa: E402
-from agents.search.search import BeliefSearchAgent, view_row  # noqa: E402
+from agents.search.pimc import BeliefSearchAgent, view_row  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_arena.stats import t_interval  # noqa: E402
 from conquian_arena.tournament import deal_seed, game_seed  # noqa: E402

@@ -24,10 +24,10 @@ Version history
 
 * v0: the first version: two agents, ``Discrete(85)`` actions with an action mask, the
   observation of :mod:`conquian_env.observation` (the pieces of
-  :data:`conquian_env.layout.OBSERVATION`: 456 values while ``forcing`` was the only rule
-  field), rewards +1 / -1 / 0; rule variants are fields of
-  :class:`conquian_env.rules.Rules` (``env(forcing=True)``), each seen in the observation, so
-  they add no version.
+  :data:`conquian_env.layout.OBSERVATION`: 456 values), rewards +1 / -1 / 0; one rule variant,
+  ``forcing`` (:class:`conquian_env.rules.Rules`, ``env(forcing=True)``), seen in the observation.
+  A new rule field adds an observation piece, so it comes with a new version
+  (docs/development.md, "The environment's version").
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ from .actions import NUM_ACTIONS
 from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, STATE_SIZE, action_mask, encode, encode_state
 from .render import render_text
-from .rules import Rules, resolve, rule_attributes
+from .rules import Rules, resolve
 
 AGENTS = ("player_0", "player_1")
 _ILLEGAL_MODES = ("penalize", "raise")
@@ -135,7 +135,6 @@ def parallel_env(**kwargs: Any) -> ParallelEnv:
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
-@rule_attributes
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming convention)
     """Conquian AEC environment without wrappers.  See the module docstring."""
 

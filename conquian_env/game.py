@@ -47,13 +47,12 @@ from .actions import (
 )
 from .cards import CARD_NAMES, FULL_MASK, NUM_CARDS, cards_of, cards_str, parse_card
 from .melds import can_extend_to_meld, can_split_into_melds, playable_cards
-from .rules import Rules, resolve, rule_attributes
+from .rules import Rules, resolve
 
 HAND_SIZE = 10
 #: random re-deals tried by ``determinize`` before it deals a completing meld directly
 DETERMINIZE_TRIES = 64
 STOCK_SIZE = 20
-CARDS_TO_GO_OUT = 11
 
 # Phases: what kind of decision the player to move makes.
 OFFER = 0
@@ -71,7 +70,6 @@ _TAKE_BIT = 1 << TAKE
 _REFUSE_BIT = 1 << REFUSE
 _FINISH_BIT = 1 << FINISH
 _FORCE_BITS = 1 << FORCE | 1 << NO_FORCE
-_OFFER_BITS_NO_TAKE = _REFUSE_BIT
 
 
 class IllegalActionError(ValueError):
@@ -180,7 +178,6 @@ _SHARED_FIELDS = tuple(f.name for f in FIELDS if f.kind != PAIR)
 _LIST_FIELDS = tuple(f.name for f in FIELDS if f.kind == PAIR)
 
 
-@rule_attributes
 class GameState:
     """Full state of one Conquian game.  Mutable; :meth:`clone` for search.
 
@@ -643,42 +640,35 @@ def validate_deal(
     if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence) or len(hands) != 2:
         raise ValueError(f"a deal has exactly 2 hands of {HAND_SIZE} cards (a list of two lists), got {hands!r}")
     seen: dict[int, str] = {}
-    masks = []
-    for p, hand in enumerate(hands):
-        if isinstance(hand, str):
-            hand = hand.replace(",", " ").split()
-        if not isinstance(hand, Iterable) or isinstance(hand, bytes):
-            raise ValueError(f"hand {p} must be a list of {HAND_SIZE} cards, got {hand!r}")
-        hand = list(hand)
-        if len(hand) != HAND_SIZE:
-            raise ValueError(f"hand {p} has {len(hand)} cards; each hand must have exactly {HAND_SIZE}")
-        mask = 0
-        for c in hand:
-            idx = parse_card(c)
-            where = f"hand {p}"
-            if idx in seen:
-                raise ValueError(f"card {CARD_NAMES[idx]} is dealt twice ({seen[idx]} and {where})")
-            seen[idx] = where
-            mask |= 1 << idx
-        masks.append(mask)
-    if isinstance(stock, str):
-        stock = stock.replace(",", " ").split()
-    if not isinstance(stock, Iterable) or isinstance(stock, bytes):
-        raise ValueError(f"the stock must be a list of {STOCK_SIZE} cards, got {stock!r}")
-    stock = list(stock)
-    if len(stock) != STOCK_SIZE:
-        raise ValueError(f"the stock has {len(stock)} cards; it must have exactly {STOCK_SIZE}")
-    cards = []
-    for c in stock:
-        idx = parse_card(c)
-        if idx in seen:
-            raise ValueError(f"card {CARD_NAMES[idx]} is dealt twice ({seen[idx]} and stock)")
-        seen[idx] = "stock"
-        cards.append(idx)
+    masks = [
+        sum(1 << c for c in _dealt(hand, f"hand {p}", "each hand", HAND_SIZE, seen)) for p, hand in enumerate(hands)
+    ]
+    cards = _dealt(stock, "the stock", "it", STOCK_SIZE, seen)
     missing = FULL_MASK & ~(masks[0] | masks[1] | sum(1 << c for c in cards))
     if missing:  # unreachable with the counts above, kept as a guard for future deal sizes
         raise ValueError(f"cards missing from the deal: {cards_str(missing)}")
     return masks, tuple(cards)
+
+
+def _dealt(cards: Sequence[str | int] | str, what: str, each: str, size: int, seen: dict[int, str]) -> list[int]:
+    """The ids of ``what``'s ``size`` cards (names, ids, or one string of names), each claimed in
+    ``seen`` (card -> where it was dealt); ``ValueError`` naming what is wrong."""
+    if isinstance(cards, str):
+        cards = cards.replace(",", " ").split()
+    if not isinstance(cards, Iterable) or isinstance(cards, bytes):
+        raise ValueError(f"{what} must be a list of {size} cards, got {cards!r}")
+    cards = list(cards)
+    if len(cards) != size:
+        raise ValueError(f"{what} has {len(cards)} cards; {each} must have exactly {size}")
+    where = what.removeprefix("the ")
+    ids = []
+    for c in cards:
+        idx = parse_card(c)
+        if idx in seen:
+            raise ValueError(f"card {CARD_NAMES[idx]} is dealt twice ({seen[idx]} and {where})")
+        seen[idx] = where
+        ids.append(idx)
+    return ids
 
 
 def shuffled_deal(seed: int | np.random.Generator | None) -> tuple[list[int], tuple[int, ...]]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from .cards import NUM_RANKS, NUM_SUITS
 
-_RANK_BITS = (1 << NUM_RANKS) - 1
 _CACHE_LIMIT = 1 << 18  # entries per memo table (~30 MB each when full)
 
 

@@ -89,8 +89,6 @@ _FORCED = OBS_AT["forced"]
 PHASE_VALUES = ("my_offer", "my_meld", "my_discard", "my_force", "opponent_to_move", "game_over")
 SOURCE_VALUES = ("none", "turned_by_me", "turned_by_opponent", "discarded_by_me", "discarded_by_opponent")
 
-_OBS_BYTES = (OBS_SIZE + 7) // 8
-_MASK_BYTES = (NUM_ACTIONS + 7) // 8
 _PHASE_OF = {OFFER: 0, MELD: 1, DISCARD: 2, FORCE_DECISION: 3}
 
 

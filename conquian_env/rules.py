@@ -35,7 +35,6 @@ __all__ = [
     "add_arguments",
     "from_arguments",
     "resolve",
-    "rule_attributes",
     "rules_of_record",
     "upgrade_record",
 ]
@@ -143,16 +142,6 @@ def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) ->
         clash = ", ".join(f"{n}={v!r}" for n, v in fields.items() if getattr(rules, n) != v)
         raise ValueError(f"rules={rules!r} and {clash} disagree: give the rules once (rules= or its fields)")
     return asked
-
-
-def rule_attributes(cls: type) -> type:
-    """Class decorator: one read-only attribute per rule field, read from ``self.rules``
-    (``env.forcing`` is ``env.rules.forcing``), as the classes had before the rules object."""
-    for name in Rules.field_names():
-        if name not in cls.__dict__:
-            getter = lambda self, name=name: getattr(self.rules, name)  # noqa: E731
-            setattr(cls, name, property(getter, doc=f"``rules.{name}`` (read-only: set ``rules``)."))
-    return cls
 
 
 #: the key that records and tournament configs written before the rules object held the variant in

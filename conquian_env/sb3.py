@@ -18,7 +18,7 @@ SB3's ``VecEnv`` protocol instead of Gymnasium's: ``reset()`` returns only obser
 decision, dealt anew and no episodes, so ``VecMonitor`` does not count them), and
 ``env_method("action_masks")`` gives the per-game masks MaskablePPO asks for.
 One opponent object serves all the games, so ``env_method`` on one of its methods (e.g.
-``add_snapshot`` of a :class:`agents.batched.BatchPool`) calls it once and returns a
+``add_snapshot`` of a :class:`conquian_train.pool.BatchPool`) calls it once and returns a
 one-element list.
 Wrap it in ``VecMonitor`` for episode statistics.
 """

@@ -13,9 +13,9 @@ below, the first word after the seed) or a small function.  Their values are the
 project used before they had names, so the same seed still gives the same games (changing
 one changes every game that derives from it).  Most go through :func:`derive_seed`; a few
 older uses keep their own arithmetic, named and documented here rather than written out
-where they are used: :func:`seat_seed` (``seed * 2 + seat``), :func:`worker_seed`
-(``seed * 1000 + rank``), :func:`stream_rng` and :func:`bot_game_rng` (numpy generators on
-the words' ``SeedSequence``).  New code uses :func:`derive_seed` with a new stream word.
+where they are used: :func:`seat_seed` (``seed * 2 + seat``), :func:`stream_rng` and
+:func:`bot_game_rng` (numpy generators on the words' ``SeedSequence``).  New code uses
+:func:`derive_seed` with a new stream word.
 The training recipes' stream words are theirs (:mod:`conquian_train.seeding`).
 """
 
@@ -40,8 +40,6 @@ PROGRAM_GAME = 5
 # ---------------------------------------------------------------- stream words (stream_rng(seed, WORD, ...))
 #: the Elo bootstrap's resampling generator: ``stream_rng(seed, BOOTSTRAP)``
 BOOTSTRAP = 2
-#: the opponent pool's draws of members: ``stream_rng(seed, POOL_DRAWS)``
-POOL_DRAWS = 7
 #: the integrations' (RLlib, Tianshou) first-player draws: ``stream_rng(seed, FIRST_PLAYER)``
 FIRST_PLAYER = 1
 
@@ -71,23 +69,6 @@ def seat_seed(seed: int, seat: int) -> int:
     return seed * 2 + seat
 
 
-def worker_seed(seed: int, rank: int) -> int:
-    """The seed of a training run's environment (or opponent pool) number ``rank``:
-    ``seed * 1000 + rank``, as always (not :func:`derive_seed`; the batched pool is rank 1)."""
-    return seed * 1000 + rank
-
-
-def pool_member_seed(seed: int, member: int) -> int:
-    """The seed of the opponent pool's member number ``member`` when the pool is reseeded:
-    ``derive_seed(seed, member)``."""
-    return derive_seed(seed, member)
-
-
-def pool_bot_seed(seed: int, index: int) -> int:
-    """The seed the opponent pool builds its bot number ``index`` with: ``seed + index``, as always."""
-    return seed + index
-
-
 def game_number_seed(seed: int, game: int) -> int:
     """The seed of game number ``game`` of a series (the browser front end's games):
     ``derive_seed(seed, game)``."""
@@ -96,7 +77,7 @@ def game_number_seed(seed: int, game: int) -> int:
 
 def stream_rng(*words: int) -> np.random.Generator:
     """A numpy generator on ``SeedSequence(words)`` (``numpy.random.default_rng(list(words))``),
-    e.g. ``stream_rng(seed, POOL_DRAWS)``: the form some streams used before
+    e.g. ``stream_rng(seed, BOOTSTRAP)``: the form some streams used before
     :func:`derive_seed` (its numbers differ from ``default_rng(derive_seed(*words))``)."""
     return np.random.default_rng([int(w) for w in words])
 

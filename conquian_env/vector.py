@@ -57,7 +57,7 @@ from .game import (
 )
 from .layout import KERNEL_ROW
 from .observation import OBS_SIZE
-from .rules import Rules, resolve, rule_attributes
+from .rules import Rules, resolve
 
 #: at and above this many games the kernels run on all cores (numba prange)
 PARALLEL_MIN_GAMES = 256
@@ -138,7 +138,6 @@ def _check_deals(deals: Any, n: int) -> np.ndarray:
     return arr
 
 
-@rule_attributes
 class VectorGame:
     """``num_games`` Conquian games advanced in lockstep (see the module docstring).
 

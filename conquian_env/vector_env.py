@@ -329,7 +329,6 @@ _SHARED = (
     "opponent",
     "fixed_seat",
     "rules",
-    *Rules.field_names(),  # each rule field too, as get_attr answered before the rules object
     "illegal_action",
     "render_mode",
     "observation_space",
@@ -502,7 +501,7 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
         ``"action_masks"`` (each game's ``(85,)`` bool mask), ``"set_opponent"`` (swaps the
         one opponent of every game; ``None`` per game), ``"seat"``, ``"game"`` (a
         :class:`~conquian_env.game.GameState` copy) and the settings every game shares
-        (``opponent``, ``fixed_seat``, ``rules`` and each of its fields, ``illegal_action``,
+        (``opponent``, ``fixed_seat``, ``rules``, ``illegal_action``,
         ``render_mode``, ``observation_space``, ``action_space``: the single game's spaces)."""
         n = self.num_envs
         if name == "action_masks":
@@ -525,7 +524,6 @@ class ConquianVectorEnv(gymnasium.vector.VectorEnv):
             "opponent": self.core.opponent,
             "fixed_seat": self.core.fixed_seat,
             "rules": self.games.rules,
-            **self.games.rules.to_dict(),
             "illegal_action": self.core.illegal_action,
             "render_mode": self.render_mode,
             "observation_space": self.single_observation_space,

@@ -56,7 +56,7 @@ from .game import GameState, IllegalActionError, new_game, warn_illegal
 from .observation import OBS_SIZE, action_mask, encode
 from .plugins import make_opponent
 from .render import render_text
-from .rules import Rules, resolve, rule_attributes
+from .rules import Rules, resolve
 from .view import PlayerView
 
 _RESET_OPTIONS = ("hands", "stock")
@@ -73,7 +73,6 @@ def game_over_mask() -> np.ndarray:
     return mask
 
 
-@rule_attributes
 class SingleAgentEnv(gymnasium.Env):
     """One player's side of Conquian; the other seat is played by ``opponent``."""
 

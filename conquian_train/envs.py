@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from agents.batched import BatchPool, parse_pool
 from conquian_env.rules import STANDARD, Rules
-from conquian_env.seeding import worker_seed
+
+from .pool import BatchPool, parse_pool
+from .seeding import worker_seed
 
 
 def make_vec_env(
@@ -13,7 +14,7 @@ def make_vec_env(
 ):  # fmt: skip
     """``n_envs`` games of the learner as an SB3 ``VecEnv`` (in a ``VecMonitor``): all of them in one
     compiled engine (:class:`conquian_env.sb3.ConquianVecEnv`), the pool's opponents deciding in
-    batches (:class:`agents.batched.BatchPool`).  ``opponents`` is the pool, ``SPEC@WEIGHT`` each;
+    batches (:class:`conquian_train.pool.BatchPool`).  ``opponents`` is the pool, ``SPEC@WEIGHT`` each;
     ``rules`` the :class:`~conquian_env.rules.Rules` the games are played by.
 
     (The per-game paths, ``SingleAgentEnv`` in ``SubprocVecEnv`` or ``DummyVecEnv`` workers, are

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent
-from agents.batched import BatchPolicy
+from agents.networks.batched import BatchPolicy
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.scorer.scorer import ActionScorer, ScorerAgent
 from conquian_arena.tournament import pair_score, play_pair

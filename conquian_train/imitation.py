@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,10 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
+from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.game import PHASE_NAMES
+from conquian_env.rules import Rules
 from conquian_env.seeding import stream_rng
 
 from .seeding import IMITATION_SPLIT
@@ -90,6 +92,26 @@ class RecordingAgent(Agent):
                 q[a] = v
         self.rows.append((obs, np.asarray(action_mask, dtype=bool), int(label), q))
         return label if self.student is None else self.student.act(observation, action_mask, view)
+
+
+def play_recorded(
+    recorder: Agent, opponents: Mapping[str, Agent], specs: Sequence[str], games: range,
+    game_seed: Callable[[int], int], rules: Rules, what: str,
+) -> Iterator[tuple[int, str, float]]:  # fmt: skip
+    """Play ``recorder`` (a bot that keeps its game's decisions in ``rows``) in the games ``games``: game
+    ``g`` against ``opponents[specs[g % len(specs)]]``, in seat ``(g // len(specs)) % 2``, dealt and
+    seeded by ``game_seed(g)``.  After each game yields ``(g, its opponent's spec, the result)``
+    (1 a win of the recorder, 0 a draw, -1 a loss) while ``recorder.rows`` holds that game's
+    decisions; a failed game raises ``RuntimeError`` naming ``what`` and ``g``."""
+    for g in games:
+        spec, seat = specs[g % len(specs)], (g // len(specs)) % 2
+        seed = game_seed(g)
+        hands, stock = deal_for_seed(seed)
+        players = [recorder, opponents[spec]] if seat == 0 else [opponents[spec], recorder]
+        record = play_game(players, hands=hands, stock=stock, seed=seed, rules=rules)
+        if record.failure is not None:
+            raise RuntimeError(f"{what} {g} failed: {record.failure}")
+        yield g, spec, 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
 
 
 @dataclass
@@ -296,4 +318,5 @@ __all__ = [
     "ImitationSettings",
     "RecordingAgent",
     "fit_imitation",
+    "play_recorded",
 ]

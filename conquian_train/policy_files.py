@@ -30,7 +30,7 @@ from agents.networks.ppo import (
     stamp_model,
 )
 from agents.scorer.features import FEATURE_SIZE, FeatureObservation
-from conquian_env.layout import feature_set
+from conquian_env.model_layouts import feature_set
 from conquian_env.observation import OBS_SIZE
 from conquian_env.wrappers import SingleAgentEnv
 

@@ -24,6 +24,8 @@ from .imitation import ImitationData
 
 __all__ = [
     "ScorerSettings",
+    "candidate_scores",
+    "fit_epoch",
     "fit_scorer",
     "initial_scorer",
     "network_layers",
@@ -138,6 +140,42 @@ def network_scores(net, x, valid):
     return net(x).squeeze(-1) if not hasattr(net, "pool_after") else net(x, valid)
 
 
+def candidate_scores(net, x, valid, idx: np.ndarray, chunk: int) -> np.ndarray:
+    """``net``'s scores ``(len(idx), C)`` of the positions ``idx`` of the candidate tensors ``x`` and
+    ``valid``, ``chunk`` positions at a time, without gradients."""
+    import torch
+
+    with torch.no_grad():
+        parts = [torch.from_numpy(idx[i : i + chunk]) for i in range(0, len(idx), chunk)]
+        return np.concatenate([network_scores(net, x[p].float(), valid[p]).numpy() for p in parts]
+                              or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
+
+
+def fit_epoch(net, opt, x, valid, q, order: np.ndarray, batch: int, temperature: float,
+              lr: Callable[[int], float] | None = None, step: int = 0) -> tuple[float, int]:  # fmt: skip
+    """One pass of Adam (``opt``) over the positions ``order``, ``batch`` at a time: the cross-entropy
+    of ``net``'s softmax over each position's valid candidates against the softmax of their values
+    ``q`` at ``temperature``.  ``lr(step)``: the learning rate of each step (None: ``opt``'s own),
+    counted on from ``step``.  The sum of the batches' losses and the number of batches."""
+    import torch
+
+    total, batches = 0.0, 0
+    for i in range(0, len(order), batch):
+        if lr is not None:
+            for group in opt.param_groups:
+                group["lr"] = lr(step + batches)
+        b = torch.from_numpy(order[i : i + batch])
+        v = valid[b]
+        logits = network_scores(net, x[b].float(), v).masked_fill(~v, -1e9)
+        target = torch.softmax((q[b] / temperature).masked_fill(~v, -1e9), dim=1)
+        loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total, batches = total + float(loss.detach()), batches + 1
+    return total, batches
+
+
 def network_layers(net) -> list:
     """The ``torch.nn.Linear`` layers of a network of :func:`scorer_network`, in order."""
     return list(net.linears) if hasattr(net, "pool_after") else [m for m in net if hasattr(m, "weight")]
@@ -197,14 +235,8 @@ def fit_scorer(
     def export() -> ActionScorer:
         return scorer_from_network(net)
 
-    def scores(idx: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            parts = [idx[i : i + 8192] for i in range(0, len(idx), 8192)]
-            return np.concatenate([network_scores(net, x[p], valid[p]).numpy() for p in parts]
-                                  or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
-
     def measure(idx: np.ndarray) -> float:
-        return regret(scores(idx), pos["valid"][idx], pos["q"][idx])
+        return regret(candidate_scores(net, x, valid, idx, 8192), pos["valid"][idx], pos["q"][idx])
 
     greedy_scores = np.eye(x.shape[1], dtype=np.float32)[pos["greedy"]]
     greedy_held = regret(greedy_scores[test_idx], pos["valid"][test_idx], pos["q"][test_idx])
@@ -213,18 +245,8 @@ def fit_scorer(
     best, kept = measure(eval_idx), export()
     rng = np.random.default_rng(seed)
     for epoch in range(s.epochs):
-        t0, total, batches = time.perf_counter(), 0.0, 0
-        order = rng.permutation(train_idx)
-        for i in range(0, len(order), s.batch):
-            b = torch.from_numpy(order[i : i + s.batch])
-            v = valid[b]
-            logits = network_scores(net, x[b], v).masked_fill(~v, -1e9)
-            target = torch.softmax((q[b] / s.temperature).masked_fill(~v, -1e9), dim=1)
-            loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total, batches = total + float(loss.detach()), batches + 1
+        t0 = time.perf_counter()
+        total, batches = fit_epoch(net, opt, x, valid, q, rng.permutation(train_idx), s.batch, s.temperature)
         held_regret = measure(eval_idx)
         keep = held_regret < best
         if keep:

@@ -11,11 +11,10 @@ import numpy as np
 
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
-from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import derive_seed
 
-from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation
+from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation, play_recorded
 from .run import RunFolder
 from .seeding import WARM_START_GAMES
 
@@ -82,16 +81,10 @@ def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
     teacher = RecordingAgent(make_agent(teacher_spec, seed), features, learner)
     opponents = {spec: make_agent(spec, seed + 1) for spec in opponent_specs}
     decisions, results = [], {}
-    for g in range(start, start + count):
-        spec = opponent_specs[g % len(opponent_specs)]
-        seat = (g // len(opponent_specs)) % 2
-        game_seed = derive_seed(seed, WARM_START_GAMES, round_, g)
-        hands, stock = deal_for_seed(game_seed)
-        players = [teacher, opponents[spec]] if seat == 0 else [opponents[spec], teacher]
-        record = play_game(players, hands=hands, stock=stock, seed=game_seed, rules=rules)
-        if record.failure is not None:
-            raise RuntimeError(f"warm-start game {g} failed: {record.failure}")
-        result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
+    games = range(start, start + count)
+    for g, spec, result in play_recorded(teacher, opponents, opponent_specs, games,
+                                         lambda g: derive_seed(seed, WARM_START_GAMES, round_, g), rules,
+                                         "warm-start game"):  # fmt: skip
         results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
         # which game each row is from: held-out sets take whole games
         decisions += [(o, m, a, result, q, round_ * 1_000_000_000 + g) for o, m, a, q in teacher.rows]

@@ -49,7 +49,7 @@ def precise_labels(
     labels and the same positions searched again at ``playouts`` for every action (``z`` = 0)."""
     from agents.registry import make_agent
     from agents.scorer.scorer import ScorerAgent
-    from agents.search.search import analyze
+    from agents.search.pimc import analyze
     from conquian_train import recipes
     from conquian_train.recipes.exit import MAY_CHANGE, ExItConfig, play_games
 

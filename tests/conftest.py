@@ -36,14 +36,15 @@ def act(agent, state):
     return agent.act(encode(state, p), action_mask(state, p), PlayerView(state, p))
 
 
-def duplicate(bot, opponent, deals, forcing=False, offset=0):
-    """Play each deal twice, ``bot`` in seat 0 then seat 1; returns [(bot's seat, record)]."""
+def duplicate(bot, opponent, deals, rules=None, offset=0):
+    """Play each deal twice, ``bot`` in seat 0 then seat 1, by ``rules`` (None: the standard game);
+    returns [(bot's seat, record)]."""
     out = []
     for i in range(deals):
         hands, stock = deal_for_seed(offset + i)
         for seat in (0, 1):
             agents = [bot, opponent] if seat == 0 else [opponent, bot]
-            record = play_game(agents, hands=hands, stock=stock, rules=Rules(forcing=forcing), seed=offset + i)
+            record = play_game(agents, hands=hands, stock=stock, rules=rules, seed=offset + i)
             out.append((seat, record))
     return out
 
@@ -190,7 +191,8 @@ for _name, _attr in vars(PlayerView).items():
 def shipped_layout(name: str):
     """The layout of the shipped models' feature set ``name`` ("raw" or "meld"), from the frozen
     table (what a model file with no stamp was trained on), not this version's."""
-    from conquian_env.layout import FEATURE_SETS, SHIPPED_LAYOUTS, UNSTAMPED_LAYOUTS, Layout
+    from conquian_env.layout import Layout
+    from conquian_env.model_layouts import FEATURE_SETS, SHIPPED_LAYOUTS, UNSTAMPED_LAYOUTS
 
     (digest,) = [d for d in UNSTAMPED_LAYOUTS.values() if SHIPPED_LAYOUTS[d][0] == name]
     return Layout(FEATURE_SETS[name].layout.name, SHIPPED_LAYOUTS[digest][1])
@@ -199,6 +201,7 @@ def shipped_layout(name: str):
 def shipped_candidate_size() -> int:
     """The candidate inputs of a scorer file with no stamp (as the shipped scorer is)."""
     from agents.scorer.scorer import PRE_STAMP_LAYOUT, candidate_layout
-    from conquian_env.layout import SHIPPED_LAYOUTS, Layout
+    from conquian_env.layout import Layout
+    from conquian_env.model_layouts import SHIPPED_LAYOUTS
 
     return candidate_layout(Layout("meld", SHIPPED_LAYOUTS[PRE_STAMP_LAYOUT][1])).size

@@ -9,7 +9,7 @@ import pytest
 
 from agents import SpecError, make_agent
 from agents.base import RandomAgent
-from agents.greedy.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_is_better
+from agents.greedy.greedy import GreedyAgent, card_quality, choose_discard, plan_take, take_margin
 from agents.search.ismcts import ISMCTSAgent
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
@@ -18,6 +18,7 @@ from conquian_env.game import DISCARD, new_game
 from conquian_env.observation import action_mask, encode
 from conquian_env.view import PlayerView
 from tests.conftest import (
+    RULE_CASES,
     SealedView,
     act,
     duplicate,
@@ -37,30 +38,30 @@ def _results(records):
 # ------------------------------------------------------------------ legality
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_greedy_never_plays_an_illegal_action(forcing):
-    records = duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, forcing=forcing)
-    records += duplicate(GreedyAgent(), GreedyAgent(), deals=20, forcing=forcing, offset=500)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_greedy_never_plays_an_illegal_action(rules):
+    records = duplicate(GreedyAgent(), RandomAgent(seed=3), deals=60, rules=rules)
+    records += duplicate(GreedyAgent(), GreedyAgent(), deals=20, rules=rules, offset=500)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_ismcts_never_plays_an_illegal_action(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_ismcts_never_plays_an_illegal_action(rules):
     bot = ISMCTSAgent(iterations=15, seed=1)
-    records = duplicate(bot, RandomAgent(seed=4), deals=4, forcing=forcing)
-    records += duplicate(bot, GreedyAgent(), deals=4, forcing=forcing, offset=100)
+    records = duplicate(bot, RandomAgent(seed=4), deals=4, rules=rules)
+    records += duplicate(bot, GreedyAgent(), deals=4, rules=rules, offset=100)
     other = ISMCTSAgent(iterations=15, c=2.0, infer=False, seed=2)
-    records += duplicate(other, RandomAgent(seed=5), deals=3, forcing=forcing, offset=200)
+    records += duplicate(other, RandomAgent(seed=5), deals=3, rules=rules, offset=200)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forcing", [False, True])
-def test_bots_never_play_an_illegal_action_long(forcing):
-    records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, forcing=forcing, offset=1000)
-    records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, forcing=forcing)
-    records += duplicate(ISMCTSAgent(iterations=40, infer=False, seed=2), GreedyAgent(), deals=15, forcing=forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_bots_never_play_an_illegal_action_long(rules):
+    records = duplicate(GreedyAgent(), RandomAgent(seed=5), deals=500, rules=rules, offset=1000)
+    records += duplicate(ISMCTSAgent(iterations=40, seed=2), RandomAgent(seed=6), deals=30, rules=rules)
+    records += duplicate(ISMCTSAgent(iterations=40, infer=False, seed=2), GreedyAgent(), deals=15, rules=rules)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
 
 
@@ -154,10 +155,10 @@ def test_greedy_refuses_a_take_that_breaks_a_ready_hand():
     # the run but force a five out of the hand, leaving nothing to win with: refuse it.
     hand, meld = mask_of("5C 5D"), mask_of("3S 4S 5S 6S 7S JH QH KH")
     live = FULL_MASK & ~(hand | meld | mask_of("2S"))
-    take, _ = take_is_better(hand, meld, parse_card("2S"), live, 0, 10, False)
-    assert not take
-    take, plan = take_is_better(hand, meld, parse_card("5H"), live & ~mask_of("5H"), 0, 10, False)
-    assert take and plan[1] == -1
+    margin, _ = take_margin(hand, meld, parse_card("2S"), live, 0, 10, False)
+    assert margin < 0
+    margin, plan = take_margin(hand, meld, parse_card("5H"), live & ~mask_of("5H"), 0, 10, False)
+    assert margin >= 0 and plan[1] == -1
 
 
 # ------------------------------------------------------------------ ISMCTS determinism and no peeking
@@ -222,9 +223,9 @@ def test_greedy_beats_random():
 
 @pytest.mark.slow
 def test_greedy_beats_random_long():
-    for forcing in (False, True):
-        wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, forcing=forcing))
-        assert wins >= 0.9 * (wins + losses), (forcing, wins, losses)
+    for rules in RULE_CASES:
+        wins, losses = _results(duplicate(GreedyAgent(), RandomAgent(seed=7), deals=1000, rules=rules))
+        assert wins >= 0.9 * (wins + losses), (rules, wins, losses)
 
 
 @pytest.mark.slow
@@ -236,12 +237,12 @@ def test_ismcts_beats_random():
 # ------------------------------------------------------------------ rollout (flat Monte Carlo)
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_rollout_never_plays_an_illegal_action(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_rollout_never_plays_an_illegal_action(rules):
     from agents.search.rollout import RolloutAgent
 
-    records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, forcing=forcing)
-    records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, forcing=forcing)
+    records = duplicate(RolloutAgent(samples=3, seed=1), RandomAgent(seed=4), deals=3, rules=rules)
+    records += duplicate(RolloutAgent(samples=3, infer=False, seed=2), GreedyAgent(), deals=3, rules=rules)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
@@ -263,7 +264,6 @@ def test_rollout_decisions_ignore_the_hidden_cards(seed, moves):
 
 
 def test_rollout_spec_and_bad_parameters():
-    from agents import SpecError
 
     bot = make_agent("rollout:samples=5,infer=false", seed=3)
     assert (bot.samples, bot.infer) == (5, False)
@@ -274,7 +274,6 @@ def test_rollout_spec_and_bad_parameters():
 
 def test_spec_booleans_are_strict_and_keys_unique():
     # before: infer=maybe was taken as true and a repeated key silently kept the last value
-    from agents import SpecError
 
     for bad in (
         "ismcts-py:infer=maybe",
@@ -313,28 +312,6 @@ def test_batched_greedy_playouts_equal_the_scalar_greedy_rollouts():
         expected.append(copy.winner)
     assert greedy_playouts([s.clone() for s in leaves])[1] == expected
     assert len(leaves) > 15
-
-
-def test_the_removed_ismcts_py_knobs_name_what_replaced_them():
-    # rollout, depth and batch measured nothing (docs/benchmarks.md) and were removed: an old spec
-    # that spelled out the old default still builds the same bot, any other value is refused by
-    # name, never played as another bot
-    hands, stock = deal_for_seed(21)
-    plain = play_game([ISMCTSAgent(iterations=20, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3)
-    old = make_agent("ismcts-py:iterations=20,rollout=greedy,depth=none,batch=1", seed=8)
-    assert play_game([old, GreedyAgent()], hands=hands, stock=stock, seed=3).actions == plain.actions
-    for spec, name, value, why in (
-        ("ismcts-py:rollout=fast", "rollout", "fast", "the playouts are greedy's"),
-        ("ismcts-py:rollout=random", "rollout", "random", "the playouts are greedy's"),
-        ("ismcts-py:depth=2", "depth", 2, "the tree is unlimited"),
-        ("ismcts-py:batch=16", "batch", 16, "rollout:batch=true"),
-        ("ismcts-py:batch=true", "batch", True, "playouts run one at a time"),
-    ):
-        with pytest.raises(SpecError, match=f"{name} was removed: .*{why}.*drop {name}") as err:
-            make_agent(spec)
-        assert f"got {value!r}" in str(err.value), "the value given is named"
-        with pytest.raises(ValueError, match=f"{name} was removed: .*{why}"):
-            ISMCTSAgent(**{name: value})
 
 
 def test_rollout_batched_playouts_give_the_same_decisions():
@@ -396,17 +373,11 @@ def test_policy_agent_acts_on_the_view_without_reaching_behind_it():
     assert moves > 150
 
 
-def test_the_old_encode_state_player_form_is_a_deprecated_shim():
+def test_the_feature_encoder_takes_a_players_view_only():
     from agents.scorer.features import FeatureEncoder
 
     state = mid_game_state(4, 12)
-    for player in (0, 1):
-        with pytest.warns(DeprecationWarning, match=r"encode\(PlayerView\(state, player\)\)"):
-            old = FeatureEncoder().encode(state, player)
-        assert np.array_equal(old, FeatureEncoder().encode(PlayerView(state, player)))
-    with pytest.raises(ValueError, match="player 0 or 1"), pytest.warns(DeprecationWarning):
-        FeatureEncoder().encode(state, 2)
     with pytest.raises(TypeError, match="needs a PlayerView"):
         FeatureEncoder().encode(encode(state, 0))
-    with pytest.raises(ValueError, match="view's player"):
-        FeatureEncoder().encode(PlayerView(state, 0), 1)
+    with pytest.raises(TypeError, match="needs a PlayerView"):
+        FeatureEncoder().encode(state)

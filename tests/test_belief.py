@@ -18,7 +18,7 @@ from agents import SpecError, make_agent  # noqa: E402
 from agents.search import belief_kernels as BK  # noqa: E402
 from agents.search._search_kernels import determinize  # noqa: E402
 from agents.search.belief import forward_numpy, load_belief, save_belief  # noqa: E402
-from agents.search.search import BeliefSearchAgent, SearchAgent, view_row  # noqa: E402
+from agents.search.pimc import BeliefSearchAgent, PIMCAgent, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.cards import cards_of  # noqa: E402
 from conquian_env.rules import FORCING  # noqa: E402
@@ -221,7 +221,7 @@ def test_search_specs(model_file):
     bot = make_agent(f"search:iterations=200,belief={model_file}", seed=1)
     assert isinstance(bot, BeliefSearchAgent) and bot.tries == 1 and bot.iterations == 200
     plain = make_agent("pimc:iterations=200", seed=1)
-    assert type(plain) is SearchAgent and plain.tries == 10
+    assert type(plain) is PIMCAgent and plain.tries == 10
     # search with uniform deals and the filter is pimc, move for move
     state = mid_game_state(13, 20)
     a, b = make_agent("pimc:iterations=300", seed=1), make_agent("search:iterations=300,uniform=true,tries=10", seed=1)

@@ -39,6 +39,7 @@ def _run(code: str, env: dict[str, str], cwd: Path = ROOT, path: Path | str = RO
     return done
 
 
+@pytest.mark.slow  # numba compiles the engine in a fresh cache: 7-10 s
 def test_a_cold_cache_prints_the_compiling_line_once_and_a_warm_one_none(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     cold = _run(_ONE_MOVE, env)
@@ -54,6 +55,7 @@ def test_a_cold_cache_prints_the_compiling_line_once_and_a_warm_one_none(tmp_pat
     assert NOTICE not in warm.stderr, warm.stderr
 
 
+@pytest.mark.slow  # numba compiles the engine in a fresh cache: 7-10 s
 def test_a_read_only_package_folder_caches_in_the_users_cache_folder(tmp_path):
     """An install whose folder cannot be written (a system-wide one) keeps its kernels in
     $XDG_CACHE_HOME/conquian-env, so the second process loads them instead of compiling."""
@@ -112,6 +114,7 @@ def test_a_kernel_without_cache_is_refused():
         prepare_kernels({"__name__": uncached.py_func.__module__, "uncached": uncached})
 
 
+@pytest.mark.slow  # numba compiles the engine in a fresh cache: 7-10 s
 def test_a_kernel_compiles_again_when_a_kernel_it_calls_changed(tmp_path):
     """numba keys a kernel's cache on its own file only: the search's playouts, which call the
     engine's kernels, kept playing the engine they were compiled with after ``kernels.py`` changed

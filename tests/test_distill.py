@@ -19,6 +19,7 @@ from conquian_env.seeding import derive_seed  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402
 from conquian_train.cli import main as cli  # noqa: E402
 from conquian_train.recipes import distill  # noqa: E402
+from conquian_train.seeding import DISTILL_DEALS  # noqa: E402
 
 
 def _generate(out, playouts=4):
@@ -65,7 +66,7 @@ def test_the_shards_hold_greedys_choices_valued_and_resume_to_the_same_bytes(lab
 def test_a_games_deal_is_the_arenas_deal_of_its_seed():
     deals, firsts, seats = distill.deals_of(5, 10, 14)
     for g, d in zip(range(10, 14), deals, strict=True):
-        assert deal_cards(d) == tuple(deal_for_seed(derive_seed(5, distill.DEAL_STREAM, g)))
+        assert deal_cards(d) == tuple(deal_for_seed(derive_seed(5, DISTILL_DEALS, g)))
     assert set(firsts.tolist()) <= {0, 1} and set(seats.tolist()) <= {0, 1}
 
 

@@ -40,6 +40,7 @@ from conquian_env.cards import CARD_NAMES, cards_str, parse_card
 from conquian_env.game import MELD, IllegalActionError
 from conquian_env.observation import OBS_SIZE, STATE_SIZE, decode, decode_state
 from conquian_env.rules import FORCING, STANDARD
+from tests.conftest import RULE_CASES
 
 AGENTS = ["player_0", "player_1"]
 
@@ -70,15 +71,15 @@ def _card(text: str) -> int:
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("forcing", [False, True])
-def test_pettingzoo_api_test(forcing):
-    api_test(conquian_env.env(forcing=forcing), num_cycles=1000)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_pettingzoo_api_test(rules):
+    api_test(conquian_env.env(rules=rules), num_cycles=1000)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("forcing", [False, True])
-def test_pettingzoo_seed_test(forcing):
-    seed_test(functools.partial(conquian_env.env, forcing=forcing), num_cycles=500)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_pettingzoo_seed_test(rules):
+    seed_test(functools.partial(conquian_env.env, rules=rules), num_cycles=500)
 
 
 def test_pettingzoo_render_test(capsys):
@@ -98,9 +99,9 @@ def test_registry_make():
     assert isinstance(env.unwrapped, conquian_env.raw_env)
     env.reset(seed=0)
     assert env.agents == AGENTS
-    assert not env.unwrapped.forcing
+    assert not env.unwrapped.rules.forcing
     forced = pettingzoo.make("aec", "Conquian-v0", forcing=True, render_mode="ansi")
-    assert forced.unwrapped.forcing and forced.unwrapped.render_mode == "ansi"
+    assert forced.unwrapped.rules.forcing and forced.unwrapped.render_mode == "ansi"
     assert env.unwrapped.rules == STANDARD and forced.unwrapped.rules == FORCING
     # importing again does not register twice or fail
     import importlib
@@ -170,10 +171,10 @@ def _check_observations(env) -> None:
         assert d["opponent_meld"] == cards_str(game.melds[1 - i]).split()
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_observe_both_agents_at_any_time(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_observe_both_agents_at_any_time(rules):
     rng = random.Random(5)
-    env = conquian_env.env(forcing=forcing)
+    env = conquian_env.env(rules=rules)
     for seed in range(15):
         env.reset(seed=seed)
         _check_observations(env)
@@ -267,11 +268,11 @@ def _replay_observations(env, options: dict, played: list[int], observer: int) -
     return seen
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_observation_ignores_hidden_cards(forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_observation_ignores_hidden_cards(rules):
     """Re-dealing the opponent's hidden cards and the unturned stock changes nothing the player sees."""
-    rng = random.Random(17 + forcing)
-    env = conquian_env.env(forcing=forcing)
+    rng = random.Random(17 + RULE_CASES.index(rules))
+    env = conquian_env.env(rules=rules)
     compared = 0
     for seed in range(60):
         observer = seed % 2
@@ -458,9 +459,9 @@ def test_pettingzoo_test_option_does_not_warn():
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("forcing", [False, True])
-def test_parallel_env_passes_parallel_api_test(forcing):
-    par = conquian_env.parallel_env(forcing=forcing)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_parallel_env_passes_parallel_api_test(rules):
+    par = conquian_env.parallel_env(rules=rules)
     assert isinstance(par, pettingzoo.ParallelEnv)
     parallel_api_test(par, num_cycles=1000)
 

@@ -586,6 +586,7 @@ def test_evaluate_is_a_script_and_a_console_script_not_an_installed_module():
     assert done.returncode == 0 and "--no-duplicate" in done.stdout and "bot specs:" in done.stdout
 
 
+@pytest.mark.slow  # a tournament of 24 ismcts-py games in two workers, then its resume: 20 s
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path):
     # before: results came back in chunks of 32 per worker, so a Ctrl-C after a minute of

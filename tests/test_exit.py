@@ -285,7 +285,7 @@ def test_the_curve_starts_at_the_network_round_0_fits_from():
     recorder = exit_mod.ViewRecorder(make_agent("greedy"), "meld")
     hands, stock = deal_for_seed(21)
     play_game([recorder, make_agent("greedy")], hands=hands, stock=stock, seed=3)
-    from agents.search.search import analyze
+    from agents.search.pimc import analyze
 
     rows = [r for r in recorder.rows if r[3] < 0]
     values, _, chosen = analyze([r[2] for r in rows], iterations=30, seed=1)

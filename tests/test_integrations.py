@@ -463,32 +463,6 @@ def test_rllib_weights_only_loader_matches_rllibs_own(trained, rllib):
     assert torch.equal(a, b)
 
 
-def test_a_checkpoint_naming_the_modules_former_home_still_loads(trained, rllib, tmp_path, monkeypatch):
-    """MaskedPPOTorchRLModule lived in conquian_env.integrations.rllib before the environment package
-    held no network: a checkpoint written then names that class path, which the reader (reading it
-    as data, importing nothing) still accepts."""
-    import shutil
-
-    from agents.networks import rllib_model
-    from conquian_env.integrations import rllib as env_side
-
-    _, path, _ = trained
-    copy = tmp_path / "former"
-    shutil.copytree(path / "learner_group" / "learner" / "rl_module" / rllib.MODULE_ID, copy)
-    with open(copy / "class_and_ctor_args.pkl", "rb") as f:
-        info = pickle.load(f)  # our own checkpoint, trusted
-    former = type("MaskedPPOTorchRLModule", (rllib_model.MaskedPPOTorchRLModule,), {"__module__": env_side.__name__})
-    monkeypatch.setattr(env_side, "MaskedPPOTorchRLModule", former, raising=False)  # only to pickle the name
-    info["class"] = former
-    with open(copy / "class_and_ctor_args.pkl", "wb") as f:
-        pickle.dump(info, f)
-    monkeypatch.delattr(env_side, "MaskedPPOTorchRLModule")
-    assert b"conquian_env.integrations.rllib" in (copy / "class_and_ctor_args.pkl").read_bytes()
-    module = rllib.load_module(copy)
-    assert type(module) is rllib_model.MaskedPPOTorchRLModule
-    assert np.array_equal(_rllib_logits(module), _rllib_logits(rllib.load_module(path)))
-
-
 def test_rllib_bad_checkpoints_get_errors_naming_the_fault(trained, rllib, tmp_path):
     import shutil
 

@@ -148,7 +148,7 @@ def check_state(state: GameState) -> None:
     elif phase == DISCARD:
         assert legal == [actions.DISCARD_BASE + c for c in _cards(state.hands[state.player])]
     elif phase == FORCE_DECISION:
-        assert state.forcing and legal == [actions.FORCE, actions.NO_FORCE]
+        assert state.rules.forcing and legal == [actions.FORCE, actions.NO_FORCE]
 
 
 def _snapshot(state: GameState) -> tuple:
@@ -169,7 +169,7 @@ def _snapshot(state: GameState) -> tuple:
         tuple(state.refusals),
         state.winner,
         state.forced,
-        state.forcing,
+        state.rules.forcing,
         state.move_count,
         tuple(state.legal_actions()),
     )
@@ -201,7 +201,7 @@ def check_determinize(state: GameState, player: int, rng: random.Random) -> None
     assert len(d.stock) == STOCK_SIZE
     assert d.hands[opp].bit_count() == state.hands[opp].bit_count()
     assert d.chosen == state.chosen and d.chosen & ~d.hands[state.player] == 0
-    for name in ("source", "owner", "passed", "player", "phase", "winner", "forced", "forcing", "move_count"):
+    for name in ("source", "owner", "passed", "player", "phase", "winner", "forced", "rules", "move_count"):
         assert getattr(d, name) == getattr(state, name), name
     assert d.discards == state.discards and d.refusals == state.refusals
     # only unseen cards move, and they stay unseen

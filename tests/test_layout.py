@@ -11,15 +11,10 @@ import numpy as np
 import pytest
 
 from conquian_env import layout, observation
-from conquian_env.layout import (
+from conquian_env.layout import KERNEL_ROW, MELD_FEATURES, OBSERVATION, STATE, Layout, Piece
+from conquian_env.model_layouts import (
     FEATURE_SETS,
-    KERNEL_ROW,
-    MELD_FEATURES,
-    OBSERVATION,
-    STATE,
-    Layout,
     LayoutMismatchError,
-    Piece,
     feature_set,
     feature_set_for_size,
     feature_set_of_model,

@@ -28,7 +28,8 @@ from agents import make_agent
 from agents.model_files import MAX_ABS_WEIGHT, ModelFileError, NonFiniteScoresWarning, best_legal, best_legal_rows
 from agents.scorer.scorer import CANDIDATE_SIZE, DEFAULT_SCORER, FORMAT, ActionScorer, ScorerAgent, load_scorer
 from conquian_arena.match import deal_for_seed, play_game
-from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from conquian_env.model_layouts import FEATURE_SETS
 
 #: the stamp of a scorer file of this version (its meld layout), for the files crafted here
 MELD_STAMP = FEATURE_SETS["meld"].stamp()
@@ -616,7 +617,9 @@ def test_a_ppo_policy_with_overflowing_logits_never_plays_an_illegal_move(determ
 def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(deterministic, variant):
     pytest.importorskip("torch")
     pytest.importorskip("numba")
-    from agents.batched import BatchPolicy, BatchRandom, play_batch
+    from agents.base import BatchRandom
+    from agents.batched import play_batch
+    from agents.networks.batched import BatchPolicy
     from conquian_env.vector import deal_permutation
 
     bot = BatchPolicy(_broken_policy(variant), deterministic=deterministic, seed=2)

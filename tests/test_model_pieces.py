@@ -1,9 +1,9 @@
 """A new observation piece (a rule variant's, a feature) leaves every shipped model loadable and
 playing exactly as before: a model knows the pieces it was trained on (its stamp, or the frozen
-table of the layouts that have shipped, conquian_env.layout.SHIPPED_LAYOUTS), and its loader picks
+table of the layouts that have shipped, conquian_env.model_layouts.SHIPPED_LAYOUTS), and its loader picks
 them out of this version's vector by name, leaving out a piece it does not know.
 
-"A later version" is made here by giving conquian_env.layout.FEATURE_SETS layouts with one more
+"A later version" is made here by giving conquian_env.model_layouts.FEATURE_SETS layouts with one more
 1-wide piece (where the loaders look up this version's layouts); its vectors are today's with that
 piece's column put in.  The shipped PPO policy and scorer load under it and choose the same
 actions, with the same numbers, as today's on today's vectors; a model whose piece is gone or
@@ -18,17 +18,14 @@ import pytest
 
 from agents.model_files import ModelFileError
 from agents.scorer.scorer import DEFAULT_SCORER, ActionScorer, CandidateLayout, candidate_features, load_scorer
-from conquian_env import layout
-from conquian_env.layout import (
+from conquian_env import model_layouts
+from conquian_env.layout import MELD_FEATURES, OBSERVATION, Layout, Piece
+from conquian_env.model_layouts import (
     FEATURE_SETS,
-    MELD_FEATURES,
-    OBSERVATION,
     SHIPPED_LAYOUTS,
     UNSTAMPED_LAYOUTS,
     FeatureSet,
-    Layout,
     LayoutMismatchError,
-    Piece,
     feature_set_of_model,
     input_columns,
 )
@@ -59,7 +56,7 @@ def _later_version(monkeypatch, obs: Layout, meld: Layout | None = None) -> tupl
     """Make ``obs`` (and ``meld``, default: ``obs`` with today's meld features) this version's layouts."""
     meld = _meld_of(obs) if meld is None else meld
     sets = MappingProxyType({"raw": FeatureSet("raw", obs), "meld": FeatureSet("meld", meld)})
-    monkeypatch.setattr(layout, "FEATURE_SETS", sets)
+    monkeypatch.setattr(model_layouts, "FEATURE_SETS", sets)
     return obs, meld
 
 
@@ -76,7 +73,7 @@ def _widen(x: np.ndarray, today: Layout, later: Layout, fill: float) -> np.ndarr
 def positions():
     """Positions of games in play: meld features, raw observations, masks and the engine rows."""
     pytest.importorskip("numba")
-    from agents.batch_forms import policy_inputs
+    from agents.networks.batched import policy_inputs
     from conquian_env.rules import Rules
     from conquian_env.vector import VectorGame
 
@@ -133,7 +130,9 @@ def test_a_stamp_stores_its_pieces_and_a_later_version_reads_it(monkeypatch):
     assert fs.columns() == tuple(c for c in range(obs.size) if c != obs.offset(NEW))  # the new piece: left out
     for unstamped in (456, 865):
         assert feature_set_of_model(None, unstamped).size == unstamped
-    assert feature_set_of_model(layout.FEATURE_SETS["raw"].stamp(), obs.size) is layout.FEATURE_SETS["raw"]
+    assert (
+        feature_set_of_model(model_layouts.FEATURE_SETS["raw"].stamp(), obs.size) is model_layouts.FEATURE_SETS["raw"]
+    )
 
 
 def test_stored_pieces_that_do_not_make_a_layout_are_refused():

@@ -116,7 +116,7 @@ def test_the_evaluate_command_runs_no_model_code(evil, tmp_path):
 
 def test_a_vector_env_opponent_runs_no_model_code(evil):
     pytest.importorskip("numba")
-    from agents.batched import BatchPolicy
+    from agents.networks.batched import BatchPolicy
     from conquian_env.vector_env import ConquianVectorEnv
 
     path, marker = evil

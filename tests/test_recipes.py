@@ -21,13 +21,14 @@ from conquian_train.recipes.ppo import TrainConfig  # noqa: E402
 from conquian_train.settings import RunSettings  # noqa: E402
 
 #: every knob of each recipe as it was before the shared settings, less those removed for measuring no
-#: gain (bc_smoothing_phases, bc_loss, bc_greedy_bonus; exit's loss and greedy_bonus): a run's config.json
+#: gain (bc_smoothing_phases, bc_loss, bc_greedy_bonus; exit's loss and greedy_bonus) and ppo's vec_env (one
+#: value left): a run's config.json
 #: names these, and its checkpoint's recipe hash is taken over them, so an older run resumes only if they stay
 #: (the rules object stands for the older "forcing" knob: the hash still names each rule field)
 PPO_KNOBS = {
     "out", "seed", "total_steps", "rules", "device", "features", "net_arch", "bc_games", "teacher", "bc_opponents",
     "bc_epochs", "bc_lr", "bc_smoothing", "bc_temperature", "bc_data", "dagger_rounds", "dagger_games", "n_envs",
-    "vec_env", "opponents", "snapshot_every", "max_snapshots",
+    "opponents", "snapshot_every", "max_snapshots",
     "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
     "target_kl", "eval_every", "eval_games", "eval_opponents", "eval_seed", "best_by", "checkpoint_every",
     "torch_threads", "workers", "progress",

@@ -143,13 +143,13 @@ def test_resolve_refuses_unknown_keywords_bad_values_and_non_rules():
             resolve(bad)  # type: ignore[arg-type]
 
 
-def test_the_forcing_keyword_and_attribute_of_code_written_before_the_rules_object_still_work():
+def test_the_forcing_keyword_is_a_shortcut_for_the_rules_object():
     env = conquian_env.env(forcing=True)
-    assert env.unwrapped.rules == FORCING and env.unwrapped.forcing is True
+    assert env.unwrapped.rules == FORCING and env.unwrapped.rules.forcing is True
     env.reset(seed=1)
-    assert env.unwrapped.game.rules == FORCING and env.unwrapped.game.forcing is True
+    assert env.unwrapped.game.rules == FORCING and env.unwrapped.game.rules.forcing is True
     with pytest.raises(AttributeError):
-        env.unwrapped.forcing = False  # read-only: the rules are set once, at construction
+        env.unwrapped.rules.forcing = False  # read-only: the rules are set once, at construction
     assert new_game(3, forcing=True).to_dict() == new_game(3, rules=FORCING).to_dict()
 
 
@@ -376,7 +376,7 @@ def test_openspiel_takes_the_forcing_parameter_as_before():
         load_game(forcing=True),
         load_game(FORCING),
     ):
-        assert game.rules == FORCING and game.forcing is True and game.get_parameters() == {"forcing": True}
+        assert game.rules == FORCING and game.rules.forcing is True and game.get_parameters() == {"forcing": True}
     assert pyspiel.load_game(GAME_NAME).rules == STANDARD
     with pytest.raises(pyspiel.SpielError, match="jokers"):
         pyspiel.load_game(GAME_NAME, {"jokers": True})

@@ -73,6 +73,17 @@ RECIPES = {
 }
 
 
+def test_every_recipe_with_a_run_folder_has_its_short_run_here():
+    """The kill tests play each recipe of :data:`RECIPES`: a recipe that writes a run folder (its knobs
+    are :class:`~conquian_train.settings.RunSettings`) and is not there would go unfuzzed."""
+    from conquian_train import recipes
+    from conquian_train.settings import RunSettings
+
+    found = [r for r in recipes.every() if not isinstance(r, str)]
+    runs = {r.name for r in found if any(issubclass(c, RunSettings) for c in r.configs)}
+    assert runs <= set(RECIPES), f"give {sorted(runs - set(RECIPES))} a short run in RECIPES"
+
+
 def resume_or_start(recipe: str, out: Path) -> int:
     """What a user does after a kill: ``--resume`` where the run wrote its config, else the command again."""
     start, resume = RECIPES[recipe]
@@ -342,7 +353,7 @@ def test_a_full_disk_says_the_run_is_intact_in_one_line(recipe, victim, referenc
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill", "selfplay"])
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, tmp_path):
     _, events = reference[recipe]
     for k in range(1, len(events) + 1):
@@ -351,7 +362,7 @@ def test_every_kill_point_resumes_into_the_uninterrupted_run(recipe, reference, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["ppo", "exit", "distill", "selfplay"])
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_a_resume_killed_again_still_ends_as_the_uninterrupted_run(recipe, reference, tmp_path):
     ref, events = reference[recipe]
     rng = np.random.default_rng(7)

@@ -28,11 +28,11 @@ from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.actions import DISCARD_BASE, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import FEATURE_SETS, MELD_FEATURES, OBSERVATION
+from conquian_env.layout import MELD_FEATURES, OBSERVATION
+from conquian_env.model_layouts import FEATURE_SETS
 from conquian_env.observation import OBS_AT
-from conquian_env.rules import Rules
 from conquian_train.imitation import ImitationData
-from tests.conftest import mid_game_state, stats_under_permutations
+from tests.conftest import RULE_CASES, mid_game_state, stats_under_permutations
 
 
 def _random_scorer(seed=0, hidden=(16, 8)):
@@ -190,17 +190,17 @@ def test_a_scorer_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path):
         make_agent(f"scorer:{tmp_path / 'junk.npz'}")
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_the_scorer_bot_plays_legal_moves_and_is_deterministic(tmp_path, forcing):
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_the_scorer_bot_plays_legal_moves_and_is_deterministic(tmp_path, rules):
     path = _random_scorer(3).save(tmp_path / "s.npz")
     bot = make_agent(f"scorer:{path}", seed=1)
     assert isinstance(bot, ScorerAgent)
     for g in range(8):
         hands, stock = deal_for_seed(400 + g)
         players = [bot, make_agent("random", seed=g)][:: 1 if g % 2 else -1]
-        first = play_game(players, hands=hands, stock=stock, seed=g, rules=Rules(forcing=forcing))
+        first = play_game(players, hands=hands, stock=stock, seed=g, rules=rules)
         assert first.failure is None  # an illegal move would be a failure of the game loop
-        again = play_game(players, hands=hands, stock=stock, seed=g, rules=Rules(forcing=forcing))
+        again = play_game(players, hands=hands, stock=stock, seed=g, rules=rules)
         assert again.actions == first.actions
 
 

@@ -17,8 +17,8 @@ from agents.base import RandomAgent  # noqa: E402
 from agents.greedy.greedy import NEIGHBOURS, PARTNERS, GreedyAgent, choose_discard  # noqa: E402
 from agents.scorer import scorer_kernels as SK  # noqa: E402
 from agents.search import _search_kernels as K  # noqa: E402
-from agents.search import search as search_module  # noqa: E402
-from agents.search.search import SearchAgent, analyze, view_row  # noqa: E402
+from agents.search import pimc as search_module  # noqa: E402
+from agents.search.pimc import PIMCAgent, analyze, view_row  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, TAKE  # noqa: E402
 from conquian_env.cards import FULL_MASK, cards_of, mask_of, parse_card  # noqa: E402
@@ -203,7 +203,7 @@ def _end_game(hand0: str, meld0: str, hand1: str, meld1: str, face: str | None, 
 def test_the_search_takes_the_card_that_goes_out():
     # 8 cards melded, 5S 6S in hand: the turned 7S makes eleven melded cards
     state = _end_game("5S 6S", "AC 2C 3C 4C AD 2D 3D 4D", "KH QH JH 7H 6H 5H 4H 3H 2H AH", "", "7S", OFFER)
-    bot = SearchAgent(iterations=200, seed=1)
+    bot = PIMCAgent(iterations=200, seed=1)
     bot.reset(0, seed=1)
     assert act(bot, state) == TAKE
     playouts, value = bot.last_stats[TAKE]
@@ -215,7 +215,7 @@ def test_the_search_values_a_losing_discard_at_zero_and_avoids_it():
     meld1 = "AS 2S 3S 4S 5S AH 2H 3H 4H 5H"
     state = _end_game("6S KC 7D", "JC QC KD QD JD 7C 6C 5C", "", meld1, None, DISCARD)
     assert can_split_into_melds(mask_of(meld1 + " 6S"))
-    bot = SearchAgent(iterations=600, z=0, seed=2)
+    bot = PIMCAgent(iterations=600, z=0, seed=2)
     bot.reset(0, seed=2)
     action = act(bot, state)
     losing = DISCARD_BASE + parse_card("6S")
@@ -237,7 +237,7 @@ def test_decisions_ignore_the_hidden_cards(seed, moves):
         variant = state if trial == 0 else permute_hidden(state, rng)
         if trial:
             assert variant.hands[1 - state.player] != state.hands[1 - state.player]
-        bot = SearchAgent(iterations=300, seed=5)
+        bot = PIMCAgent(iterations=300, seed=5)
         bot.reset(state.player, seed=99)
         outcomes.append((act(bot, variant), bot.last_iterations, bot.last_stats))
     assert outcomes[0][1] >= 2
@@ -257,7 +257,7 @@ def test_the_permutation_check_catches_a_peeking_search(monkeypatch):
         return row, pool, n_opp
 
     monkeypatch.setattr(search_module, "view_row", peeking_view_row)
-    stats = stats_under_permutations(lambda: SearchAgent(iterations=300, seed=5), mid_game_state(13, 20), seed=13)
+    stats = stats_under_permutations(lambda: PIMCAgent(iterations=300, seed=5), mid_game_state(13, 20), seed=13)
     assert any(s != stats[0] for s in stats[1:])
 
 
@@ -266,25 +266,25 @@ def test_the_search_is_deterministic_under_a_seed():
 
     hands, stock = deal_for_seed(21)
     runs = [
-        play_game([SearchAgent(iterations=150, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3).actions
+        play_game([PIMCAgent(iterations=150, seed=8), GreedyAgent()], hands=hands, stock=stock, seed=3).actions
         for _ in range(2)
     ]
     assert runs[0] == runs[1]
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_the_search_never_plays_an_illegal_action(forcing):
-    bot = SearchAgent(iterations=60, seed=1)
-    records = duplicate(bot, RandomAgent(seed=4), deals=30, forcing=forcing)
-    records += duplicate(bot, GreedyAgent(), deals=30, forcing=forcing, offset=100)
-    records += duplicate(SearchAgent(iterations=40, z=0, tries=1, seed=3), bot, deals=15, forcing=forcing, offset=300)
+@pytest.mark.parametrize("rules", RULE_CASES, ids=str)
+def test_the_search_never_plays_an_illegal_action(rules):
+    bot = PIMCAgent(iterations=60, seed=1)
+    records = duplicate(bot, RandomAgent(seed=4), deals=30, rules=rules)
+    records += duplicate(bot, GreedyAgent(), deals=30, rules=rules, offset=100)
+    records += duplicate(PIMCAgent(iterations=40, z=0, tries=1, seed=3), bot, deals=15, rules=rules, offset=300)
     assert all(r.failure is None for _, r in records), [r.failure for _, r in records if r.failure]
     assert all(r.replay()[-1].is_terminal() for _, r in records)
 
 
 def test_single_choices_are_answered_without_search():
     state = _end_game("AC 3C", "", "KH QH JH 7H 6H 5H 4H 3H 2H AH", "", "KS", OFFER)
-    bot = SearchAgent(iterations=10_000, seed=1)
+    bot = PIMCAgent(iterations=10_000, seed=1)
     assert act(bot, state) == E.REFUSE
     assert bot.last_iterations == 0
 
@@ -305,7 +305,7 @@ def test_the_time_budget_is_kept(monkeypatch):
     monkeypatch.setattr(search_module.K, "run_search", timed_run)
     monkeypatch.setattr(search_module._time, "perf_counter", lambda: clock[0])
     for budget in (0.005, 0.02, 0.05):
-        bot = SearchAgent(time=budget, z=0, seed=3)
+        bot = PIMCAgent(time=budget, z=0, seed=3)
         bot.reset(0, seed=3)
         for state in _positions(8, seed=40):
             started = clock[0]
@@ -315,7 +315,7 @@ def test_the_time_budget_is_kept(monkeypatch):
             assert spent <= budget, (budget, spent)
             assert spent >= 0.5 * budget, (budget, spent)
     monkeypatch.undo()
-    bot = SearchAgent(time=0.02, z=0, seed=3)
+    bot = PIMCAgent(time=0.02, z=0, seed=3)
     bot.reset(0, seed=3)
     started = time.perf_counter()
     act(bot, _positions(1, seed=40)[0])
@@ -356,7 +356,7 @@ def test_specs_build_the_compiled_and_the_python_search():
     from agents.search.ismcts import ISMCTSAgent
 
     bot = make_agent("pimc", seed=3)
-    assert isinstance(bot, SearchAgent) and bot.time == 0.15 and bot.iterations is None
+    assert isinstance(bot, PIMCAgent) and bot.time == 0.15 and bot.iterations is None
     bot = make_agent("pimc:iterations=800,z=2,tries=4", seed=3)
     assert (bot.iterations, bot.time, bot.z, bot.tries) == (800, None, 2.0, 4)
     assert isinstance(make_agent("ismcts-py:iterations=20"), ISMCTSAgent)
@@ -372,40 +372,12 @@ def test_specs_build_the_compiled_and_the_python_search():
             make_agent(bad)
 
 
-def test_the_removed_take_options_is_accepted_as_false_and_refused_otherwise():
-    """take_options (a take valued with each discard that could follow it) measured no gain and was
-    removed (docs/benchmarks.md): an old spec that spelled out its default builds the same bot, move
-    for move; any other value is refused naming the parameter, never played as another bot."""
-    from agents.search.search import BeliefSearchAgent
-
-    states = _searched(6, seed=91)
-    for old, new in (("pimc:iterations=60,take_options=false", "pimc:iterations=60"),
-                     ("pimc:iterations=60,take_options=False", "pimc:iterations=60"),
-                     ("search:iterations=60,take_options=false", "search:iterations=60")):  # fmt: skip
-        a, b = make_agent(old, seed=4), make_agent(new, seed=4)
-        assert type(a) is type(b) and not hasattr(a, "take_options")
-        for i, state in enumerate(states):
-            a.reset(state.player, seed=i)
-            b.reset(state.player, seed=i)
-            assert (act(a, state), a.last_stats) == (act(b, state), b.last_stats)
-    for spec, value in (("pimc:take_options=true", True), ("search:take_options=true", True),
-                        ("pimc:take_options=1", 1)):  # fmt: skip
-        with pytest.raises(SpecError, match="take_options was removed: a take is valued with greedy's discard.*"
-                           "Benchmarks page.*drop take_options") as err:  # fmt: skip
-            make_agent(spec)
-        assert f"got {value!r}" in str(err.value), "the value given is named"
-    for cls in (SearchAgent, BeliefSearchAgent):
-        assert cls(iterations=5, take_options=False).iterations == 5
-        with pytest.raises(ValueError, match="^take_options was removed: .*got True"):
-            cls(take_options=True)
-
-
 def test_without_numba_the_error_names_the_fast_extra(monkeypatch):
     monkeypatch.setattr(search_module, "K", None)
     missing = ModuleNotFoundError("No module named 'numba'", name="numba")  # as `import numba` raises it
     monkeypatch.setattr(search_module, "_IMPORT_ERROR", missing, raising=False)
     with pytest.raises(ImportError, match=r"conquian-env\[fast\].*ismcts-py"):
-        SearchAgent()
+        PIMCAgent()
 
 
 # ------------------------------------------------------------------ searched decisions

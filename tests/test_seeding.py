@@ -16,23 +16,24 @@ from conquian_env.seeding import (
     derive_seed,
     game_number_seed,
     mixed_seed_31,
-    pool_bot_seed,
-    pool_member_seed,
     seat_seed,
     stream_rng,
-    worker_seed,
 )
 from conquian_train import seeding as train_seeding
+from conquian_train.seeding import pool_member_seed, worker_seed
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_stream_words_keep_their_values():
-    words = ("TOURNAMENT_DEAL", "TOURNAMENT_GAME", "TOURNAMENT_BOT", "VECTOR_OPPONENT", "BOOTSTRAP", "POOL_DRAWS")
-    assert tuple(getattr(seeding, w) for w in words) == (0, 1, 3, 1, 2, 7)
+    words = ("TOURNAMENT_DEAL", "TOURNAMENT_GAME", "TOURNAMENT_BOT", "VECTOR_OPPONENT", "BOOTSTRAP")
+    assert tuple(getattr(seeding, w) for w in words) == (0, 1, 3, 1, 2)
     # the training recipes' words are theirs (the environment names no recipe)
     words = ("EXIT_GAMES", "EXIT_ANALYSIS", "WARM_START_GAMES", "IMITATION_SPLIT", "PPO_SEGMENT")
     assert tuple(getattr(train_seeding, w) for w in words) == (23, 29, 11, 5, 31)
+    words = ("BELIEF_DEALS", "BELIEF_BOTS", "BELIEF_FIT", "DISTILL_DEALS", "DISTILL_SEATS", "DISTILL_LABELS")
+    words += ("DISTILL_FIT",)
+    assert tuple(getattr(train_seeding, w) for w in words) == (0xBE11E0, 0xBE11E1, 0xBE11E2, *range(0xD1571, 0xD1575))
     assert not set(words) & set(vars(seeding))
 
 
@@ -47,10 +48,9 @@ def test_the_named_functions_are_the_old_arithmetic():
     for seed in (0, 5, 2**40):
         assert [seat_seed(seed, s) for s in (0, 1)] == [seed * 2, seed * 2 + 1]
         assert worker_seed(seed, 3) == seed * 1000 + 3
-        assert pool_bot_seed(seed, 2) == seed + 2
         assert pool_member_seed(seed, 2) == game_number_seed(seed, 2) == derive_seed(seed, 2)
-        draws = stream_rng(seed, seeding.POOL_DRAWS, 9).integers(2**62, size=4)
-        assert (draws == np.random.default_rng([seed, 7, 9]).integers(2**62, size=4)).all()
+        draws = stream_rng(seed, seeding.BOOTSTRAP, 9).integers(2**62, size=4)
+        assert (draws == np.random.default_rng([seed, 2, 9]).integers(2**62, size=4)).all()
         assert (bot_game_rng(seed, None).random(3) == np.random.default_rng([seed, 0]).random(3)).all()
         assert (bot_game_rng(seed, 4).random(3) == np.random.default_rng([seed, 4]).random(3)).all()
         assert bot_game_random(seed, None).random() == random.Random(f"{seed}/None").random()
@@ -75,8 +75,8 @@ def test_no_module_writes_a_seed_derivation_by_hand():
     for folder in ("conquian_env", "agents", "conquian_arena", "conquian_train"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if rel == "conquian_env/seeding.py":
+            if rel in ("conquian_env/seeding.py", "conquian_train/seeding.py"):
                 continue
             text = path.read_text(encoding="utf-8")
             found += [f"{rel}: {p}" for p in HAND_WRITTEN if re.search(p, text)]
-    assert not found, "use the named streams of conquian_env.seeding: " + "; ".join(found)
+    assert not found, "use the named streams of conquian_env.seeding or conquian_train.seeding: " + "; ".join(found)

@@ -13,7 +13,7 @@ from agents.scorer import selfplay_kernels as SP  # noqa: E402
 from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer  # noqa: E402
 from agents.scorer.scorer_kernels import candidates_of, pack, scorer_action  # noqa: E402
 from agents.scorer.scorer_kernels import scratch as net_scratch  # noqa: E402
-from agents.search.search import label_rows  # noqa: E402
+from agents.search.pimc import label_rows  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.vector import deal_cards  # noqa: E402

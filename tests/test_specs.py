@@ -20,7 +20,7 @@ from agents import make_agent
 from agents import registry as registry_module
 from agents.base import Agent
 from agents.catalog import discover
-from agents.params import Flag, Integer, ParamError, Real, Removed, bounded, bounds_of
+from agents.params import Flag, Integer, ParamError, Real, bounded, bounds_of
 from agents.registry import KNOWN_BOTS, SpecError, check_spec, module_in_folder, refuse_code, runs_code
 
 HERE = "python:tests.test_specs"
@@ -88,23 +88,21 @@ def test_the_largest_allowed_numbers_play_a_game():
 def test_numpy_scalars_work_and_bad_ones_are_refused_by_name():
     pytest.importorskip("numba")
     from agents.search.ismcts import ISMCTSAgent
+    from agents.search.pimc import PIMCAgent, analyze
     from agents.search.rollout import RolloutAgent
-    from agents.search.search import SearchAgent, analyze
 
     # before: ISMCTSAgent and RolloutAgent refused numpy integers and bools as "not an int"
-    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False), batch=np.int32(1))
+    bot = ISMCTSAgent(iterations=np.int64(5), c=np.float32(0.5), infer=np.bool_(False))
     assert (bot.iterations, bot.infer) == (5, False)
     assert type(bot.iterations) is int and type(bot.infer) is bool and math.isclose(bot.c, 0.5)
     bot = RolloutAgent(samples=np.int64(4), margin=np.float64(1), infer=np.bool_(True), batch=np.bool_(False))
     assert (type(bot.samples), type(bot.infer), type(bot.batch)) == (int, bool, bool)
-    bot = SearchAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5), take_options=np.bool_(False))
+    bot = PIMCAgent(iterations=np.uint16(40), tries=np.int8(2), z=np.float16(1.5))
     assert (type(bot.iterations), type(bot.tries), type(bot.z)) == (int, int, float)
     for kwargs, name in (({"time": np.float64("inf")}, "time"), ({"tries": np.uint64(2**63)}, "tries"),
                          ({"z": np.float32("nan")}, "z")):  # fmt: skip
         with pytest.raises(ParamError, match=f"^{name} must be"):
-            SearchAgent(**kwargs)
-    with pytest.raises(ParamError, match="^take_options was removed"):  # removed: a number is not its old false
-        SearchAgent(take_options=np.int64(0))
+            PIMCAgent(**kwargs)
     with pytest.raises(ParamError, match=r"iterations must be an integer in \[1, 1000000000\], got 10000000000"):
         analyze([], iterations=10**10)
 
@@ -220,11 +218,14 @@ def test_docs_say_a_python_spec_runs_code():
 
 train = pytest.importorskip("train")
 from conquian_arena import knobs  # noqa: E402
+from conquian_train import recipes  # noqa: E402
 from conquian_train.recipes.exit import ExItConfig  # noqa: E402
 from conquian_train.recipes.ppo import TrainConfig  # noqa: E402
 from conquian_train.recipes.ppo import config_from_args as ppo_config_from_args  # noqa: E402
 
-RECIPES = {"ppo": (TrainConfig, ["ppo"]), "exit": (ExItConfig, ["exit"])}
+#: every recipe with one command (``--resume`` reads its ``config.json``, ``--trust-code`` lets a spec there
+#: run code): its knobs and its command; the recipes of steps resume by running the same step again
+RECIPES = {r.name: (r.configs[0], [r.name]) for r in recipes.every() if not isinstance(r, str) and len(r.configs) == 1}
 
 
 def _run_folder(path, cls, **changes):
@@ -273,10 +274,7 @@ def test_resume_never_imports_a_python_spec_of_its_config(recipe, field, tmp_pat
     assert f"{field} holds the bot spec {spec!r}" in err and "--trust-code" in err and "Traceback" not in err
     assert not mark.exists() and name not in sys.modules
     # --trust-code lets the file's spec import its module (here it fails, by design, once imported)
-    if recipe == "ppo":
-        config, resume = ppo_config_from_args(["--resume", str(run), "--trust-code"])
-    else:
-        config, resume = knobs.resumed(cls, run, {}, (), trust_code=True), True
+    config, resume = recipes.config_from_args(cls, {"resume": str(run), "trust_code": True}, ())
     assert resume and not mark.exists(), "reading the config imports nothing, trusted or not"
     with pytest.raises(SpecError, match="the payload ran"):
         config.validate()
@@ -317,8 +315,6 @@ BAD_VALUES = [
     ("ppo", "total_steps", 2**64, "total_steps must be a positive integer below 2**63"),
     ("ppo", "opponents", "greedy", "opponents must be a list of bot specs, got 'greedy'"),
     ("ppo", "net_arch", [64, "64"], "net_arch must be a list of integers, got [64, '64']"),
-    ("ppo", "vec_env", "gpu", "vec_env must be 'batched', got 'gpu'"),
-    ("ppo", "vec_env", "subproc", "vec_env must be 'batched', got 'subproc'"),  # the per-game paths are gone
     ("ppo", "lr", 0.1, "unknown config keys ['lr']"),
     ("exit", "lr", "fast", "lr must be a number > 0, got 'fast'"),
     ("exit", "rounds", [5], "rounds must be a positive integer, got [5]"),
@@ -408,7 +404,7 @@ def test_the_ranges_in_docs_bots_md_are_the_declared_ones():
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     for kind in (d.kind for d in discover(Path(registry_module.__file__).parent, "agents")):
         try:
-            declared = {k: v for k, v in bounds_of(KNOWN_BOTS[kind].factory()).items() if not isinstance(v, Removed)}
+            declared = bounds_of(KNOWN_BOTS[kind].factory())
         except ImportError:  # an optional extra (numba, torch, ray) missing here
             continue
         if not declared:

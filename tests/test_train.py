@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents import SpecError, make_agent
-from agents.batched import BatchPolicy
 from agents.greedy.greedy import GreedyAgent
+from agents.networks.batched import BatchPolicy
 from agents.networks.ppo import DEFAULT_MODEL, NumpyPolicy, PolicyAgent, load_policy
 from agents.scorer.features import FEATURE_LAYOUT, FEATURE_SIZE, FeatureEncoder, FeatureObservation
 from conquian_arena.match import deal_for_seed, play_game

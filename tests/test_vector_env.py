@@ -108,7 +108,8 @@ def test_bad_opponents_and_options_are_named():
 
 
 def test_per_game_opponents_play_the_same_games_as_batched_ones():
-    from agents.batched import BatchRandom, PerGameOpponent
+    from agents.base import BatchRandom
+    from agents.batched import PerGameOpponent
 
     class Recorder:
         def __init__(self, inner):
@@ -155,7 +156,8 @@ def test_sb3_vec_env_trains_maskable_ppo():
 
 def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
     from agents import make_agent
-    from agents.batched import BatchGreedy, play_batch
+    from agents.batched import play_batch
+    from agents.greedy.batched import BatchGreedy
     from conquian_arena.match import deal_for_seed, play_game
     from conquian_env.vector import deal_permutation
 
@@ -173,8 +175,8 @@ def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
 
 
 def test_batch_pool_draws_members_by_weight_and_adds_snapshots():
-    from agents.batched import BatchPool
     from agents.networks.ppo import DEFAULT_MODEL, load_policy
+    from conquian_train.pool import BatchPool
 
     pool = BatchPool([("greedy", 3.0), ("random", 1.0), ("self", 2.0), ("past", 1.0)], seed=0, max_snapshots=2)
     env = ConquianVectorEnv(200, opponent=pool, seed=3)
@@ -231,7 +233,7 @@ def test_the_same_seed_gives_the_same_games(opponent):
 
 
 def test_seeded_random_spec_stays_batched_and_alternate_first_restarts():
-    from agents.batched import BatchRandom
+    from agents.base import BatchRandom
     from conquian_env.vector import VectorGame
 
     assert isinstance(ConquianVectorEnv(2, opponent="random:seed=1").core.opponent, BatchRandom)
@@ -603,7 +605,7 @@ def test_make_vec_without_numba_says_what_to_install(monkeypatch):
 def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
     import gymnasium
 
-    from agents.batched import BatchRandom
+    from agents.base import BatchRandom
     from conquian_env.game import GameState
     from conquian_env.wrappers import SingleAgentEnv
 
@@ -612,7 +614,7 @@ def test_call_get_attr_and_set_attr_answer_per_game_as_sync_vector_env_does():
     theirs = gymnasium.vector.SyncVectorEnv([lambda: SingleAgentEnv(opponent="greedy", seat=1)] * n)
     ours.reset(seed=0)
     theirs.reset(seed=0)
-    shared = ("fixed_seat", "rules", "forcing", "illegal_action", "render_mode", "observation_space", "action_space")
+    shared = ("fixed_seat", "rules", "illegal_action", "render_mode", "observation_space", "action_space")
     for name in ("seat", *shared):
         assert ours.get_attr(name) == theirs.get_attr(name) == ours.call(name), name
     games = ours.call("game")

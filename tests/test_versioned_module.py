@@ -38,3 +38,13 @@ def test_its_docstring_holds_the_version_history_and_its_example_runs():
         env.step(action)
         steps += 1
     assert steps > 2 and all(np.isfinite(list(env._cumulative_rewards.values())))
+
+
+def test_version_0_is_the_observation_and_actions_it_shipped_with():
+    """The version is what a learner sees (docs/development.md, "The environment's version"): another
+    observation size (a new piece, a new rule field's) or another action count is conquian_v1."""
+    env = conquian_v0.env()
+    env.reset(seed=0)
+    space = env.observation_space(env.agents[0])
+    assert space["observation"].shape == (456,), "the observation changed: that is a new version, conquian_v1"
+    assert env.action_space(env.agents[0]).n == 85, "the actions changed: that is a new version, conquian_v1"

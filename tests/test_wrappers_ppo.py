@@ -123,7 +123,7 @@ def test_forcing_must_be_a_bool():
     for bad in ("no", 1, None):
         with pytest.raises(ValueError, match="forcing"):
             SingleAgentEnv(forcing=bad)
-    assert SingleAgentEnv(forcing=np.bool_(True)).forcing is True
+    assert SingleAgentEnv(forcing=np.bool_(True)).rules.forcing is True
     assert SingleAgentEnv(forcing=np.bool_(True)).rules == SingleAgentEnv(rules=FORCING).rules == FORCING
 
 

@@ -286,20 +286,6 @@ def take_margin(
     return plan[2] - keep, plan
 
 
-def take_is_better(
-    hand: int,
-    meld: int,
-    card: int,
-    live: int,
-    opp_meld: int,
-    opp_hand_size: int,
-    passes_to_opponent: bool,
-) -> tuple[bool, tuple[int, int, float]]:
-    """Should the offered ``card`` (known to be takeable) be taken?  Also returns the plan."""
-    margin, plan = take_margin(hand, meld, card, live, opp_meld, opp_hand_size, passes_to_opponent)
-    return margin >= 0, plan
-
-
 def force_decision(opp_hand_size: int) -> int:
     """Rule 5: force when the opponent holds at least :data:`FORCE_MIN_HAND` cards."""
     return FORCE if opp_hand_size >= FORCE_MIN_HAND else NO_FORCE
@@ -327,8 +313,8 @@ def greedy_decision(
     if phase == OFFER:
         if not can_take:
             return REFUSE, 0
-        take, plan = take_is_better(hand, meld, face_up, live, opp_meld, opp_hand_size, passes_to_opponent)
-        return (TAKE, plan[0]) if take else (REFUSE, 0)
+        margin, plan = take_margin(hand, meld, face_up, live, opp_meld, opp_hand_size, passes_to_opponent)
+        return (TAKE, plan[0]) if margin >= 0 else (REFUSE, 0)
     if phase == DISCARD:
         card, _ = choose_discard(hand, meld, live, opp_meld, opp_hand_size)
         return DISCARD_BASE + card, 0
@@ -352,7 +338,7 @@ class GreedyAgent(Agent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any | None:
-        from ..batch_forms import BatchGreedy
+        from .batched import BatchGreedy
 
         return None if params else BatchGreedy()  # a spec with parameters (a seed) is played game by game
 

@@ -1,5 +1,6 @@
 """The bots that play a trained network: the PPO policy and its model reader
-(:mod:`agents.networks.ppo`, numpy at play, torch only to read a checkpoint) and an RLlib
+(:mod:`agents.networks.ppo`, numpy at play, torch only to read a checkpoint), its batched form
+(:mod:`agents.networks.batched`: one forward pass for many games) and an RLlib
 checkpoint's policy (:mod:`agents.networks.rllib_bot`, its network :mod:`agents.networks.rllib_model`).
 
 >>> from agents.networks import PPOAgent
@@ -12,5 +13,10 @@ from __future__ import annotations
 from ..lazy import lazy_exports
 
 __getattr__, __dir__ = lazy_exports(
-    __name__, {"ppo": ["PPOAgent", "PolicyAgent", "NumpyPolicy", "load_policy"], "rllib_bot": ["RLlibAgent"]}
+    __name__,
+    {
+        "ppo": ["PPOAgent", "PolicyAgent", "NumpyPolicy", "load_policy"],
+        "batched": ["BatchPolicy"],
+        "rllib_bot": ["RLlibAgent"],
+    },
 )

@@ -13,7 +13,7 @@ A model file written since models carry their input (:func:`stamp_model`) stores
 set, the hash of its layout and its pieces (:mod:`conquian_env.layout`) in its metadata; a
 file written before has no stamp and is read as before, its layout told by its input size.
 Loading matches the model's pieces by name and size against this version's layout
-(:func:`conquian_env.layout.feature_set_of_model`): a piece added since (a new rule variant's)
+(:func:`conquian_env.model_layouts.feature_set_of_model`): a piece added since (a new rule variant's)
 is left out of the policy's input (:attr:`NumpyPolicy.columns`), so the model plays as it was
 trained; a piece it knows that is gone or resized refuses the file, naming the piece.
 
@@ -50,7 +50,8 @@ import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
-from conquian_env.layout import Layout, feature_set, feature_set_for_size, feature_set_of_model
+from conquian_env.layout import Layout
+from conquian_env.model_layouts import feature_set, feature_set_for_size, feature_set_of_model
 from conquian_env.seeding import bot_game_rng
 
 from ..base import Agent, PlayerView
@@ -85,7 +86,7 @@ class NumpyPolicy:
     the 85 action logits.  ``features`` names the observation the policy reads
     (``"raw"`` or ``"meld"``).  ``columns``: None when the policy reads this version's vector
     as it is; else the slot of this version's vector of each of its inputs (a model trained
-    before a piece was added: :meth:`conquian_env.layout.FeatureSet.columns`), picked out
+    before a piece was added: :meth:`conquian_env.model_layouts.FeatureSet.columns`), picked out
     before the first layer.
     """
 
@@ -164,12 +165,12 @@ class NumpyPolicy:
 
 def features_for_size(size: int) -> str:
     """Which observation a model of input size ``size`` reads (how a model file without a
-    stamp is read: :func:`conquian_env.layout.feature_set_for_size`)."""
+    stamp is read: :func:`conquian_env.model_layouts.feature_set_for_size`)."""
     return feature_set_for_size(size).name
 
 
 #: the key of a model file's metadata (its ``data`` JSON) that holds the feature set the
-#: policy reads and that feature set's layout hash (:meth:`conquian_env.layout.FeatureSet.stamp`)
+#: policy reads and that feature set's layout hash (:meth:`conquian_env.model_layouts.FeatureSet.stamp`)
 STAMP_KEY = "conquian_input"
 
 
@@ -558,7 +559,7 @@ class PPOAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from ..batch_forms import BatchPolicy
+        from .batched import BatchPolicy
 
         unknown = set(params) - {"deterministic", "seed"}
         if unknown:

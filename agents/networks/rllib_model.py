@@ -173,8 +173,6 @@ def load_module(source: Any, module_id: str = MODULE_ID) -> Any:
 
 _CTOR_FILE = "class_and_ctor_args.pkl"
 _OUR_MODULE = f"{__name__}.MaskedPPOTorchRLModule"
-#: where the class lived before (checkpoints written then name it; read as data, nothing imported)
-_OUR_FORMER_MODULE = "conquian_env.integrations.rllib.MaskedPPOTorchRLModule"
 _MULTI_MODULE = "ray.rllib.core.rl_module.multi_rl_module.MultiRLModule"
 _PPO_CATALOG = "ray.rllib.algorithms.ppo.ppo_catalog.PPOCatalog"
 
@@ -269,7 +267,7 @@ def _module_from_dir(folder: Path) -> Any:
     info = _read_as_data(folder / _CTOR_FILE)
     cls = info.get("class") if isinstance(info, dict) else None
     name = getattr(cls, "pickled_name", "?")
-    if name not in (_OUR_MODULE, _OUR_FORMER_MODULE):
+    if name != _OUR_MODULE:
         what = "an RLModule" if name.endswith("RLModule") else "not an RLModule checkpoint"
         raise ValueError(
             f"{folder} is {what}: it holds a {name}; only a {_OUR_MODULE} is loaded from a path "

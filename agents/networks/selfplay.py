@@ -5,7 +5,7 @@
 (:data:`conquian_env.layout.OBSERVATION`, never a hidden card) to the 85 action logits.  The bot
 plays the most likely legal action (``deterministic=false``: sampled from the masked softmax);
 one forward pass of a small MLP in numpy, well under a millisecond a decision, and one pass for
-a whole batch in its batched form (:class:`agents.batch_forms.BatchPolicy`).
+a whole batch in its batched form (:class:`agents.networks.batched.BatchPolicy`).
 
 The file is an ``.npz`` of plain arrays read as untrusted data (:mod:`agents.model_files`): ``meta``
 (JSON: the format, the layout stamp of the observation it reads, the hidden widths, how it was
@@ -140,7 +140,7 @@ class SelfPlayAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from ..batch_forms import BatchPolicy
+        from .batched import BatchPolicy
 
         unknown = set(params) - {"deterministic", "seed"}
         if unknown:

@@ -38,15 +38,13 @@ so that its observations are these vectors; the ``ppo`` bot builds the same feat
 
 from __future__ import annotations
 
-import warnings
-
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from conquian_env.actions import TAKE
 from conquian_env.cards import NUM_CARDS, cards_of
-from conquian_env.game import DISCARD, MELD, OFFER, GameState
+from conquian_env.game import DISCARD, MELD, OFFER
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
 from conquian_env.melds import can_split_into_melds
 from conquian_env.observation import OBS_SIZE
@@ -107,30 +105,15 @@ class FeatureEncoder:
     def reset(self) -> None:
         self._greedy.reset(0)
 
-    def encode(self, view: PlayerView | GameState, player: int | None = None) -> np.ndarray:
+    def encode(self, view: PlayerView) -> np.ndarray:
         """The feature vector of ``view``'s player, computed from the view alone.
 
         Everything read comes through the :class:`~conquian_env.view.PlayerView`: the
         player's observation, hand and melds, the public cards, the unseen cards and (when
         it is their move) the legal moves; never the opponent's hand or the stock order.
-
-        ``encode(state, player)`` (a :class:`~conquian_env.game.GameState` and a seat) is the
-        old form, deprecated: it builds ``PlayerView(state, player)`` and encodes that.
         """
-        if isinstance(view, GameState):
-            warnings.warn(
-                "FeatureEncoder.encode(state, player) is deprecated: pass the player's view, "
-                "encode(PlayerView(state, player))",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            if isinstance(player, bool) or player not in (0, 1):
-                raise ValueError(f"encode(state, player) needs the player 0 or 1, got {player!r}")
-            view = PlayerView(view, player)
-        elif not isinstance(view, PlayerView):
+        if not isinstance(view, PlayerView):
             raise TypeError(f"FeatureEncoder.encode needs a PlayerView, got {type(view).__name__}")
-        elif player is not None and player != view.player:
-            raise ValueError(f"encode(view) encodes the view's player {view.player}; got player={player!r}")
         out = np.zeros(FEATURE_SIZE, dtype=np.float32)
         out[:OBS_SIZE] = view.observation()
         hand, meld, opp_meld = view.hand, view.meld, view.opponent_meld

@@ -64,15 +64,8 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, NUM_ACTIONS, REFUSE, TAKE
 from conquian_env.cards import NUM_CARDS
 from conquian_env.game import DISCARD, OFFER
-from conquian_env.layout import (
-    FEATURE_SETS,
-    MELD_FEATURES,
-    OBSERVATION,
-    FeatureSet,
-    Layout,
-    feature_set_of_model,
-    input_columns,
-)
+from conquian_env.layout import MELD_FEATURES, OBSERVATION, Layout
+from conquian_env.model_layouts import FEATURE_SETS, FeatureSet, feature_set_of_model, input_columns
 from conquian_env.view import PlayerView
 
 from ..base import Agent
@@ -154,7 +147,7 @@ class CandidateLayout:
 
     The channels are ``layout``'s pieces ``NUM_CARDS`` wide, in its order; the position is its
     other pieces but greedy's choice.  Each is found by name in this version's vector
-    (:func:`conquian_env.layout.input_columns` has checked that each is there with its size), so
+    (:func:`conquian_env.model_layouts.input_columns` has checked that each is there with its size), so
     a scorer trained before a piece was added reads its own inputs, blind to the new piece.
     :data:`INPUTS` is this version's own."""
 
@@ -232,7 +225,7 @@ POSITION_SLICES = INPUTS.position_slices
 CARD_SLICES = INPUTS.card_slices
 CANDIDATE_SIZE = INPUTS.size
 _DISCARDS = np.arange(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
-#: the meld layout of a scorer file written before files stored theirs (conquian_env.layout.SHIPPED_LAYOUTS)
+#: the meld layout of a scorer file written before files stored theirs (conquian_env.model_layouts.SHIPPED_LAYOUTS)
 PRE_STAMP_LAYOUT = "2975cb6140054b04"
 
 
@@ -482,9 +475,10 @@ def load_scorer(path: str | Path) -> ActionScorer:
 
 
 def _inputs_of(meta: dict[str, Any], where: str) -> CandidateLayout:
-    """The candidate layout of a scorer file: its stamp's meld layout (:func:`conquian_env.layout.feature_set_of_model`:
-    the pieces it stores, or the frozen layout of its hash), matched against this version's; a file
-    with no stamp predates it and reads :data:`PRE_STAMP_LAYOUT`."""
+    """The candidate layout of a scorer file: its stamp's meld layout
+    (:func:`conquian_env.model_layouts.feature_set_of_model`: the pieces it stores, or the frozen
+    layout of its hash), matched against this version's; a file with no stamp predates it and reads
+    :data:`PRE_STAMP_LAYOUT`."""
     if not {"feature_set", "layout_hash", "pieces"} & set(meta):
         stamp: dict[str, Any] = {"feature_set": "meld", "layout_hash": PRE_STAMP_LAYOUT}
     else:

@@ -1,7 +1,7 @@
 """Whole games of the action scorer on the batched engine, compiled (numba): a fast,
 exact strength check of a scorer (:func:`duplicate_score`, 10,000 games a second on two cores),
 self-play data (Deep Monte-Carlo: ``docs/experiments/dmcA``) and the positions that
-:func:`agents.search.search.label_rows` labels.
+:func:`agents.search.pimc.label_rows` labels.
 
 One call plays many games, each from a given deal (:func:`conquian_env.kernels.start`'s
 permutation of the 40 cards), the *learner* (an :class:`agents.scorer.scorer.ActionScorer`, packed by
@@ -137,7 +137,7 @@ def play_games(deals, firsts, seats, kinds, rules, learner, opponent=None, *, ep
     ``(m, size)``: the chosen candidate's inputs, ``size`` the learner's candidate size,
     ``CANDIDATE_SIZE`` for greedy's; game by game, in the order played), the game index of each,
     the engine row of each (the whole state before the move: for
-    :func:`agents.search.search.label_rows`), and each game's winner (0 or 1; -1 a draw).
+    :func:`agents.search.pimc.label_rows`), and each game's winner (0 or 1; -1 a draw).
     ``record=False`` records nothing (the first three empty).
     """
     deals = np.ascontiguousarray(deals, np.int64)

@@ -1,5 +1,5 @@
 """Compiled (numba) search: determinized Monte Carlo with paired greedy playouts, all in
-compiled code (the private half of :mod:`agents.search.search`).
+compiled code (the private half of :mod:`agents.search.pimc`).
 
 One search answers one decision of one player from what that player sees: a *view row*
 (a row of the batched engine, :mod:`conquian_env.kernels`, whose opponent hand and stock

@@ -1,13 +1,13 @@
 """The belief model of the opponent's hidden hand: for each card the player cannot see, the
 probability that the opponent holds it, from the player's view alone.
 
-The search (spec ``search``, :class:`agents.search.search.BeliefSearchAgent`) deals the unseen cards
+The search (spec ``search``, :class:`agents.search.pimc.BeliefSearchAgent`) deals the unseen cards
 from it; :mod:`conquian_train.recipes.belief` generates the games it learns from and fits it;
 ``benchmarks/bench_belief.py`` measures it against uniform deals and the plausibility filter
 (docs/bots.md, "The belief model").
 
 **Inputs.**  One row of features per unseen card (:data:`agents.search.belief_kernels.FEATURE_LAYOUT`),
-all read from the view row of :func:`agents.search.search.view_row`: the cards near it (same rank, one
+all read from the view row of :func:`agents.search.pimc.view_row`: the cards near it (same rank, one
 and two ranks away in its suit) among the opponent's discards, its refusals of cards that did not
 fit its meld alone, its meld, the player's meld and hand, the dead pile and the other unseen
 cards; whether it fits either meld alone; its partner pairs (both unseen, one discarded by the
@@ -84,7 +84,7 @@ class BeliefModel:
 
     def pool_logits(self, row: np.ndarray, pool: np.ndarray, n_opp: int) -> np.ndarray:
         """The logits of the cards of ``pool`` (a view row, its sorted pool, the hidden-hand size:
-        :func:`agents.search.search.view_row`), shifted to the exact count (compiled)."""
+        :func:`agents.search.pimc.view_row`), shifted to the exact count (compiled)."""
         from .belief_kernels import pool_logits
 
         return pool_logits(row, pool, int(n_opp), *self.weights)

@@ -1,6 +1,6 @@
 """Compiled (numba) half of the belief model of the opponent's hidden hand (:mod:`agents.search.belief`).
 
-Everything here reads a *view row* (a row of the batched engine as :func:`agents.search.search.view_row`
+Everything here reads a *view row* (a row of the batched engine as :func:`agents.search.pimc.view_row`
 makes it: the opponent's hidden hand and the stock empty) and the *pool* of the cards the player
 cannot see, sorted ascending.  Nothing reads a hidden card, so the features, the probabilities
 and the deals drawn from them do not change when the hidden cards are permuted.

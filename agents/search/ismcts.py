@@ -37,8 +37,7 @@ the numbers live there, not here.  The knobs that measured nothing are gone: the
 ``rollout`` policy (fast and random rollouts were no stronger per second than greedy ones),
 ``batch`` (greedy playouts batched on the compiled engine gained nothing at equal time: the
 time goes to the Python tree) and ``depth`` (never measured); docs/benchmarks.md keeps those
-measurements, and a spec that still sets one to anything but its old default is refused,
-naming this.
+measurements.
 
 With ``time`` set the search runs that many seconds per decision instead of a fixed number
 of iterations (and is then not reproducible).  Under a fixed ``seed`` the bot is
@@ -59,7 +58,7 @@ from conquian_env.cards import cards_of
 from conquian_env.game import GAME_OVER, MELD, OFFER, GameState
 from conquian_env.melds import can_extend_to_meld, can_split_into_melds
 
-from ..base import PlayerView, SearchBot
+from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import (
     NEIGHBOURS,
@@ -69,7 +68,8 @@ from ..greedy.greedy import (
     plan_take,
     refusing_feeds_opponent,
 )
-from ..params import Flag, Integer, Real, Removed, bounded
+from ..params import Flag, Integer, Real, bounded
+from .frame import SearchBot
 
 DEFAULT_ITERATIONS = 500
 DEFAULT_C = 0.7
@@ -238,8 +238,7 @@ class ISMCTSAgent(SearchBot):
     ``iterations``: determinized simulations per decision; ``time``: seconds per decision
     instead (overrides ``iterations``); ``c``: UCB1 exploration constant (scores lie in
     ``[0, 1]``); ``infer``: prefer determinizations that explain the opponent's refusals and
-    discards; ``seed``: makes it reproducible.  ``rollout``, ``depth`` and ``batch`` are
-    removed (the module docstring says why): their old defaults are accepted, nothing else.
+    discards; ``seed``: makes it reproducible.
     """
 
     name = "ismcts-py"
@@ -249,18 +248,6 @@ class ISMCTSAgent(SearchBot):
         time=Real(1e-6, 3600, none=True),
         c=Real(0, 1000),
         infer=Flag(),
-        rollout=Removed(
-            "greedy",
-            "the playouts are greedy's (fast and random ones measured no stronger per second: the documentation's "
-            "Benchmarks page)",
-        ),
-        depth=Removed(None, "the tree is unlimited (a cap was never measured)"),
-        batch=Removed(
-            1,
-            "playouts run one at a time (batched ones gained nothing at equal time: the documentation's Benchmarks "
-            "page); "
-            "the rollout bot batches its playouts with rollout:batch=true",
-        ),
     )
     def __init__(
         self,

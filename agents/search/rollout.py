@@ -34,10 +34,11 @@ import numpy as np
 
 from conquian_env.game import GAME_OVER
 
-from ..base import PlayerView, SearchBot
+from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import GreedyAgent
 from ..params import Flag, Integer, Real, bounded
+from .frame import SearchBot
 from .ismcts import (
     DRAW_SCORE,
     advance_to_decision,

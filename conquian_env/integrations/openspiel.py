@@ -94,7 +94,7 @@ from ..actions import DISCARD_BASE, FORCE, NUM_ACTIONS, REFUSE, TAKE, action_to_
 from ..cards import CARD_NAMES, NUM_CARDS, cards_of
 from ..game import GAME_OVER, HAND_SIZE, STOCK_SIZE, GameState, new_game
 from ..observation import OBS_AT, OBS_SIZE, bits_to_array, decode, observation_bits, rules_bits
-from ..rules import STANDARD, Rules, resolve, rule_attributes
+from ..rules import STANDARD, Rules, resolve
 
 __all__ = [
     "DEAL_LENGTH",
@@ -150,7 +150,6 @@ _GAME_INFO = pyspiel.GameInfo(
 )
 
 
-@rule_attributes
 class ConquianGame(pyspiel.Game):
     """The OpenSpiel game; ``params``: the fields of :class:`~conquian_env.rules.Rules`
     (``Rules.to_dict()``), each a bool, off when left out; the game's rules are ``rules``."""

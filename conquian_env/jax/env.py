@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core as core
 
-from ..rules import Rules, resolve, rule_attributes
+from ..rules import Rules, resolve
 from .game import ENV_ID, NUM_ACTIONS, OBS_SIZE, State, apply, deal_state, observe
 
 _FIRST_CHOICES = (0, 1, "random")
@@ -50,7 +50,6 @@ def _check_deal(deal: jax.Array, first: jax.Array | int) -> None:
         raise ValueError(f"first must be 0 or 1, got {first!r}")
 
 
-@rule_attributes
 class Conquian(core.Env):
     """Two-player Conquian for Pgx (see the module docstring).
 

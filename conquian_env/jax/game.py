@@ -15,7 +15,8 @@ mirror :class:`conquian_env.game.GameState` one for one (``current_player`` is i
 * :func:`to_game_state` turns a state back into a scalar ``GameState`` (tests, debugging).
 
 The rules (:class:`conquian_env.rules.Rules`, frozen and hashable) are a static Python value,
-fixed when a function is traced; a bare bool is taken as the older ``forcing`` flag.
+fixed when a function is traced (its fields as keywords are a shortcut,
+:func:`conquian_env.rules.resolve`).
 """
 
 from __future__ import annotations
@@ -166,15 +167,6 @@ def _after_refusal(state: State, p: jax.Array) -> State:
     return _select(passes, to_opponent, _select(empty, drawn, turned))
 
 
-def as_rules(rules: Rules | bool | None = None, **rule_fields: bool) -> Rules:
-    """The rules a function was given: ``rules`` (None: the standard game), its fields as
-    keywords (:func:`conquian_env.rules.resolve`), or a bare bool, the older positional
-    ``forcing`` flag."""
-    if isinstance(rules, (bool, np.bool_)):
-        rules = Rules(forcing=bool(rules))
-    return resolve(rules, **rule_fields)
-
-
 def _select(cond: jax.Array, a: State, b: State) -> State:
     return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
@@ -245,7 +237,7 @@ def _forfeit(state: State) -> State:
     return state.replace(_winner=1 - state.current_player, _phase=jnp.int32(GAME_OVER), _chosen=_NO_CARDS)
 
 
-def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> State:
+def apply(state: State, action: jax.Array, rules: Rules | None = None, **rule_fields: bool) -> State:
     """Play ``action`` for the player to move; an illegal action loses the game for them.
 
     Sets the new legal mask, ``terminated`` and the rewards of this step (+1 / -1 to the
@@ -254,7 +246,7 @@ def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **
     """
     action = jnp.asarray(action, jnp.int32)
     ok = (action >= 0) & (action < NUM_ACTIONS) & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-    state = _with_legal(_select(ok, _play(state, action, as_rules(rules, **rule_fields)), _forfeit(state)))
+    state = _with_legal(_select(ok, _play(state, action, resolve(rules, **rule_fields)), _forfeit(state)))
     over = state._phase == GAME_OVER
     winner = state._winner
     rewards = jnp.where(winner == 0, jnp.float32([1.0, -1.0]), jnp.float32([-1.0, 1.0]))
@@ -263,13 +255,13 @@ def apply(state: State, action: jax.Array, rules: Rules | bool | None = None, **
 
 
 def observation_pieces(
-    state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool
+    state: State, player: jax.Array, rules: Rules | None = None, **rule_fields: bool
 ) -> dict[str, jax.Array]:
     """Each piece of the observation of ``player``, by its name in
     :data:`conquian_env.layout.OBSERVATION` (bools, that piece's size); :func:`observe` lays them
     out in the layout's order.  One encoder per piece: adding a piece to the layout means adding
     its entry here (the piece of each rule variant, named after it, comes from the rules)."""
-    rules = as_rules(rules, **rule_fields)
+    rules = resolve(rules, **rule_fields)
     pl = jnp.asarray(player, jnp.int32)
     opp = 1 - pl
     face = state._face
@@ -300,7 +292,7 @@ def observation_pieces(
     return pieces
 
 
-def observe(state: State, player: jax.Array, rules: Rules | bool | None = None, **rule_fields: bool) -> jax.Array:
+def observe(state: State, player: jax.Array, rules: Rules | None = None, **rule_fields: bool) -> jax.Array:
     """The observation of ``player``: :func:`conquian_env.observation.encode` as bools
     (``(OBS_SIZE,)``, the pieces of :data:`conquian_env.layout.OBSERVATION` in its order)."""
     pieces = observation_pieces(state, player, rules, **rule_fields)
@@ -334,7 +326,7 @@ def _mask_of(words: Any) -> int:
     return int(w[0]) | int(w[1]) << 20
 
 
-def to_game_state(state: State, rules: Rules | bool | None = None, **rule_fields: bool) -> _game.GameState:
+def to_game_state(state: State, rules: Rules | None = None, **rule_fields: bool) -> _game.GameState:
     """The scalar :class:`~conquian_env.game.GameState` of one (un-batched) JAX state."""
     g = _game.blank_state()
     g.hands = [_mask_of(state._hands[0]), _mask_of(state._hands[1])]
@@ -353,7 +345,7 @@ def to_game_state(state: State, rules: Rules | bool | None = None, **rule_fields
     g.phase = int(state._phase)
     g.winner = int(state._winner)
     g.forced = bool(state._forced)
-    g.rules = as_rules(rules, **rule_fields)
+    g.rules = resolve(rules, **rule_fields)
     g.move_count = int(state._step_count)
     g._mask = -1
     return g

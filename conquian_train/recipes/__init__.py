@@ -100,6 +100,19 @@ def steps_main(
     return one_line_errors(lambda: run(knobs.from_dict(config, args)), out, again, catch=(ValueError,))
 
 
+def steps_recipe(
+    name: str, summary: str, description: str, steps: dict[str, tuple[str, type, Callable[[Any], Any]]],
+    quick: QuickRun | None = None,
+) -> Recipe:
+    """The :class:`Recipe` of a recipe made of ``steps`` (:func:`steps_main`'s): its knobs are each
+    step's, its command ``conquian-train NAME STEP ...``; ``quick``: its tiny run."""
+
+    def main(argv: list[str] | None = None, prog: str = f"conquian-train {name}") -> int:
+        return steps_main(argv, prog, description, steps)
+
+    return Recipe(name, summary, tuple(config for _, config, _ in steps.values()), main, quick)
+
+
 def parser(prog: str, description: str, config: type, **kw: Any) -> argparse.ArgumentParser:
     """A recipe's command line: ``--resume``, ``--trust-code`` and one flag per knob of ``config``."""
     made = argparse.ArgumentParser(prog=prog, description=description, **kw)

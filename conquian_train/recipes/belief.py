@@ -10,8 +10,8 @@
 (``python -m conquian_train.recipes.belief ...`` is the same.)
 
 **generate** plays ``games`` games between the bots of ``kinds`` (every ordered pair in turn,
-deals from ``derive_seed(seed, DEAL_STREAM, game)``) and keeps, at every decision outside the
-meld phase, the view of the player to move (:func:`agents.search.search.view_row`) with the true
+deals from ``derive_seed(seed, BELIEF_DEALS, game)``) and keeps, at every decision outside the
+meld phase, the view of the player to move (:func:`agents.search.pimc.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
 (:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
 action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
+from agents.noisy import NoisyAgent
 from agents.registry import make_agent
-from agents.search.noisy import NoisyAgent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
 from conquian_env.game import GAME_OVER, MELD
@@ -56,6 +56,7 @@ from conquian_env.rules import STANDARD, Rules
 from conquian_env.seeding import derive_seed
 
 from ..run import RunFolder, claimed_folder
+from ..seeding import BELIEF_BOTS, BELIEF_DEALS, BELIEF_FIT
 from ..settings import FolderSettings
 from ..shards import (
     ShardError,
@@ -65,12 +66,8 @@ from ..shards import (
     shard_count,
     shard_path,  # noqa: F401 (the shards of a run, as the value recipe imports it)
 )
-from . import Recipe, steps_main
+from . import steps_recipe
 
-#: named seed streams of the recipe (words of derive_seed after the run's seed)
-DEAL_STREAM = 0xBE11E0
-BOT_STREAM = 0xBE11E1
-FIT_STREAM = 0xBE11E2
 #: columns of a view row kept in a shard (the stock columns of a view row are always empty)
 ROW_COLUMNS = 23
 #: the arrays of a shard, with their dtypes
@@ -156,7 +153,7 @@ def _bots(kinds: tuple[str, ...], seed: int) -> list[Agent]:
     """The bots of ``kinds``, built once per process (the game loop re-seeds them every game)."""
     key = (tuple(kinds), seed)
     if key not in _BOTS:
-        _BOTS[key] = [make_kind(spec, derive_seed(seed, BOT_STREAM, k)) for k, spec in enumerate(kinds)]
+        _BOTS[key] = [make_kind(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
     return _BOTS[key]
 
 
@@ -194,7 +191,7 @@ def play_shard(
             out["observer"].append(seats[p])
             out["game"].append(g)
 
-        deal_seed = derive_seed(seed, DEAL_STREAM, g)
+        deal_seed = derive_seed(seed, BELIEF_DEALS, g)
         hands, stock = deal_for_seed(deal_seed)
         record_ = play_game([bots[seats[0]], bots[seats[1]]], hands=hands, stock=stock, seed=deal_seed, on_move=record,
                             rules=rules)  # fmt: skip
@@ -359,7 +356,7 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
     keep = np.ones(len(pos["game"]), dtype=bool)
     if config.kinds:
         keep &= np.isin(pos["kind"], list(config.kinds))
-    rng = np.random.default_rng(derive_seed(config.seed, FIT_STREAM))
+    rng = np.random.default_rng(derive_seed(config.seed, BELIEF_FIT))
     idx = np.flatnonzero(keep)
     if len(idx) > config.positions:
         idx = np.sort(rng.choice(idx, config.positions, replace=False))
@@ -424,14 +421,6 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None, prog: str = "conquian-train belief") -> int:
-    """``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status."""
-    return steps_main(argv, prog, __doc__, {
-        "generate": ("play and record games (resumes)", GenerateConfig, generate),
-        "fit": ("fit the belief model", FitConfig, fit),
-    })  # fmt: skip
-
-
 def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
     """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`; it takes no processes knob)."""
     data, fit = root / "data", root / "fit"
@@ -441,8 +430,12 @@ def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
     return [(data, generate, generate), (fit, fit_, fit_)]  # a step: the same command resumes
 
 
-RECIPE = Recipe("belief", "the belief model: generate games that show the hidden hand, then fit",
-                (GenerateConfig, FitConfig), main, quick)  # fmt: skip
+RECIPE = steps_recipe("belief", "the belief model: generate games that show the hidden hand, then fit", __doc__, {
+    "generate": ("play and record games (resumes)", GenerateConfig, generate),
+    "fit": ("fit the belief model", FitConfig, fit),
+}, quick)  # fmt: skip
+#: ``conquian-train belief generate|fit``: the games (resumable), then the fit; an exit status
+main = RECIPE.main
 
 if __name__ == "__main__":
     sys.exit(main())

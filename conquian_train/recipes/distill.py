@@ -11,11 +11,11 @@ Monte Carlo, and a deep-sets action scorer fitted to the values (the shipped ``s
 (``python -m conquian_train.recipes.distill ...`` is the same.)
 
 **generate** plays ``games`` games of greedy against greedy on the compiled engine
-(:func:`agents.scorer.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DEAL_STREAM,
+(:func:`agents.scorer.selfplay_kernels.play_games`; game ``g``'s deal from ``derive_seed(seed, DISTILL_DEALS,
 g)``, the arena's deal of that seed) and records the decisions with a choice (an offer to take or
 refuse, a discard among two cards or more) of one seat drawn per game; every candidate of every
 recorded decision is valued by ``playouts`` greedy playouts from a uniform determinization of the
-cards the player cannot see (:func:`agents.search.search.label_rows`: ``pimc``'s values, without its
+cards the player cannot see (:func:`agents.search.pimc.label_rows`: ``pimc``'s values, without its
 inference; a label never peeks).  Every ``chunk`` games make one shard ``shards/s{k:05d}.npz``
 written atomically (complete or absent): a killed run loses at most the shards in progress and the
 same command resumes at the missing ones, making the same games and labels; with ``ray`` the
@@ -68,16 +68,11 @@ from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator, ScorerModel
 from ..run import RunFolder, claimed_folder
+from ..seeding import DISTILL_DEALS, DISTILL_FIT, DISTILL_LABELS, DISTILL_SEATS
 from ..settings import FolderSettings, RunSettings, recipe_knobs
 from ..shards import ShardError, folder_shards, generate_shards, open_shard, shard_count
-from . import Recipe, steps_main
+from . import steps_recipe
 
-#: named seed streams of the recipe (words of derive_seed after the run's seed)
-DEAL_STREAM = 0xD1571
-SEAT_STREAM = 0xD1572
-LABEL_STREAM = 0xD1573
-FIT_STREAM = 0xD1574
-EVAL_STREAM = 0xD1575
 #: the arrays of a shard: candidates' inputs, their action ids (-1: none), their values, the game
 SHARD_ARRAYS = {"x": np.float16, "actions": np.int8, "q": np.float32, "game": np.int64}
 
@@ -151,11 +146,11 @@ class FitConfig(RunSettings):
 
 def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Games ``first .. last - 1``: their kernel deals (game ``g``'s the arena's deal of
-    ``derive_seed(seed, DEAL_STREAM, g)``), who moves first, and the seat recorded."""
+    ``derive_seed(seed, DISTILL_DEALS, g)``), who moves first, and the seat recorded."""
     deals, firsts, seats = [], [], []
     for g in range(first, last):
-        deals.append(np.random.default_rng(derive_seed(seed, DEAL_STREAM, g)).permutation(40))
-        bits = np.random.default_rng(derive_seed(seed, SEAT_STREAM, g)).integers(0, 2, 2)
+        deals.append(np.random.default_rng(derive_seed(seed, DISTILL_DEALS, g)).permutation(40))
+        bits = np.random.default_rng(derive_seed(seed, DISTILL_SEATS, g)).integers(0, 2, 2)
         firsts.append(bits[0])
         seats.append(bits[1])
     return np.array(deals, np.int64).reshape(-1, 40), np.array(firsts, np.int64), np.array(seats, np.int64)
@@ -164,13 +159,13 @@ def deals_of(seed: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, 
 def play_shard(kinds: tuple[str, ...], seed: int, first: int, last: int, playouts: int = 32) -> dict[str, np.ndarray]:
     """Games ``first .. last - 1`` and the values of their recorded decisions' candidates."""
     from agents.scorer.selfplay_kernels import GREEDY, GREEDY_LEARNER, play_games
-    from agents.search.search import label_rows
+    from agents.search.pimc import label_rows
 
     deals, firsts, seats = deals_of(seed, first, last)
     _, game, rows, _ = play_games(deals, firsts, seats, np.full(len(deals), GREEDY), 0, GREEDY_LEARNER)
     if not len(rows):
         raise RuntimeError(f"games {first} .. {last - 1}: no decision with a choice recorded")
-    x, actions, q, _ = label_rows(rows, playouts, seed=derive_seed(seed, LABEL_STREAM, first))
+    x, actions, q, _ = label_rows(rows, playouts, seed=derive_seed(seed, DISTILL_LABELS, first))
     return {"x": x.astype(np.float16), "actions": actions.astype(np.int8), "q": q.astype(np.float32),
             "game": (game + first).astype(np.int64)}  # fmt: skip
 
@@ -311,10 +306,6 @@ def fit(config: FitConfig, log: Any = print, stop_after: int | None = None) -> P
     after the checkpoint's epoch; ``stop_after``: return after that epoch (a stand-in for a kill
     in the tests).  The path of the scorer file."""
     config.validate()
-    if (Path(config.out) / "checkpoint.npz").exists():  # nothing of it is written by this version
-        raise RunFolderError(f"{config.out} is a fit folder of an older version of distill fit (its "
-                             "checkpoint.npz): start the fit again with another --out (eval_deals is now "
-                             "eval_games, in games)")  # fmt: skip
     # one process per fit folder (a second stops with a line naming the first), its knobs claimed
     with claimed_folder(config.out, config, FIT_PROCESS_KNOBS, "fit", log) as out:
         return _fit(config, out, log, stop_after)
@@ -325,7 +316,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 
     from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer
 
-    from ..scorer_fit import network_layers, network_scores, regret, scorer_network
+    from ..scorer_fit import candidate_scores, fit_epoch, network_layers, regret, scorer_network
 
     run = RunFolder(out, recipe_knobs(config, FIT_PROCESS_KNOBS), echo=log)
     run.state = {"best_score": -1.0, "best_step": None, "seconds": 0.0}
@@ -344,7 +335,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     run.log(f"{len(train)} training positions, {len(test)} held out ({time.perf_counter() - t0:.0f} s to read); "
         f"greedy's held-out regret {greedy_regret:.5f}")  # fmt: skip
 
-    net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, FIT_STREAM), config.pool())
+    net = scorer_network((CANDIDATE_SIZE, *config.hidden, 1), derive_seed(config.seed, DISTILL_FIT), config.pool())
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     per_epoch = -(-len(train) // config.batch)
     total = config.epochs * per_epoch
@@ -353,9 +344,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in network_layers(net)]
 
     def scores(idx: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            parts = [torch.from_numpy(idx[i : i + 4096]) for i in range(0, len(idx), 4096)]
-            return np.concatenate([network_scores(net, X[p].float(), V[p]).numpy() for p in parts])
+        return candidate_scores(net, X, V, idx, 4096)
 
     evaluate = None
     if config.eval_games:
@@ -382,21 +371,10 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
         strength(0, "start")  # step 0: the untrained network, played once (its rows are in every checkpoint)
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
-        order = np.random.default_rng(derive_seed(config.seed, FIT_STREAM, epoch)).permutation(train)
-        total_loss = 0.0
-        for i in range(0, len(order), config.batch):
-            for group in opt.param_groups:
-                group["lr"] = _lr(config, step, total)
-            b = torch.from_numpy(order[i : i + config.batch])
-            v = V[b]
-            logits = network_scores(net, X[b].float(), v).masked_fill(~v, -1e9)
-            target = torch.softmax((Q[b] / config.temperature).masked_fill(~v, -1e9), 1)
-            loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            total_loss += float(loss.detach())
+        order = np.random.default_rng(derive_seed(config.seed, DISTILL_FIT, epoch)).permutation(train)
+        total_loss, batches = fit_epoch(net, opt, X, V, Q, order, config.batch, config.temperature,
+                                        lr=lambda k: _lr(config, k, total), step=step)  # fmt: skip
+        step += batches
         held_regret = regret(scores(test), valid[test], d["q"][test])
         part = train[:20000]
         kept = held_regret < best["regret"]
@@ -428,14 +406,6 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 # --------------------------------------------------------------------------- the command
 
 
-def main(argv: list[str] | None = None, prog: str = "conquian-train distill") -> int:
-    """``conquian-train distill generate|fit``: the labels (resumable), then the fit (resumable); an exit status."""
-    return steps_main(argv, prog, __doc__, {
-        "generate": ("play and label games (resumes)", GenerateConfig, generate),
-        "fit": ("fit the scorer (resumes)", FitConfig, fit),
-    })  # fmt: skip
-
-
 def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
     """The recipe at a tiny size (:data:`conquian_train.recipes.QuickRun`): ``make train``'s two steps."""
     labels, fit = root / "labels", root / "fit"
@@ -445,8 +415,14 @@ def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
     return [(labels, generate, generate), (fit, fit_, fit_)]  # a step: the same command resumes
 
 
-RECIPE = Recipe("distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit",
-                (GenerateConfig, FitConfig), main, quick)  # fmt: skip
+RECIPE = steps_recipe(
+    "distill", "the deep-sets action scorer: greedy's games valued by flat Monte Carlo, then the fit", __doc__,
+    {"generate": ("play and label games (resumes)", GenerateConfig, generate),
+     "fit": ("fit the scorer (resumes)", FitConfig, fit)},
+    quick,
+)  # fmt: skip
+#: ``conquian-train distill generate|fit``: the labels (resumable), then the fit (resumable); an exit status
+main = RECIPE.main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,7 +13,7 @@ Each **round** ``r``:
    rounds' student is the network of the round before, playing its most likely action.
 2. **Label.** Every decision of the student with a choice is kept as the policy sees it
    (``features``) with a snapshot of the player's view.  Outside the meld phase the compiled
-   search (:func:`agents.search.search.analyze`, at most ``playouts`` playouts per position, the
+   search (:func:`agents.search.pimc.analyze`, at most ``playouts`` playouts per position, the
    actions racing as in the ``pimc`` bot at ``z``) gives the value of every legal action; in
    the meld phase the label is greedy's meld plan (the search melds by it too).  Every ``chunk`` games the labels go
    to a shard ``labels/r{r}_{k}.npz`` (an :class:`conquian_train.imitation.ImitationData`, read
@@ -65,13 +65,12 @@ from agents.registry import make_agent
 from agents.scorer.scorer import DEFAULT_SCORER, ScorerAgent, load_scorer
 from conquian_arena import knobs, runfiles
 from conquian_arena.knobs import knob
-from conquian_arena.match import deal_for_seed, play_game
 from conquian_env.game import MELD
 from conquian_env.seeding import derive_seed
 
 from ..envs import make_vec_env
 from ..evaluation import Evaluator, ScorerModel, model_suffix
-from ..imitation import ImitationData, ImitationSettings, fit_imitation
+from ..imitation import ImitationData, ImitationSettings, fit_imitation, play_recorded
 from ..policy_files import check_same_layout, restore_checkpoint
 from ..run import PPO_STATE, RunFolder, RunFolderError
 from ..scorer_fit import ScorerSettings, fit_scorer, initial_scorer
@@ -211,15 +210,10 @@ def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> t
     opponents = {spec: make_agent(spec, c.seed + 1) for spec in c.opponents}
     rows, results = [], {"wins": 0, "draws": 0, "losses": 0}
     first = chunk * c.chunk
-    for g in range(first, min(first + c.chunk, c.games)):
-        spec, seat = c.opponents[g % len(c.opponents)], (g // len(c.opponents)) % 2
-        game_seed = derive_seed(c.seed, EXIT_GAMES, round_, g)
-        hands, stock = deal_for_seed(game_seed)
-        players = [recorder, opponents[spec]] if seat == 0 else [opponents[spec], recorder]
-        record = play_game(players, hands=hands, stock=stock, seed=game_seed, rules=c.rules)
-        if record.failure is not None:
-            raise RuntimeError(f"round {round_} game {g} failed: {record.failure}")
-        result = 0.0 if record.winner is None else (1.0 if record.winner == seat else -1.0)
+    games = range(first, min(first + c.chunk, c.games))
+    for g, _, result in play_recorded(recorder, opponents, c.opponents, games,
+                                      lambda g: derive_seed(c.seed, EXIT_GAMES, round_, g), c.rules,
+                                      f"round {round_} game"):  # fmt: skip
         results["wins" if result > 0 else "draws" if result == 0 else "losses"] += 1
         rows += [
             (obs, mask, view, label, result, round_ * 1_000_000_000 + g) for obs, mask, view, label in recorder.rows
@@ -229,7 +223,7 @@ def play_games(student: Agent, config: ExItConfig, round_: int, chunk: int) -> t
 
 def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) -> tuple[ImitationData, dict]:
     """Games ``chunk * config.chunk ..`` of round ``round_``, their decisions labelled; and timings."""
-    from agents.search.search import analyze
+    from agents.search.pimc import analyze
 
     c, t0 = config, time.perf_counter()
     rows, results = play_games(student, c, round_, chunk)

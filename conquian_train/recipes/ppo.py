@@ -35,7 +35,7 @@ A **checkpoint** (``checkpoints/``: ``latest.zip``, ``snapshots.npz``, ``state.j
 whole) is taken at the start of a rollout, at step 0 (after the warm start) and every
 ``checkpoint_every`` steps.  Each checkpoint begins a *segment*: the games in progress are
 dropped, the games are dealt anew and the random numbers (torch's, numpy's, the opponent pool's
-and its bots') start again from ``derive_seed(seed, SEGMENT_STREAM, step)``.  A resumed run begins
+and its bots') start again from ``derive_seed(seed, PPO_SEGMENT, step)``.  A resumed run begins
 its segment the same way, so it makes the very rollouts, updates, evaluations and files of the
 run that was never stopped.  What a stopped session did after its last checkpoint is done again
 (docs/training.md, "Run folders").
@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.batched import parse_pool
 from agents.networks.ppo import stamp_model
 from agents.registry import make_agent
 from conquian_arena import knobs, runfiles
@@ -67,6 +66,7 @@ from ..envs import make_vec_env
 from ..evaluation import Evaluator
 from ..imitation import ImitationSettings
 from ..policy_files import export_model
+from ..pool import parse_pool
 from ..run import PPO_STATE, RunFolder, RunFolderError
 from ..seeding import PPO_SEGMENT
 from ..settings import RunSettings, recipe_knobs
@@ -106,13 +106,6 @@ class TrainConfig(RunSettings):
     dagger_games: int = knob(1000, "games the policy plays per DAgger round", low=0)
     # PPO
     n_envs: int = knob(0, "parallel games the learner plays, all in one compiled engine (0: 256)", low=0)
-    # one value left: it stays because a run's config.json names it (and its checkpoint hashes it)
-    vec_env: str = knob(
-        "batched",
-        "'batched': the games in one compiled engine, opponents deciding in batches (the per-game paths "
-        "'subproc' and 'dummy' are gone: the documentation's Training page)",
-        choices=("batched",),
-    )
     opponents: tuple[str, ...] = knob(
         ("greedy@4", "random@1", "self@2", "past@1"),
         "opponent pool, SPEC@WEIGHT: any bot spec, 'self' (latest snapshot), 'past' (an older one)",
@@ -209,9 +202,6 @@ class TrainConfig(RunSettings):
         return knobs.from_dict(cls, data)
 
 
-#: the seed stream of a segment's random numbers: ``derive_seed(seed, SEGMENT_STREAM, step)``
-#: (:data:`conquian_train.seeding.PPO_SEGMENT`)
-SEGMENT_STREAM = PPO_SEGMENT
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
 MAY_CHANGE = ("total_steps", "progress", "workers", "torch_threads")
 
@@ -222,11 +212,11 @@ def recipe(config: Any) -> dict[str, Any]:
 
 
 def start_segment(model: Any, seed: int, step: int) -> None:
-    """New deals in every game and every random number from ``derive_seed(seed, SEGMENT_STREAM, step)``:
+    """New deals in every game and every random number from ``derive_seed(seed, PPO_SEGMENT, step)``:
     what the learner meets from ``step`` on depends on the weights and the step alone."""
     from stable_baselines3.common.utils import set_random_seed
 
-    s = derive_seed(seed, SEGMENT_STREAM, step)
+    s = derive_seed(seed, PPO_SEGMENT, step)
     set_random_seed(s % 2**32)
     model.action_space.seed(s % 2**32)
     model.env.seed(s % 2**31)

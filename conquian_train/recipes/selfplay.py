@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.batch_forms import BatchPolicy
-from agents.batched import make_batch_opponent, parse_pool
+from agents.batched import make_batch_opponent
+from agents.networks.batched import BatchPolicy
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.networks.selfplay import save_selfplay
 from conquian_arena import knobs
@@ -65,6 +65,7 @@ from conquian_arena.knobs import knob
 from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator
+from ..pool import parse_pool
 from ..run import RunFolder, RunFolderError, plot_learning_curve
 from ..seeding import SELFPLAY_SEGMENT
 from ..settings import RunSettings, recipe_knobs

@@ -10,7 +10,7 @@ import numpy as np
 
 from conquian_env.game import MELD
 
-from ..base import Agent, PlayerView
+from .base import Agent, PlayerView
 
 __all__ = ["NoisyAgent"]
 

@@ -1,7 +1,7 @@
 """The compiled flat search bot (spec ``pimc``: perfect-information Monte Carlo, determinized)
 with paired greedy playouts, every iteration in compiled code, and its belief twin (spec ``search``).
 
-:class:`SearchAgent` answers each take/refuse, discard and force decision with more than
+:class:`PIMCAgent` answers each take/refuse, discard and force decision with more than
 one legal action by a search in :mod:`agents.search._search_kernels` (numba, the ``fast``
 extra):
 
@@ -32,8 +32,8 @@ do not change when the hidden cards are permuted (the pool of unseen cards is so
 :func:`analyze` gives other code (training) the value and playout count of every legal
 action for a batch of positions in one call, on all cores.
 
-Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]`` (``ismcts``, its old
-name, is refused); the Python tree search of :mod:`agents.search.ismcts` is ``ismcts-py``.
+Spec: ``pimc[:time=0.15,iterations=...,z=3,tries=10,seed=...]``; the Python tree search of
+:mod:`agents.search.ismcts` is ``ismcts-py``.
 """
 
 from __future__ import annotations
@@ -47,10 +47,11 @@ import numpy as np
 from conquian_env.actions import NUM_ACTIONS
 from conquian_env.extras import missing
 
-from ..base import PlayerView, SearchBot
+from ..base import PlayerView
 from ..catalog import bot
 from ..greedy.greedy import GreedyAgent
-from ..params import Flag, Integer, Real, Removed, bounded
+from ..params import Flag, Integer, Real, bounded
+from .frame import SearchBot
 
 #: what the search's first compile is announced as, and about how long it takes in seconds
 #: (the plain search's kernels on one core; the belief search's add a few: docs/benchmarks.md)
@@ -88,30 +89,6 @@ TIME = Real(1e-6, 3600, none=True)  # seconds per decision
 ITERATIONS = Integer(1, 10**9, none=True)  # playouts per decision
 Z = Real(0, 1000)
 TRIES = Integer(1, 10**6)
-#: ``take_options`` (a take valued with each discard that could follow it, not only greedy's)
-#: is gone: it measured no gain (docs/benchmarks.md)
-TAKE_OPTIONS_REMOVED = Removed(
-    False,
-    "a take is valued with greedy's discard, as it was by default; valuing it with each discard that could "
-    "follow it measured no stronger (0.575 against 0.571 at 2000 playouts over the same 1000 games: the "
-    "documentation's Benchmarks page)",
-)
-#: the leaf value (``leaf``, ``value``) and the second ply (``inner``) are gone: they measured no gain
-LEAF_REMOVED = Removed(
-    None,
-    "a playout is played to the end; a leaf value read after leaf greedy steps measured no gain on a fresh "
-    "seed (-0.005 [-0.032, +0.022] against search, the documentation's Research notes, valueA)",
-)
-VALUE_REMOVED = Removed(
-    None,
-    "the leaf value model went with leaf: it measured no gain on a fresh seed "
-    "(the documentation's Research notes, valueA)",
-)
-INNER_REMOVED = Removed(
-    0,
-    "a playout's decisions are greedy's; a second ply (inner=2: -0.013 [-0.040, +0.015], inner=4: -0.022 "
-    "[-0.051, +0.006] against search) measured no gain (the documentation's Research notes, valueA)",
-)
 
 
 @bot(
@@ -124,7 +101,7 @@ INNER_REMOVED = Removed(
         "tries": "deals drawn per determinization to find one explaining the opponent's play",
     },
 )
-class SearchAgent(SearchBot):
+class PIMCAgent(SearchBot):
     """The compiled determinized search (module docstring).
 
     ``time``: seconds per searched decision at most (default 0.15: the race ends most
@@ -132,13 +109,12 @@ class SearchAgent(SearchBot):
     decision instead (reproducible); ``z``: standard errors at which an action leaves the
     race (0: never, every action gets every deal);
     ``tries``: deals drawn per determinization to find a plausible one (1: uniform deals);
-    ``seed``: makes it reproducible (with ``iterations``).  ``take_options`` is removed
-    (:data:`TAKE_OPTIONS_REMOVED` says why): ``take_options=false`` is accepted, nothing else.
+    ``seed``: makes it reproducible (with ``iterations``).
     """
 
     name = "pimc"
 
-    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED)
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES)
     def __init__(
         self,
         time: float | None = None,
@@ -251,7 +227,7 @@ class SearchAgent(SearchBot):
         "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",
     },
 )
-class BeliefSearchAgent(SearchAgent):
+class BeliefSearchAgent(PIMCAgent):
     """The compiled search with its deals drawn from the belief model of the opponent's hidden
     hand (spec ``search``; :mod:`agents.search.belief`): once per searched decision the model gives
     each unseen card its probability to be in the opponent's hand (shifted so that they add up
@@ -260,16 +236,12 @@ class BeliefSearchAgent(SearchAgent):
     uniform order (:func:`agents.search.belief_kernels.deal_from_belief`).  ``tries`` > 1 keeps the
     most plausible of that many such deals (the plausibility filter on top of the belief);
     ``belief``: a model file (default: the shipped one); ``uniform``: uniform deals instead (with
-    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's;
-    ``leaf``, ``value`` and ``inner`` are removed (:data:`LEAF_REMOVED` and its neighbours say why).
+    ``tries=10`` the deals of ``pimc``), for measuring what the belief gives.  The other knobs are the search's.
     """
 
     name = "search"
 
-    @bounded(
-        time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, take_options=TAKE_OPTIONS_REMOVED, uniform=Flag(),
-        leaf=LEAF_REMOVED, value=VALUE_REMOVED, inner=INNER_REMOVED,
-    )  # fmt: skip
+    @bounded(time=TIME, iterations=ITERATIONS, z=Z, tries=TRIES, uniform=Flag())
     def __init__(
         self,
         time: float | None = None,
