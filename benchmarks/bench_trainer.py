@@ -46,8 +46,14 @@ def selfplay_rate(seconds: float, threads: int, device: str, hidden: tuple[int, 
             f, _, r, ahead = run.iterate(ahead)
             frames, rows = frames + f, rows + r
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"frames": frames, "rows": rows, "wall": wall, "cpu": cpu, "clock": run.clock,
-            "precision": "bfloat16" if run.learner.bf16 or (device == "cpu" and cpu_has_bf16()) else "float32"}
+    return {
+        "frames": frames,
+        "rows": rows,
+        "wall": wall,
+        "cpu": cpu,
+        "clock": run.clock,
+        "precision": "bfloat16" if run.learner.bf16 or (device == "cpu" and cpu_has_bf16()) else "float32",
+    }
 
 
 def ppo_rate(seconds: float) -> dict:
@@ -90,8 +96,10 @@ def main() -> None:
           f"device {a.device}, {sp['precision']}, network {list(hidden)}, {a.num_games} games, "
           f"overlap {not a.no_overlap}")  # fmt: skip
     f = sp["frames"]
-    print(f"selfplay: {f / sp['wall']:>10,.0f} frames/s wall  {f / sp['cpu']:>10,.0f} frames/CPU-s  "
-          f"({sp['rows'] / sp['wall']:,.0f} network decisions/s, {sp['rows'] / f:.2f} per frame; {f:,} frames)")
+    print(
+        f"selfplay: {f / sp['wall']:>10,.0f} frames/s wall  {f / sp['cpu']:>10,.0f} frames/CPU-s  "
+        f"({sp['rows'] / sp['wall']:,.0f} network decisions/s, {sp['rows'] / f:.2f} per frame; {f:,} frames)"
+    )
     print("where a self-play frame's time goes (microseconds of wall clock per frame; with overlap, update is the")
     print("update's time beyond the rollout collected beside it):")
     for k, v in sp["clock"].items():
@@ -99,10 +107,14 @@ def main() -> None:
     print(f"  {'total':8s} {sp['wall'] / f * 1e6:8.3f}")
     if a.ppo_seconds > 0:
         pp = ppo_rate(a.ppo_seconds)
-        print(f"ppo (SB3 MaskablePPO, the recipe's defaults): {pp['frames'] / pp['wall']:>10,.0f} steps/s wall  "
-              f"{pp['frames'] / pp['cpu']:>10,.0f} steps/CPU-s  ({pp['frames']:,} steps)")
-        print(f"ratio selfplay / ppo: {(f / sp['wall']) / (pp['frames'] / pp['wall']):.1f}x wall, "
-              f"{(f / sp['cpu']) / (pp['frames'] / pp['cpu']):.1f}x per CPU-second")
+        print(
+            f"ppo (SB3 MaskablePPO, the recipe's defaults): {pp['frames'] / pp['wall']:>10,.0f} steps/s wall  "
+            f"{pp['frames'] / pp['cpu']:>10,.0f} steps/CPU-s  ({pp['frames']:,} steps)"
+        )
+        print(
+            f"ratio selfplay / ppo: {(f / sp['wall']) / (pp['frames'] / pp['wall']):.1f}x wall, "
+            f"{(f / sp['cpu']) / (pp['frames'] / pp['cpu']):.1f}x per CPU-second"
+        )
 
 
 if __name__ == "__main__":

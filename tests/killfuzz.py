@@ -15,8 +15,21 @@ import numpy as np
 from conquian_arena import runfiles as files
 
 #: columns and keys that hold wall-clock seconds (they differ between any two runs)
-WALL = {"seconds", "s", "play_s", "label_s", "fit_s", "eval_s", "frames_per_s", "frames_per_cpu_s", "us_engine",
-        "us_rows", "us_forward", "us_pool", "us_update"}
+WALL = {
+    "seconds",
+    "s",
+    "play_s",
+    "label_s",
+    "fit_s",
+    "eval_s",
+    "frames_per_s",
+    "frames_per_cpu_s",
+    "us_engine",
+    "us_rows",
+    "us_forward",
+    "us_pool",
+    "us_update",
+}
 #: what is not compared: the log (it tells of the kill), the lock, TensorBoard's event files
 SKIPPED = {"train.log", "run.lock"}
 

@@ -90,8 +90,10 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
         if not count or set(names) != {f"{k}{i}" for i in range(count) for k in "wb"}:
             raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
         layers = [
-            tuple(read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
-                  for k, n in (("w", 2), ("b", 1)))  # fmt: skip
+            tuple(
+                read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
+                for k, n in (("w", 2), ("b", 1))
+            )  # fmt: skip
             for i in range(count)
         ]
     stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash", "pieces") if k in meta}

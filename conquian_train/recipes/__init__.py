@@ -101,7 +101,10 @@ def steps_main(
 
 
 def steps_recipe(
-    name: str, summary: str, description: str, steps: dict[str, tuple[str, type, Callable[[Any], Any]]],
+    name: str,
+    summary: str,
+    description: str,
+    steps: dict[str, tuple[str, type, Callable[[Any], Any]]],
     quick: QuickRun | None = None,
 ) -> Recipe:
     """The :class:`Recipe` of a recipe made of ``steps`` (:func:`steps_main`'s): its knobs are each

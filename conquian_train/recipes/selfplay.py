@@ -389,8 +389,8 @@ class SelfPlayRun:
     def snapshot(self) -> None:
         c, run = self.config, self.run
         self.snapshots.append(self.model().network)
-        run.state["snapshot_steps"] = (run.state["snapshot_steps"] + [self.frames])[-c.max_snapshots:]
-        self.snapshots = self.snapshots[-c.max_snapshots:]
+        run.state["snapshot_steps"] = (run.state["snapshot_steps"] + [self.frames])[-c.max_snapshots :]
+        self.snapshots = self.snapshots[-c.max_snapshots :]
         run.state["next_snapshot"] = self.frames + c.snapshot_every
 
     def eval_now(self) -> None:
@@ -405,9 +405,18 @@ class SelfPlayRun:
             run.log(f"eval @ {self.frames:,}: vs its snapshot of frame {oldest:,}: score {r['score']:.3f} "
                     f"[{r['low']:.3f}, {r['high']:.3f}]")  # fmt: skip
             self.board({"opponent": "oldest snapshot", "score": r["score"]})
-            run.append_csv("eval.csv", [{"stage": "selfplay", "step": self.frames, "seconds": round(run.elapsed(), 1),
-                                         "opponent": "oldest snapshot",
-                                         **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}}])
+            run.append_csv(
+                "eval.csv",
+                [
+                    {
+                        "stage": "selfplay",
+                        "step": self.frames,
+                        "seconds": round(run.elapsed(), 1),
+                        "opponent": "oldest snapshot",
+                        **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()},
+                    }
+                ],
+            )
             plot_learning_curve(run.out / "eval.csv", run.out / "learning_curve.png", xlabel="frames")
         run.state["last_eval_step"] = self.frames
         run.state["next_eval"] = self.frames + c.eval_every if c.eval_every else c.total_frames
