@@ -110,16 +110,27 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
                     for ref in done:
                         k = refs[ref]
                         write_shard(paths[k], _shard_arrays(config, k, *bounds[k], ray.get(ref)))
-                        log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
+                        log(f"shard {k} written ({progress(len(todo) - len(pending), len(todo), t0)})")
             finally:
                 if started:
                     ray.shutdown()
         else:
-            for k in todo:
+            for i, k in enumerate(todo):
                 arrays = play(config.kinds, config.seed, *bounds[k])
                 write_shard(paths[k], _shard_arrays(config, k, *bounds[k], arrays))
-                log(f"shard {k} written ({time.perf_counter() - t0:.0f} s)")
+                log(f"shard {k} written ({progress(i + 1, len(todo), t0)})")
     return paths
+
+
+def progress(done: int, total: int, t0: float) -> str:
+    """``done`` of ``total`` pieces of work made since ``t0`` (``time.perf_counter``): the time so far
+    and, at that pace, the time left."""
+    spent = time.perf_counter() - t0
+    if done >= total:
+        return f"{spent:.0f} s; {done} of {total} done"
+    left = spent / done * (total - done)
+    when = f"{left:.0f} s" if left < 120 else f"{left / 60:.0f} min"
+    return f"{spent:.0f} s; {done} of {total} done, about {when} left at this pace"
 
 
 # --------------------------------------------------------------------------- reading

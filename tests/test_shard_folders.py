@@ -382,3 +382,15 @@ def test_a_second_fit_on_a_fit_folder_stops_with_one_line(labels, tmp_path, caps
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and f"in use by pid {os.getpid()}" in err[0], err
     assert not (out / "checkpoints").exists() and not (out / "config.json").exists()
+
+
+def test_a_long_generation_says_how_long_is_left_as_it_goes():
+    """``make train``'s labelling logs its pace after each shard: the time so far and the time left."""
+    import time
+
+    from conquian_train.shards import progress
+
+    t0 = time.perf_counter() - 300  # one shard of four made in 5 minutes
+    assert progress(1, 4, t0).endswith("1 of 4 done, about 15 min left at this pace")
+    assert progress(3, 4, time.perf_counter() - 30).endswith("3 of 4 done, about 10 s left at this pace")
+    assert progress(4, 4, t0).endswith("4 of 4 done")
