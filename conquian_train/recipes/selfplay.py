@@ -92,7 +92,6 @@ class SelfPlayConfig(RunSettings):
     max_grad_norm: float = knob(0.5, "gradients clipped to this norm", above=0)
     gamma: float = knob(0.995, "discount per own decision", above=0)
     gae_lambda: float = knob(0.95, "GAE's lambda", low=0)
-    draw_reward: float = knob(0.0, "each seat's reward for a drawn game (below 0: both seats are pushed to go out)")
     pool_share: float = knob(0.25, "share of the games played against the pool (0: pure self-play)", low=0)
     pool: tuple[str, ...] = knob(("greedy@1", "past@1"), "the pool, SPEC@WEIGHT: bot specs and 'past' (a snapshot)",
                                  spec=True)  # fmt: skip
@@ -114,8 +113,6 @@ class SelfPlayConfig(RunSettings):
             raise ValueError(f"pool_share must be at least 0 and below 1, got {self.pool_share}")
         if not 1 <= len(self.hidden) <= 7 or any(w < 1 or w > 4096 for w in self.hidden):
             raise ValueError(f"hidden must list 1 to 7 widths from 1 to 4096, got {list(self.hidden)}")
-        if not -1 <= self.draw_reward <= 1:
-            raise ValueError(f"draw_reward must be from -1 to 1, got {self.draw_reward}")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.pool_share:
@@ -135,10 +132,8 @@ MAY_CHANGE = ("total_frames", "progress", "workers", "torch_threads", "eval_ever
 
 
 def recipe(config: SelfPlayConfig) -> dict[str, Any]:
-    """The knobs that make the run what it is; ``draw_reward`` at 0 is left out (a run started before
-    the knob keeps its recipe)."""
-    return {k: v for k, v in recipe_knobs(config, ("out", *MAY_CHANGE)).items()
-            if not (k == "draw_reward" and v == 0)}  # fmt: skip
+    """The knobs that make the run what it is (a checkpoint refuses a ``config.json`` that changed them)."""
+    return recipe_knobs(config, ("out", *MAY_CHANGE))
 
 
 #: the recipe's keys of ``checkpoints/state.json`` (beside :data:`conquian_train.run.COMMON_STATE`)
@@ -325,8 +320,6 @@ class SelfPlayRun:
             if res.illegal.any():
                 raise AssertionError(f"an illegal action in game {int(np.flatnonzero(res.illegal)[0])}")
             done = np.flatnonzero(res.dones)
-            if c.draw_reward and len(done):
-                res.rewards[done[res.winners[done] < 0]] = c.draw_reward
             data.end(done, res.rewards)
             if pooled:
                 self.draw_members(done[done < pooled])
