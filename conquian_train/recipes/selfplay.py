@@ -252,10 +252,19 @@ class SelfPlayRun:
         if not hasattr(self, "clock"):
             self.clock = dict.fromkeys(CLOCK, 0.0)
         self.members = np.zeros(self.config.num_games, dtype=np.int64)
+        self.seat_snapshots()
         self.draw_members(np.arange(self.pooled))
 
+    def seat_snapshots(self) -> None:
+        """The kept snapshots as the pool's batched players, sampling their moves, each with random
+        numbers of its own from the frame count (at a segment's start and when a snapshot is kept)."""
+        s = derive_seed(self.config.seed, SELFPLAY_SEGMENT, self.frames)
+        self.past_bots = [BatchPolicy(p, deterministic=False, seed=derive_seed(s, 100 + i))
+                          for i, p in enumerate(self.snapshots)]  # fmt: skip
+
     def draw_members(self, rows: np.ndarray) -> None:
-        """A pool member for each pooled game in ``rows`` (new deals): its index in :meth:`members_now`."""
+        """A pool member for each pooled game in ``rows`` (new deals): the index of its entry in ``pool``, or
+        ``len(pool) + k`` for the kept snapshot ``k`` (:meth:`member_bot`)."""
         if not len(rows):
             return
         weights = np.array([w if spec != "past" or self.snapshots else 0.0 for spec, w in self.pool])
@@ -268,8 +277,7 @@ class SelfPlayRun:
 
     def member_bot(self, index: int) -> Any:
         if index >= len(self.pool):
-            return BatchPolicy(self.snapshots[index - len(self.pool)], deterministic=False,
-                               seed=derive_seed(self.config.seed, SELFPLAY_SEGMENT, self.frames, index))  # fmt: skip
+            return self.past_bots[index - len(self.pool)]
         return self.bots[self.pool[index][0]]
 
     # ------------------------------------------------------------------ the loop
@@ -385,6 +393,7 @@ class SelfPlayRun:
         run.state["snapshot_steps"] = (run.state["snapshot_steps"] + [self.frames])[-c.max_snapshots :]
         self.snapshots = self.snapshots[-c.max_snapshots :]
         run.state["next_snapshot"] = self.frames + c.snapshot_every
+        self.seat_snapshots()
 
     def eval_now(self) -> None:
         """Every evaluation opponent, then the oldest kept snapshot (how far self-play moved)."""
