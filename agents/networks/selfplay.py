@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
-from conquian_env.layout import FEATURE_SETS, feature_set_of_model
+from conquian_env.model_layouts import FEATURE_SETS, feature_set_of_model
 
 from ..catalog import bot
 from ..model_files import (
