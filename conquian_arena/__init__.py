@@ -5,7 +5,8 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
 ``evaluate.py``.
 
 * :mod:`~conquian_arena.match`: :func:`play_game`, the one game loop (with forfeits and
-  recording), and :func:`deal_for_seed`.
+  recording), and :func:`deal_for_seed`; :mod:`~conquian_arena.batch`: its batched twin,
+  :func:`~conquian_arena.batch.play_batch` (two batched bots, many games at once).
 * :mod:`~conquian_arena.record`: the game record format (:class:`GameRecord`) and its
   validating replay.
 * :mod:`~conquian_arena.tournament`: tournaments (``conquian-evaluate``), with

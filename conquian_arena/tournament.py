@@ -309,8 +309,9 @@ def _play_pair_batched(tasks: list[Task], a_batch: Any, b_batch: Any, rules: Rul
     """:func:`play_pair`'s games on the batched engine (A in seat ``swap``)."""
     import numpy as np
 
-    from agents.batched import play_batch
     from conquian_env.vector import deal_permutation
+
+    from .batch import play_batch
 
     deals = np.stack([deal_permutation(*deal_for_seed(t.deal_seed)) for t in tasks])
     scores, moves = play_batch(a_batch, b_batch, deals, np.array([t.swap for t in tasks]), rules=rules)
