@@ -88,7 +88,7 @@ from agents.base import Agent
 from agents.registry import SpecError, describe_bots, make_agent
 from conquian_env.actions import action_to_str
 from conquian_env.extras import MissingExtraError, for_command
-from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record, upgrade_record
+from conquian_env.rules import STANDARD, Rules, resolve, rules_of_record
 from conquian_env.seeding import TOURNAMENT_BOT, TOURNAMENT_DEAL, TOURNAMENT_GAME, derive_seed
 
 from . import knobs, runfiles, worker
@@ -578,7 +578,6 @@ def load_games(
                 problem = runfiles.check_problem(chunk, key)
                 if problem is None:
                     del obj[runfiles.CHECK_FIELD]
-            obj = upgrade_record(obj)  # a line written before the rules object: its flag as rules
             index = obj.get("index")
             if problem is not None:
                 pass
@@ -650,10 +649,9 @@ def config_data(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_from_data(data: dict[str, Any]) -> dict[str, Any]:
-    """The ``config`` of a folder's config.json (:func:`config_data`'s form, or an older folder's with
-    its older flag, ``rules.LEGACY_KEY``), its rules parsed into the rules object once, as
-    :func:`make_config` makes it."""
-    return {**upgrade_record(data), "rules": rules_of_record(data, "config")}
+    """The ``config`` of a folder's config.json (:func:`config_data`'s form), its rules parsed into the
+    rules object once, as :func:`make_config` makes it."""
+    return {**data, "rules": rules_of_record(data, "config")}
 
 
 def default_out_dir(config: dict[str, Any]) -> Path:
@@ -679,7 +677,6 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
         if not isinstance(old, dict):
             raise ValueError(f"{path} is not a tournament's config: a JSON object expected, got a JSON "
                              f"{type(old).__name__}; fix it or use another --out")  # fmt: skip
-        old = upgrade_record(old)  # a folder written before: its flag as rules
         data = config_data(config)
         compare = [k for k in data if k != "games_requested"]
         # the rules as the rules object reads them: a field the folder leaves out is off (it was
