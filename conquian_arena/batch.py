@@ -3,7 +3,7 @@
 :func:`play_batch` is the twin of the one game loop (:func:`conquian_arena.match.play_game`) for
 bots with ``act_batch(games, rows)`` (:mod:`agents.batched`): the same deals and seats, every game
 of a batch stepped together (:class:`conquian_env.vector.VectorGame`).  Training's evaluations
-and :func:`conquian_arena.tournament.play_pair` play through it.
+and :func:`conquian_arena.pair.play_pair` play through it.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ import pytest
 
 import conquian_env
 from conquian_arena import runfiles
+from conquian_arena.game_lines import ResumeWarning
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import GameRecord, check_record, load_records, replay_states
-from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
+from conquian_arena.tournament import TournamentConfig, run_tournament
 from conquian_env.game import new_game
 from conquian_env.rules import (
     FLAG_BITS,

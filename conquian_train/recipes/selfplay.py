@@ -148,9 +148,9 @@ SELFPLAY_STATE = {"next_eval": "count", "next_snapshot": "count", "next_checkpoi
 
 def duplicate_score(a: Any, b: Any, games: int, seed: int, rules: Any) -> dict[str, Any]:
     """Two batched bots on ``games // 2`` deals from ``seed``, each deal played twice with the seats
-    swapped: A's W/D/L and score with its 95% interval over deals (:func:`conquian_arena.tournament.pair_score`)."""
+    swapped: A's W/D/L and score with its 95% interval over deals (:func:`conquian_arena.pair.pair_score`)."""
     from conquian_arena.batch import play_batch
-    from conquian_arena.tournament import pair_score
+    from conquian_arena.pair import pair_score
 
     deals = np.random.default_rng(seed).permuted(np.tile(np.arange(40), (games // 2, 1)), axis=1)
     seats = np.tile([0, 1], games // 2)
