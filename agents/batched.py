@@ -11,10 +11,11 @@ declares (:meth:`agents.base.Agent.batched`), which lives in the bot's family (`
 compiled greedy; ``ppo``, ``ppo:PATH``: :class:`agents.networks.batched.BatchPolicy`, one forward
 pass for all the games), or else a :class:`PerGameOpponent`: any
 :class:`~agents.base.Agent` spec, one bot per game, played game by game (e.g. ``pimc``).
-:func:`play_batch` plays two batched bots against each other.  :func:`make_batch_opponent` and
+:func:`make_batch_opponent` and
 :data:`MELD_FEATURES` (greedy's ``"meld"`` features, :mod:`agents.greedy.batched`) are what the
 package's entry points name (:mod:`conquian_env.plugins`).  The training opponent pool is
-:mod:`conquian_train.pool`.
+:mod:`conquian_train.pool`; two batched bots play each other in the arena
+(:func:`conquian_arena.batch.play_batch`).
 """
 
 from __future__ import annotations
@@ -26,18 +27,16 @@ import numpy as np
 from conquian_env.extras import missing
 
 try:
-    from conquian_env.kernels import GAME_OVER, PHASE, PLAYER, WINNER
+    from conquian_env.vector import VectorGame
 except ImportError as err:  # numba, the 'fast' extra
     raise missing(err, "agents.batched (the batched bots)") from None
 from conquian_env.observation import action_mask, encode
-from conquian_env.rules import Rules
-from conquian_env.vector import VectorGame
 from conquian_env.view import PlayerView
 
 from . import registry
 from .greedy.batched import MELD_FEATURES
 
-__all__ = ["MELD_FEATURES", "PerGameOpponent", "make_batch_opponent", "play_batch"]
+__all__ = ["MELD_FEATURES", "PerGameOpponent", "make_batch_opponent"]
 
 
 class PerGameOpponent:
@@ -76,52 +75,6 @@ class PerGameOpponent:
 
     def __repr__(self) -> str:
         return f"<PerGameOpponent {self.spec}>"
-
-
-def play_batch(
-    bot_a: Any,
-    bot_b: Any,
-    deals: np.ndarray,
-    a_seats: np.ndarray,
-    *,
-    first: int = 0,
-    rules: Rules | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Play ``len(deals)`` games at once between two batched bots.
-
-    ``deals``: (G, 40) card permutations (:func:`conquian_env.vector.deal_permutation`);
-    ``a_seats[g]``: the seat of ``bot_a`` in game ``g``.  Returns ``(a_scores, moves)``:
-    1 for a win of ``bot_a``, 0.5 for a draw, 0 for a loss, and the decisions each game took.
-    """
-    deals = np.asarray(deals)
-    n = len(deals)
-    a_seats = np.asarray(a_seats, dtype=np.int64)
-    if a_seats.shape != (n,) or ((a_seats != 0) & (a_seats != 1)).any():
-        raise ValueError(f"a_seats must hold a seat, 0 or 1, for each of the {n} games")
-    games = VectorGame(n, rules=rules, first=first, observations=False)
-    games.reset(deals=deals)
-    rows_all = np.arange(n)
-    for bot in (bot_a, bot_b):
-        reset = getattr(bot, "reset_rows", None)
-        if reset is not None:
-            reset(rows_all)
-    state = games.state
-    moves = np.zeros(n, dtype=np.int64)
-    while True:
-        active = state[:, PHASE] != GAME_OVER
-        if not active.any():
-            break
-        acts = np.full(n, -1, dtype=np.int64)
-        a_to_move = state[:, PLAYER] == a_seats
-        for bot, mine in ((bot_a, a_to_move), (bot_b, ~a_to_move)):
-            rows = np.flatnonzero(active & mine)
-            if len(rows):
-                acts[rows] = bot.act_batch(games, rows)
-        result = games.step(acts, active, autoreset=False, observe=False)
-        moves = np.where(result.dones, result.moves, moves)
-    winners = state[:, WINNER]
-    scores = np.where(winners < 0, 0.5, (winners == a_seats).astype(np.float64))
-    return scores, moves
 
 
 def make_batch_opponent(spec: str, seed: int | None = None) -> Any:

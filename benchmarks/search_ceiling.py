@@ -38,8 +38,8 @@ from agents.search import _search_kernels as K  # noqa: E402
 from agents.search.belief_kernels import deal_from_belief  # noqa: E402
 from agents.search.pimc import BeliefSearchAgent, view_row  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
+from conquian_arena.schedule import deal_seed, game_seed  # noqa: E402
 from conquian_arena.stats import t_interval  # noqa: E402
-from conquian_arena.tournament import deal_seed, game_seed  # noqa: E402
 from conquian_env import kernels as E  # noqa: E402
 from conquian_env.game import DISCARD, MELD, OFFER  # noqa: E402
 from conquian_env.kernels import H0, NUM_COLUMNS, PLAYER, compute_legal  # noqa: E402

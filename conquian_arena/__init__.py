@@ -5,12 +5,16 @@ The packages import one way: :mod:`conquian_env` (rules, observation, environmen
 ``evaluate.py``.
 
 * :mod:`~conquian_arena.match`: :func:`play_game`, the one game loop (with forfeits and
-  recording), and :func:`deal_for_seed`.
+  recording), and :func:`deal_for_seed`; :mod:`~conquian_arena.batch`: its batched twin,
+  :func:`~conquian_arena.batch.play_batch` (two batched bots, many games at once).
 * :mod:`~conquian_arena.record`: the game record format (:class:`GameRecord`) and its
   validating replay.
 * :mod:`~conquian_arena.tournament`: tournaments (``conquian-evaluate``), with
-  :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`; both runners, the local
-  one and :mod:`~conquian_arena.ray_runner`, play their games in :mod:`~conquian_arena.worker`;
+  :mod:`~conquian_arena.stats` and :mod:`~conquian_arena.report`; their schedule and seeds in
+  :mod:`~conquian_arena.schedule`, a resume's checks of ``games.jsonl`` in
+  :mod:`~conquian_arena.game_lines`, training's pair play in :mod:`~conquian_arena.pair`; both
+  runners, the local one and :mod:`~conquian_arena.ray_runner`, play their games in
+  :mod:`~conquian_arena.worker`;
   :mod:`~conquian_arena.runfiles`, the run-folder library of tournaments and training alike (the
   lock, whole files never written through a link, append-only tables), checks the game lines.
 * :mod:`~conquian_arena.knobs`: a dataclass of knobs as a command line and a checked

@@ -6,7 +6,7 @@ back on ``back``; only ``finish`` hands the whole meld to the game.  :class:`Dra
 is the :class:`agents.base.Agent` that plays such drafts one decision per ``act`` call;
 a front end says how to ask the person (:meth:`DraftingPlayer.ask_move`): the terminal's
 :class:`conquian_arena.play.HumanAgent`, the browser's
-:class:`conquian_arena.webplay.WebHumanAgent`.  :func:`question_text` and
+:class:`conquian_arena.webgame.WebHumanAgent`.  :func:`question_text` and
 :func:`back_text` are what both put to the person, from the
 :class:`~conquian_env.view.PlayerView` alone.
 """

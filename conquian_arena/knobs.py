@@ -29,7 +29,7 @@ import numpy as np
 
 from agents.registry import refuse_code
 from conquian_arena import runfiles
-from conquian_env.rules import LEGACY_KEY, Rules, upgrade_record
+from conquian_env.rules import Rules
 from conquian_env.rules import add_arguments as rule_arguments
 
 #: what a whole-number knob holds at most (numpy's and torch's int64)
@@ -152,17 +152,13 @@ def _data(value: Any) -> Any:
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:
     """The knob dataclass ``cls`` from :func:`to_dict`'s data, :func:`check`\\ ed (a ``Rules`` field from
-    its fields' object; a config written before the rules object, with its older flag (``rules.LEGACY_KEY``), upgraded);
+    its fields' object);
     an unknown key is an error naming the known ones, a value of the wrong type or range one naming
     the key, the value and what is allowed."""
     if not isinstance(data, dict):
         raise ValueError(f"a config is a JSON object of knobs, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
     rules_keys = [f.name for f in dataclasses.fields(cls) if f.metadata.get("rules")]
-    if rules_keys == ["rules"] and LEGACY_KEY not in names:
-        if "rules" in data and LEGACY_KEY in data:
-            raise ValueError(f"a config holds 'rules' or the older '{LEGACY_KEY}', not both")
-        data = upgrade_record(data)  # a config written before the rules object: its flag as rules
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known: {sorted(names)}")

@@ -27,7 +27,7 @@ from typing import Any
 
 from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.game import GameState, IllegalActionError, new_game
-from conquian_env.rules import Rules, rules_of_record, upgrade_record
+from conquian_env.rules import Rules, rules_of_record
 
 #: the fields a record must have to be replayed
 REQUIRED_FIELDS = ("hands", "stock", "first", "rules", "players", "actions")
@@ -60,7 +60,6 @@ class GameRecord:
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
         """Build from a dict such as a games.jsonl line; extra keys (index, pair, ...) are ignored."""
         names = {f.name for f in fields(cls)}
-        data = upgrade_record(data)
         missing = [n for n in REQUIRED_FIELDS if n not in data and n != "actions"]
         if missing:
             raise ValueError(f"game record lacks field(s) {missing}")
@@ -139,7 +138,6 @@ def check_record(data: Any) -> str | None:
     """Why ``data`` is not a game record, or None when its fields have the right shape."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {type(data).__name__}"
-    data = upgrade_record(data)  # a record written before the rules object: its flag as rules
     missing = [k for k in REQUIRED_FIELDS if k not in data]
     if missing:
         return f"missing field(s) {', '.join(missing)}"
@@ -197,7 +195,7 @@ def load_records(path: str | Path) -> tuple[list[RecordedGame], list[str]]:
             if why:
                 problems.append(f"{path}, line {line_no}: corrupt, skipped ({why})")
                 continue
-            games.append(RecordedGame(len(games), line_no, upgrade_record(data)))
+            games.append(RecordedGame(len(games), line_no, data))
     ids = [g.data.get("index") for g in games]
     if games and all(isinstance(i, int) and not isinstance(i, bool) for i in ids) and len(set(ids)) == len(ids):
         for g in games:
@@ -212,7 +210,7 @@ def replay_states(game: RecordedGame) -> tuple[list[GameState], list[int]]:
     Raises :class:`ReplayError` naming the move number (from 1) and the action when the
     record's deal or one of its actions is impossible.
     """
-    data = upgrade_record(game.data)
+    data = game.data
     try:
         rules = rules_of_record(data, "the record")
         state = new_game(hands=data["hands"], stock=data["stock"], first=data["first"], rules=rules)

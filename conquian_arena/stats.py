@@ -463,87 +463,56 @@ def _score_of(game: dict[str, Any], label: str) -> float:
     return 1.0 if game["winner_label"] == label else 0.0
 
 
-def summarize(
-    games: list[dict[str, Any]],
-    config: dict[str, Any],
-    confidence: float = 0.95,
-    bootstrap: int = 1000,
-    bt_prior: float = 1.0,
-    anchor: str | None = None,
-) -> dict[str, Any]:
-    """All statistics of a finished tournament from its games.jsonl objects (any order)."""
-    labels = config["labels"]
-    index = {label: i for i, label in enumerate(labels)}
-    k = len(labels)
-    unit = "deals (seat-swapped game pairs)" if config["duplicate"] else "games"
-    games = sorted(games, key=lambda g: g["index"])
-    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for g in games:
-        by_pair[(g["pair"][0], g["pair"][1])].append(g)
+def _pair_row(a: str, b: str, pair_games: list[dict[str, Any]], confidence: float, unit: str) -> dict[str, Any]:
+    """One pair's row of ``summary.json``'s ``pairs``: A's record, score, stakes, game lengths,
+    failures (``pair_games`` sorted by deal and swap here, in place)."""
+    pair_games.sort(key=lambda g: (g["deal"], g["swap"]))
+    scores_a = np.array([_score_of(g, a) for g in pair_games])
+    deals = np.array([g["deal"] for g in pair_games])
+    unique_deals = np.unique(deals)
+    unit_scores = np.array([scores_a[deals == d].mean() for d in unique_deals])
+    score = score_interval(unit_scores, confidence, unit)
+    outcomes = [0 if s == 0.5 else (1 if s == 1.0 else -1) for s in scores_a]
+    stake = stake_results(outcomes, confidence)
+    moves = np.array([g["moves"] for g in pair_games], dtype=float)
+    fails = {label: dict.fromkeys(FAILURE_KINDS, 0) for label in (a, b)}
+    for g in pair_games:
+        if g["failure"]:
+            fails[g["seats"][g["failure"]["seat"]]][g["failure"]["kind"]] += 1
+    wins, draws = int(np.sum(scores_a == 1.0)), int(np.sum(scores_a == 0.5))
+    first_score = [1.0 - s if g["swap"] else s for g, s in zip(pair_games, scores_a, strict=True)]
+    return {
+        "a": a,
+        "b": b,
+        "games": len(pair_games),
+        "units": len(unique_deals),
+        "wins": wins,
+        "draws": draws,
+        "losses": len(pair_games) - wins - draws,
+        "score": score.estimate,
+        "score_low": score.low,
+        "score_high": score.high,
+        "score_method": score.method,
+        "draw_rate": draws / len(pair_games),
+        # share of the decided games that A won (the usual figure when draws are common)
+        "decided_win_rate": wins / decided if (decided := len(pair_games) - draws) else math.nan,
+        "stake_mean": stake["mean"] if stake["meaningful"] != "nothing" else math.nan,
+        "stake_low": stake["low"] if stake["meaningful"] == "mean and interval" else math.nan,
+        "stake_high": stake["high"] if stake["meaningful"] == "mean and interval" else math.nan,
+        "stake_total": stake["total"],
+        "stake_max": stake["max_stake"],
+        "stake_method": stake["method"],
+        "stake_note": stake["note"],
+        "moves_mean": float(moves.mean()),
+        "moves_sd": float(moves.std(ddof=1)) if len(moves) > 1 else 0.0,
+        "seat0_score": float(np.mean(first_score)),
+        "failures": fails,
+    }
 
-    pairs_out = []
-    points = np.zeros((k, k))
-    units = max(g["deal"] for g in games) + 1
-    unit_points = np.zeros((units, k, k))
-    for (a, b), pair_games in by_pair.items():
-        pair_games.sort(key=lambda g: (g["deal"], g["swap"]))
-        scores_a = np.array([_score_of(g, a) for g in pair_games])
-        deals = np.array([g["deal"] for g in pair_games])
-        unique_deals = np.unique(deals)
-        unit_scores = np.array([scores_a[deals == d].mean() for d in unique_deals])
-        score = score_interval(unit_scores, confidence, unit)
-        outcomes = [0 if s == 0.5 else (1 if s == 1.0 else -1) for s in scores_a]
-        stake = stake_results(outcomes, confidence)
-        moves = np.array([g["moves"] for g in pair_games], dtype=float)
-        fails = {label: dict.fromkeys(FAILURE_KINDS, 0) for label in (a, b)}
-        for g in pair_games:
-            if g["failure"]:
-                fails[g["seats"][g["failure"]["seat"]]][g["failure"]["kind"]] += 1
-        wins, draws = int(np.sum(scores_a == 1.0)), int(np.sum(scores_a == 0.5))
-        first_score = [1.0 - s if g["swap"] else s for g, s in zip(pair_games, scores_a, strict=True)]
-        pairs_out.append(
-            {
-                "a": a,
-                "b": b,
-                "games": len(pair_games),
-                "units": len(unique_deals),
-                "wins": wins,
-                "draws": draws,
-                "losses": len(pair_games) - wins - draws,
-                "score": score.estimate,
-                "score_low": score.low,
-                "score_high": score.high,
-                "score_method": score.method,
-                "draw_rate": draws / len(pair_games),
-                # share of the decided games that A won (the usual figure when draws are common)
-                "decided_win_rate": wins / decided if (decided := len(pair_games) - draws) else math.nan,
-                "stake_mean": stake["mean"] if stake["meaningful"] != "nothing" else math.nan,
-                "stake_low": stake["low"] if stake["meaningful"] == "mean and interval" else math.nan,
-                "stake_high": stake["high"] if stake["meaningful"] == "mean and interval" else math.nan,
-                "stake_total": stake["total"],
-                "stake_max": stake["max_stake"],
-                "stake_method": stake["method"],
-                "stake_note": stake["note"],
-                "moves_mean": float(moves.mean()),
-                "moves_sd": float(moves.std(ddof=1)) if len(moves) > 1 else 0.0,
-                "seat0_score": float(np.mean(first_score)),
-                "failures": fails,
-            }
-        )
-        ia, ib = index[a], index[b]
-        points[ia, ib] += scores_a.sum()
-        points[ib, ia] += len(scores_a) - scores_a.sum()
-        np.add.at(unit_points[:, ia, ib], deals, scores_a)
-        np.add.at(unit_points[:, ib, ia], deals, 1.0 - scores_a)
 
-    anchor_index = None
-    if anchor is not None:
-        if anchor not in index:
-            raise ValueError(f"--anchor {anchor!r} is not one of the bots {labels}")
-        anchor_index = index[anchor]
-    elo = bradley_terry(points, bt_prior, anchor_index) * ELO_PER_LOGIT
-    low, high, failed = bootstrap_ratings(unit_points, bootstrap, bt_prior, anchor_index, confidence, config["seed"])
-
+def _bot_tallies(games: list[dict[str, Any]], labels: list[str]) -> tuple[dict, dict, dict, dict]:
+    """Each bot's record, failures and thinking time over ``games``; seat 0's score and each bot's
+    scores by deal."""
     per_bot = {
         label: {
             "games": 0,
@@ -576,6 +545,50 @@ def summarize(
             per_bot[label][g["failure"]["kind"]] += 1
             if per_bot[label]["example_failure"] is None:
                 per_bot[label]["example_failure"] = {"index": g["index"], **g["failure"]}
+    return per_bot, timing, first_by_deal, bot_units
+
+
+def summarize(
+    games: list[dict[str, Any]],
+    config: dict[str, Any],
+    confidence: float = 0.95,
+    bootstrap: int = 1000,
+    bt_prior: float = 1.0,
+    anchor: str | None = None,
+) -> dict[str, Any]:
+    """All statistics of a finished tournament from its games.jsonl objects (any order)."""
+    labels = config["labels"]
+    index = {label: i for i, label in enumerate(labels)}
+    k = len(labels)
+    unit = "deals (seat-swapped game pairs)" if config["duplicate"] else "games"
+    games = sorted(games, key=lambda g: g["index"])
+    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for g in games:
+        by_pair[(g["pair"][0], g["pair"][1])].append(g)
+
+    pairs_out = []
+    points = np.zeros((k, k))
+    units = max(g["deal"] for g in games) + 1
+    unit_points = np.zeros((units, k, k))
+    for (a, b), pair_games in by_pair.items():
+        pairs_out.append(_pair_row(a, b, pair_games, confidence, unit))  # sorts pair_games
+        scores_a = np.array([_score_of(g, a) for g in pair_games])
+        deals = np.array([g["deal"] for g in pair_games])
+        ia, ib = index[a], index[b]
+        points[ia, ib] += scores_a.sum()
+        points[ib, ia] += len(scores_a) - scores_a.sum()
+        np.add.at(unit_points[:, ia, ib], deals, scores_a)
+        np.add.at(unit_points[:, ib, ia], deals, 1.0 - scores_a)
+
+    anchor_index = None
+    if anchor is not None:
+        if anchor not in index:
+            raise ValueError(f"--anchor {anchor!r} is not one of the bots {labels}")
+        anchor_index = index[anchor]
+    elo = bradley_terry(points, bt_prior, anchor_index) * ELO_PER_LOGIT
+    low, high, failed = bootstrap_ratings(unit_points, bootstrap, bt_prior, anchor_index, confidence, config["seed"])
+
+    per_bot, timing, first_by_deal, bot_units = _bot_tallies(games, labels)
     ratings, widened = [], []
     for label, i in index.items():
         bot = per_bot[label]

@@ -87,7 +87,7 @@ _process: _Process | None = None
 def setup(spec_of: dict[str, str | Agent], bot_seed_of: dict[str, int], rules: Rules) -> None:
     """Set this process up for a tournament: bots by label (``spec_of``), built lazily with
     the seeds ``bot_seed_of``, playing by ``rules`` (:class:`conquian_env.rules.Rules`).  Bots built before are dropped.
-    A bot object in ``spec_of`` (training's policy, :func:`conquian_arena.tournament.play_pair`)
+    A bot object in ``spec_of`` (training's policy, :func:`conquian_arena.pair.play_pair`)
     plays as it is, reset before every game like the others."""
     global _process
     _process = _Process(spec_of, bot_seed_of, rules)

@@ -36,7 +36,6 @@ __all__ = [
     "from_arguments",
     "resolve",
     "rules_of_record",
-    "upgrade_record",
 ]
 
 
@@ -144,28 +143,10 @@ def resolve(rules: Rules | Mapping[str, Any] | None = None, /, **fields: Any) ->
     return asked
 
 
-#: the key that records and tournament configs written before the rules object held the variant in
-LEGACY_KEY = "forcing"
-
-
-def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (a game record or tournament config, as read) in today's form: an older file's
-    ``forcing`` key becomes ``"rules": {"forcing": value}`` in its place; anything else (one
-    with both keys too) is returned as it is: the checks of what reads it name what is wrong
-    (:func:`rules_of_record` refuses both keys at once)."""
-    if not isinstance(data, dict) or LEGACY_KEY not in data or "rules" in data:
-        return data
-    return {("rules" if k == LEGACY_KEY else k): ({LEGACY_KEY: v} if k == LEGACY_KEY else v) for k, v in data.items()}
-
-
 def rules_of_record(data: Mapping[str, Any], where: str = "record") -> Rules:
-    """The rules a record or tournament config was played by: its ``rules`` object, or the
-    ``forcing`` flag that records and configs written before the rules object carried."""
+    """The rules a record or tournament config was played by: its ``rules`` object."""
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} must be a JSON object, got {type(data).__name__}")
-    if "rules" in data and LEGACY_KEY in data:
-        raise ValueError(f"{where} holds both 'rules' and the older '{LEGACY_KEY}' (a record has one of them)")
-    data = upgrade_record(dict(data))
     if "rules" not in data:
         raise ValueError(f"{where}: missing field 'rules'")
     return Rules.from_dict(data["rules"], f"{where}: 'rules'")

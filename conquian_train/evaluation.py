@@ -9,7 +9,7 @@ from agents.base import Agent
 from agents.networks.batched import BatchPolicy
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.scorer.scorer import ActionScorer, ScorerAgent
-from conquian_arena.tournament import pair_score, play_pair
+from conquian_arena.pair import pair_score, play_pair
 from conquian_env.rules import STANDARD, Rules
 
 from .run import RunFolder, plot_learning_curve
@@ -38,7 +38,7 @@ class ScorerModel:
 def evaluate_policy(policy: NumpyPolicy, spec: str, games: int, seed: int, *, rules: Rules = STANDARD,
                     batched: bool = True, jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """The deterministic policy against the bot ``spec`` on the duplicate deals of ``conquian-evaluate
-    --seed SEED`` (:func:`conquian_arena.tournament.play_pair`; ``batched``: on the batched engine
+    --seed SEED`` (:func:`conquian_arena.pair.play_pair`; ``batched``: on the batched engine
     where ``spec`` has a batched form; ``rules``: the games' :class:`~conquian_env.rules.Rules`), as W/D/L and the
     score with its interval over deals."""
     learner, learner_batch = PolicyAgent(policy, deterministic=True), BatchPolicy(policy, deterministic=True)

@@ -12,6 +12,7 @@ is done in a :class:`RunFolder`.
 from __future__ import annotations
 
 import contextlib
+import copy
 import csv
 import hashlib
 import json
@@ -97,13 +98,12 @@ class RunFolder:
     """
 
     def __init__(self, out: str | Path, recipe: dict[str, Any] | None = None,
-                 echo: Callable[[str], Any] | None = None):  # fmt: skip
+                 echo: Callable[[str], Any] | None = None, start: dict[str, Any] | None = None):  # fmt: skip
+        """``start``: the recipe's own keys of the state at the run's beginning (e.g. :data:`PPO_START`)."""
         self.out = Path(out)
         self.echo = echo  # where a log line goes beside train.log (None: standard error, time-stamped)
-        self.state: dict[str, Any] = {
-            "best_score": -1.0, "best_step": None, "next_eval": 0, "next_snapshot": 0, "next_checkpoint": 0,
-            "snapshot_steps": [], "seconds": 0.0,
-        }  # fmt: skip
+        start = copy.deepcopy(start or {})  # its lists grow in place
+        self.state: dict[str, Any] = {"best_score": -1.0, "best_step": None, "seconds": 0.0, **start}
         self.recipe = recipe_hash(recipe) if recipe is not None else None
         self.recipe_settings = recipe
         self.snapshots: list[NumpyPolicy] = []  # the pool's snapshots, newest last (also in the games' pools)
@@ -234,6 +234,8 @@ class RunFolder:
 PPO_STATE: dict[str, str] = {
     "next_eval": "count", "next_snapshot": "count", "next_checkpoint": "count", "snapshot_steps": "list of counts",
 }  # fmt: skip
+#: the PPO recipe's (and self-play's) keys of the state at a run's beginning
+PPO_START: dict[str, Any] = {"next_eval": 0, "next_snapshot": 0, "next_checkpoint": 0, "snapshot_steps": []}
 
 
 def claim_config(out: Path, config: Any, ignore: tuple[str, ...], what: str) -> None:

@@ -308,7 +308,8 @@ class First(Agent):
 
 
 def test_a_bot_declares_its_batched_form_where_it_is_registered(tmp_path, monkeypatch):
-    from agents.batched import PerGameOpponent, make_batch_opponent, play_batch
+    from agents.batched import PerGameOpponent, make_batch_opponent
+    from conquian_arena.batch import play_batch
     from conquian_env.vector import deal_permutation
 
     package = tmp_path / "batchbots"

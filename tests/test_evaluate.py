@@ -23,7 +23,8 @@ from scipy import optimize, stats
 import evaluate
 from agents.base import Agent
 from agents.registry import SpecError
-from conquian_arena import runfiles, tournament
+from conquian_arena import game_lines, runfiles, schedule, tournament
+from conquian_arena.game_lines import ResumeWarning
 from conquian_arena.match import deal_for_seed
 from conquian_arena.record import GameRecord, RecordedGame, replay_states
 from conquian_arena.report import format_summary
@@ -37,7 +38,7 @@ from conquian_arena.stats import (
     t_interval,
     t_quantile,
 )
-from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
+from conquian_arena.tournament import TournamentConfig, run_tournament
 from conquian_env.rules import FORCING, STANDARD, rules_of_record
 
 # --------------------------------------------------------------------------- tiny test bots
@@ -448,7 +449,7 @@ def test_command_line_writes_all_files(tmp_path, capsys):
 
 def test_labels_are_short_and_unique():
     specs = ["random", "random", f"{HERE}:FirstLegalBot", "ppo:models/run1/best.zip,deterministic=false"]
-    assert tournament.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
+    assert schedule.bot_labels(specs) == ["random", "random#2", "FirstLegalBot", "ppo:best.zip,deterministic=false"]
 
 
 def test_games_are_played_deal_by_deal_across_pairs(tmp_path):
@@ -624,7 +625,7 @@ def test_ctrl_c_during_a_parallel_tournament_keeps_every_finished_game(tmp_path)
     config = tournament.config_from_data(json.loads((out / "config.json").read_text()))
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResumeWarning)  # every line is whole and replays
-        assert len(tournament.load_games(path, config)) == len(saved)
+        assert len(game_lines.load_games(path, config)) == len(saved)
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"{len(saved)} of {games} games already played, {games - len(saved)} to play" in done.stderr
@@ -767,8 +768,8 @@ def test_genuine_failures_are_re_played_and_kept_on_a_resume(tmp_path, monkeypat
     failures = [g["index"] for g in read_games(tmp_path) if g["failure"] is not None]
     assert failures
     played = []
-    real_play = tournament.play_task
-    monkeypatch.setattr(tournament, "play_task", lambda task: played.append(task.index) or real_play(task))
+    real_play = game_lines.play_task
+    monkeypatch.setattr(game_lines, "play_task", lambda task: played.append(task.index) or real_play(task))
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResumeWarning)
         resumed = run_tournament(specs, games=4, seed=2, out=tmp_path, jobs=1, **QUICK)
@@ -819,11 +820,11 @@ def test_both_runners_play_a_task_through_the_one_worker(tmp_path):
     run_tournament(specs, games=4, seed=9, out=tmp_path, jobs=1, **QUICK)
     config = tournament.make_config(TournamentConfig(specs=specs, games=4, seed=9))
     spec_of = dict(zip(config["labels"], config["bot_specs"], strict=True))
-    tasks = tournament.make_schedule(config)
+    tasks = schedule.make_schedule(config)
     assert tournament.Task is worker.Task and tournament.play_task is worker.play_task
     rules = config["rules"]  # the rules object, parsed once
-    on_ray = [ray_runner._play_remote(t, spec_of, tournament.bot_seeds(config), rules) for t in tasks]
-    worker.setup(spec_of, tournament.bot_seeds(config), rules)
+    on_ray = [ray_runner._play_remote(t, spec_of, schedule.bot_seeds(config), rules) for t in tasks]
+    worker.setup(spec_of, schedule.bot_seeds(config), rules)
     local = [worker.play_task(t) for t in tasks]
     assert without_timing(local) == without_timing(on_ray) == without_timing(read_games(tmp_path))
 
@@ -841,8 +842,8 @@ def _forged_losses(out: Path, victim: str, keep_check: bool) -> tuple[list[str],
     from conquian_arena.worker import schedule_fields
 
     config = json.loads((out / "config.json").read_text())
-    tasks = tournament.make_schedule(config)
-    names = tournament.bot_names(config)
+    tasks = schedule.make_schedule(config)
+    names = schedule.bot_names(config)
     lines, forged = [], 0
     for text in (out / "games.jsonl").read_text().splitlines():
         obj = json.loads(text)

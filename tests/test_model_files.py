@@ -618,8 +618,8 @@ def test_a_batched_policy_with_overflowing_logits_never_plays_an_illegal_move(de
     pytest.importorskip("torch")
     pytest.importorskip("numba")
     from agents.base import BatchRandom
-    from agents.batched import play_batch
     from agents.networks.batched import BatchPolicy
+    from conquian_arena.batch import play_batch
     from conquian_env.vector import deal_permutation
 
     bot = BatchPolicy(_broken_policy(variant), deterministic=deterministic, seed=2)

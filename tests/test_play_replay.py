@@ -544,7 +544,8 @@ def test_the_arena_modules_import_each_other_without_a_circle():
         visit(module, [])
     # the layers: the person's pieces below the front ends, one worker below both tournament runners
     assert "play" not in graph["pages"] and "play" not in graph["replay"] and "play" not in graph["webplay"]
-    assert {"narration", "human", "human_game"} <= set(graph["webplay"]) & set(graph["play"])
+    assert {"narration", "human", "human_game"} <= set(graph["webgame"]) & set(graph["play"])
+    assert "webgame" in graph["webplay"] and "webplay" not in graph["webgame"]  # the server above its game
     assert "worker" in graph["tournament"] and "worker" in graph["ray_runner"]
     assert "tournament" not in graph["ray_runner"]
 

@@ -204,31 +204,26 @@ def test_the_knobs_of_a_run_are_those_of_its_config_json_before_the_shared_setti
 
 
 @pytest.mark.parametrize("config_class", [TrainConfig, ExItConfig])
-def test_a_run_from_before_the_rules_object_resumes_with_its_recipe_hash(config_class, tmp_path):
-    """A config.json written when the recipes had a ``forcing`` knob resumes on the same rules, and the
-    recipe (whose hash its checkpoint and shards hold) still names each rule field by itself."""
+def test_a_config_reads_its_rules_object_and_the_recipe_names_each_rule_field(config_class, tmp_path):
+    """config.json holds the rules object (a bare ``forcing`` knob is refused by name); the recipe
+    (whose hash its checkpoint and shards hold) names each rule field by itself."""
     from conquian_train.recipes import exit as exit_recipe
     from conquian_train.recipes import ppo as ppo_recipe
 
     recipe = exit_recipe.recipe if config_class is ExItConfig else ppo_recipe.recipe
     written = json.loads(json.dumps(dataclasses.asdict(config_class())))
     assert written.pop("rules") == {"forcing": False}
-    for forcing in (False, True):
-        folder = tmp_path / f"old{forcing}"
-        folder.mkdir()
-        (folder / "config.json").write_text(json.dumps({**written, "forcing": forcing}))
-        config, resumed = recipes.config_from_args(config_class, {"resume": str(folder)}, ())
-        assert resumed and config.rules == Rules(forcing=forcing)
-        made = recipe(config)
-        assert "rules" not in made and made["forcing"] is forcing
-    both = {**written, "forcing": True, "rules": {"forcing": True}}
-    (folder / "config.json").write_text(json.dumps(both))
-    with pytest.raises(ValueError, match="'rules' or the older 'forcing', not both"):
+    folder = tmp_path / "flag"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**written, "forcing": True}))
+    with pytest.raises(ValueError, match="forcing"):
         recipes.config_from_args(config_class, {"resume": str(folder)}, ())
     # a new run's config.json holds the rules object, and --forcing sets it
     args = vars(recipes.parser("x", "", config_class).parse_args(["--forcing"]))
     config, _ = recipes.config_from_args(config_class, args, ())
     assert config.rules == Rules(forcing=True) and knobs.to_dict(config)["rules"] == {"forcing": True}
+    made = recipe(config)
+    assert "rules" not in made and made["forcing"] is True
 
 
 def test_the_training_callbacks_do_not_take_stable_baselines3s_names():

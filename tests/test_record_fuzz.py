@@ -88,13 +88,13 @@ def test_a_single_oversized_number_leaves_the_other_games_of_the_file_readable(t
 
 
 def _resign(server):
-    from conquian_arena.webplay import _RESIGN
+    from conquian_arena.webgame import RESIGN
 
     game = server.game
     snap = game.snapshot()
     while snap["status"] != "your-move":
         snap = game.wait(snap["version"], timeout=10)
-    game.answer(_RESIGN)
+    game.answer(RESIGN)
     game._thread.join(10)
     assert not game._thread.is_alive()
     return game.snapshot()

@@ -1,5 +1,5 @@
 """Fuzzing the resume of a tournament: random fields of random lines of a real games.jsonl are
-changed, and no changed line may be kept (:func:`conquian_arena.tournament.load_games`).
+changed, and no changed line may be kept (:func:`conquian_arena.game_lines.load_games`).
 
 Every mutation changes what a line says; those of the timings (``think_time``,
 ``max_think``) are impossible values only, since measured seconds can be checked for
@@ -23,9 +23,10 @@ import numpy as np
 import pytest
 
 from agents.base import Agent
-from conquian_arena import runfiles, tournament
+from conquian_arena import game_lines, runfiles, schedule, tournament
+from conquian_arena.game_lines import ResumeWarning
 from conquian_arena.record import RecordedGame, replay_states
-from conquian_arena.tournament import ResumeWarning, run_tournament
+from conquian_arena.tournament import run_tournament
 from tests.test_evaluate import signed_as_the_run
 
 HERE = "python:tests.test_resume_fuzz"
@@ -215,7 +216,7 @@ def fuzz(tmp_path: Path, rounds: int, games: int, seed: int) -> int:
     """``rounds`` resumes of a copy of a played tournament, each with 1 to 3 changed lines."""
     original, config = _played(tmp_path / "played", games, seed)
     by_index = {json.loads(x)["index"]: x for x in original}
-    names = tournament.bot_names(config)
+    names = schedule.bot_names(config)
     rng = random.Random(seed)
     changed_total = 0
     for round_no in range(rounds):
@@ -234,7 +235,7 @@ def fuzz(tmp_path: Path, rounds: int, games: int, seed: int) -> int:
         where = f"round {round_no} (seed {seed}): " + "; ".join(f"line {i + 1}: {w}" for i, w in changed.items())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResumeWarning)
-            good = tournament.load_games(folder / "games.jsonl", config, names)
+            good = game_lines.load_games(folder / "games.jsonl", config, names)
         kept = (folder / "games.jsonl").read_text().splitlines()
         # nothing changed is kept: every kept line is its game's original, byte for byte
         assert all(by_index[json.loads(x)["index"]] == x for x in kept), where

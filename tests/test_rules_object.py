@@ -15,9 +15,10 @@ import pytest
 
 import conquian_env
 from conquian_arena import runfiles
+from conquian_arena.game_lines import ResumeWarning
 from conquian_arena.match import deal_for_seed, play_game
 from conquian_arena.record import GameRecord, check_record, load_records, replay_states
-from conquian_arena.tournament import ResumeWarning, TournamentConfig, run_tournament
+from conquian_arena.tournament import TournamentConfig, run_tournament
 from conquian_env.game import new_game
 from conquian_env.rules import (
     FLAG_BITS,
@@ -28,7 +29,6 @@ from conquian_env.rules import (
     from_arguments,
     resolve,
     rules_of_record,
-    upgrade_record,
 )
 from conquian_env.wrappers import SingleAgentEnv
 
@@ -166,12 +166,7 @@ def test_add_arguments_makes_one_flag_per_field():
     assert "play the forcing variant" in both.format_help()
 
 
-# --------------------------------------------------------------------------- files written before
-
-
-def _old_form(data: dict) -> dict:
-    """``data`` as it was written before the rules object: ``"forcing": flag`` where ``rules`` is."""
-    return {("forcing" if k == "rules" else k): (v["forcing"] if k == "rules" else v) for k, v in data.items()}
+# --------------------------------------------------------------------------- records and folders
 
 
 def _a_record(forcing: bool, seed: int = 4) -> GameRecord:
@@ -182,102 +177,36 @@ def _a_record(forcing: bool, seed: int = 4) -> GameRecord:
     return play_game(bots, hands=hands, stock=stock, rules=Rules(forcing=forcing))
 
 
-def test_upgrade_record_puts_rules_where_the_flag_was():
-    old = {"hands": [], "first": 0, "forcing": True, "players": ["a", "b"]}
-    assert upgrade_record(old) == {"hands": [], "first": 0, "rules": {"forcing": True}, "players": ["a", "b"]}
-    assert list(upgrade_record(old)) == ["hands", "first", "rules", "players"]  # the same place
-    assert old["forcing"] is True  # the argument is left as it was
-    new = {"rules": {"forcing": False}}
-    assert upgrade_record(new) is new and upgrade_record([1]) == [1]
-    assert rules_of_record(old) == FORCING and rules_of_record({"rules": {}}) == STANDARD
+def test_a_record_reads_its_rules_object_and_nothing_else():
+    assert rules_of_record({"rules": {"forcing": True}}) == FORCING and rules_of_record({"rules": {}}) == STANDARD
     with pytest.raises(ValueError, match="record: missing field 'rules'"):
-        rules_of_record({"first": 0})
-    with pytest.raises(ValueError, match="holds both 'rules' and the older 'forcing'"):
-        rules_of_record({"rules": {"forcing": False}, "forcing": True})  # which one? neither is guessed
+        rules_of_record({"first": 0, "forcing": True})  # a bare flag is not the rules
     with pytest.raises(ValueError, match="forcing must be true or false"):
-        rules_of_record({"forcing": "yes"})
+        rules_of_record({"rules": {"forcing": "yes"}})
 
 
-@pytest.mark.parametrize("forcing", [False, True])
-def test_an_old_record_loads_and_replays_by_its_rules(tmp_path, forcing):
-    record = _a_record(forcing)
-    old = _old_form(record.to_dict())
-    assert "rules" not in old and old["forcing"] is forcing
-    assert check_record(old) is None
-    again = GameRecord.from_dict(old)
-    assert again.rules == Rules(forcing=forcing) and again.to_dict() == record.to_dict()
-    assert [s.to_dict() for s in again.replay()] == [s.to_dict() for s in record.replay()]
-    # an old games file (conquian-play --save, a tournament's lines) beside a new record
-    path = tmp_path / "games.jsonl"
-    path.write_text(json.dumps(old) + "\n" + json.dumps(record.to_dict()) + "\n")
-    games, problems = load_records(path)
-    assert problems == [] and len(games) == 2
-    old_states, _ = replay_states(games[0])
-    new_states, _ = replay_states(games[1])
-    assert old_states[-1].to_dict() == new_states[-1].to_dict() and old_states[-1].rules == Rules(forcing=forcing)
-
-
-def test_a_record_with_both_keys_or_a_bad_flag_is_reported_not_guessed(tmp_path):
-    data = _a_record(False).to_dict()
-    both = {**data, "forcing": True}
-    assert "holds both 'rules' and the older 'forcing'" in check_record(both)
-    with pytest.raises(ValueError, match="holds both"):
-        GameRecord.from_dict(both)
-    assert "forcing must be true or false" in check_record({**_old_form(data), "forcing": 1})
+def test_a_record_without_rules_or_with_bad_ones_is_reported_not_guessed(tmp_path):
+    data = _a_record(True).to_dict()
+    flag = {("forcing" if k == "rules" else k): (True if k == "rules" else v) for k, v in data.items()}
+    assert "missing field(s) rules" in check_record(flag)
+    with pytest.raises(ValueError, match=r"lacks field\(s\) \['rules'\]"):
+        GameRecord.from_dict(flag)
+    assert "forcing must be true or false" in check_record({**data, "rules": {"forcing": 1}})
     assert "unknown rule(s) jokers" in check_record({**data, "rules": {"jokers": True}})
     path = tmp_path / "games.jsonl"
-    path.write_text(json.dumps(both) + "\n")
+    path.write_text(json.dumps(flag) + "\n" + json.dumps(data) + "\n")
     games, problems = load_records(path)
-    assert games == [] and "corrupt, skipped" in problems[0] and "holds both" in problems[0]
-
-
-def _to_old_folder(out: Path, keep: int) -> None:
-    """Rewrite the tournament folder ``out`` as it was written before the rules object (a
-    ``forcing`` flag in config.json and every games.jsonl line, the lines signed with the folder's
-    key), keeping its first ``keep`` games: a folder an older version left, killed mid-run."""
-    config = json.loads((out / "config.json").read_text())
-    config["options"] = _old_form(config["options"])
-    (out / "config.json").write_text(json.dumps(_old_form(config), indent=2) + "\n")
-    key = runfiles.read_key(out)
-    lines = []
-    for text in (out / "games.jsonl").read_text().splitlines()[:keep]:
-        obj = json.loads(text)
-        del obj[runfiles.CHECK_FIELD]
-        lines.append(runfiles.sign_line(json.dumps(_old_form(obj)), key))
-    (out / "games.jsonl").write_text("".join(line + "\n" for line in lines))
+    assert len(games) == 1 and "corrupt, skipped" in problems[0] and "rules" in problems[0]
+    states, _ = replay_states(games[0])
+    assert states[-1].rules == FORCING
 
 
 def _games(out: Path) -> list[dict]:
     """A folder's games by index, without timings, their rules as the rules object reads them."""
-    games = [upgrade_record(json.loads(line)) for line in (out / "games.jsonl").read_text().splitlines()]
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     timing = ("think_time", "max_think", "check")
     read = [{k: v for k, v in g.items() if k not in timing} | {"rules": Rules.from_dict(g["rules"])} for g in games]
     return sorted(read, key=lambda g: g["index"])
-
-
-def test_an_old_tournament_folder_resumes_to_the_same_games(tmp_path):
-    specs = ["greedy", "random"]
-    whole, old = tmp_path / "whole", tmp_path / "old"
-    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, rules=FORCING, out=whole, jobs=1, **QUICK))
-    run_tournament(TournamentConfig(specs=specs, games=6, seed=3, rules=FORCING, out=old, jobs=1, **QUICK))
-    _to_old_folder(old, keep=4)
-    assert "forcing" in json.loads((old / "config.json").read_text())
-    assert all('"forcing": true' in line for line in (old / "games.jsonl").read_text().splitlines())
-    # resumed by today's code: the 4 old games are kept, 2 played
-    run_tournament(specs, games=6, seed=3, rules=FORCING, out=old, jobs=1, **QUICK)
-    assert not (old / "games.rejected.txt").exists(), "an old line was taken for a bad one"
-    lines = (old / "games.jsonl").read_text().splitlines()
-    assert len(lines) == 6 and sum('"rules"' not in line for line in lines) == 4  # old lines kept as written
-    assert _games(old) == _games(whole)  # the same games as a run that was never stopped
-    assert json.loads((old / "config.json").read_text())["rules"] == FORCING.to_dict()  # rewritten in today's form
-
-
-def test_an_old_tournament_folder_is_not_resumed_with_other_rules(tmp_path):
-    out = tmp_path / "old"
-    run_tournament(TournamentConfig(specs=["greedy", "random"], games=2, seed=3, rules=FORCING, out=out, **QUICK))
-    _to_old_folder(out, keep=2)
-    with pytest.raises(ValueError, match=r"different tournament \(rules: folder has \{'forcing': True\}"):
-        run_tournament(["greedy", "random"], games=2, seed=3, out=out, jobs=1, **QUICK)
 
 
 def _without_field(out: Path, name: str, keep: int, extra: dict | None = None) -> None:

@@ -298,6 +298,7 @@ def test_an_edited_config_is_refused(recipe, key, value, reference, tmp_path, ca
     [
         ("exit", "round", "x", "round is 'x', expected a count"),
         ("exit", "pending_eval", -1, "pending_eval is -1, expected a count or null"),
+        ("exit", "next_eval", 0, "unknown keys ['next_eval']"),  # the PPO recipe's counter is not expert iteration's
         ("ppo", "next_eval", 1.5, "next_eval is 1.5, expected a count"),
         ("ppo", "snapshot_steps", ["a"], "snapshot_steps is ['a'], expected a list of counts"),
         ("ppo", "files", {"eval.csv": 3}, "files is {'eval.csv': 3}, expected files"),

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conquian_arena.tournament import ResumeWarning, run_tournament
+from conquian_arena.game_lines import ResumeWarning
+from conquian_arena.tournament import run_tournament
 
 from .kill_hook import KILLED, KNOBS, SPECS, Hook
 

@@ -383,8 +383,8 @@ def test_searching_teacher_gives_soft_targets_and_dagger_rounds(tmp_path):
 
 def test_shipped_model_beats_random():
     """The shipped model is no random policy (the full measurement is in the README)."""
+    from conquian_arena.schedule import short_name
     from conquian_arena.stats import score_interval
-    from conquian_arena.tournament import short_name
 
     bot, rnd = make_agent("ppo"), make_agent("random", seed=5)
     scores = []
@@ -502,8 +502,8 @@ def test_evaluation_at_a_seed_plays_the_games_of_conquian_evaluate_at_that_seed(
     """train.py's evaluation at eval_seed S deals what ``conquian-evaluate MODEL greedy --seed S``
     deals, seat for seat (one schedule, one seed derivation), so the deterministic policy and
     greedy play the very same games there, on the batched engine or game by game."""
+    from conquian_arena.pair import play_pair
     from conquian_arena.tournament import main as evaluate_main
-    from conquian_arena.tournament import play_pair
 
     seed, games, model = 1_000_003, 40, tiny_run / "final.zip"
     out = tmp_path / "t"

@@ -156,8 +156,8 @@ def test_sb3_vec_env_trains_maskable_ppo():
 
 def test_play_batch_matches_the_one_game_loop_for_deterministic_bots():
     from agents import make_agent
-    from agents.batched import play_batch
     from agents.greedy.batched import BatchGreedy
+    from conquian_arena.batch import play_batch
     from conquian_arena.match import deal_for_seed, play_game
     from conquian_env.vector import deal_permutation
 

@@ -513,7 +513,7 @@ def test_play_api_needs_the_page_token_and_a_local_host(play_server):
 def test_the_web_human_is_an_agent_played_by_the_one_game_loop(play_server):
     from agents.base import Agent
     from conquian_arena import match
-    from conquian_arena.webplay import WebHumanAgent
+    from conquian_arena.webgame import WebHumanAgent
 
     assert issubclass(WebHumanAgent, Agent)
     server, _ = play_server("random", seed=4)
@@ -534,13 +534,13 @@ def _frames(thread):
 
 
 def _resign_and_deal_again(server):
-    from conquian_arena.webplay import _RESIGN
+    from conquian_arena.webgame import RESIGN
 
     game = server.game
     snap = game.snapshot()
     while snap["status"] != "your-move":
         snap = game.wait(snap["version"], timeout=5)
-    game.answer(_RESIGN)
+    game.answer(RESIGN)
     game._thread.join(5)
     assert game.over
     return server.new_game()

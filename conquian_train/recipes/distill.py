@@ -319,7 +319,6 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     from ..scorer_fit import candidate_scores, fit_epoch, network_layers, regret, scorer_network
 
     run = RunFolder(out, recipe_knobs(config, FIT_PROCESS_KNOBS), echo=log)
-    run.state = {"best_score": -1.0, "best_step": None, "seconds": 0.0}
     saved = run.open_checkpoint(FIT_STATE)  # a killed swap finished, partial files gone, tables cut to it
     torch.set_num_threads(config.torch_threads)
     t0 = time.perf_counter()

@@ -72,7 +72,7 @@ from ..envs import make_vec_env
 from ..evaluation import Evaluator, ScorerModel, model_suffix
 from ..imitation import ImitationData, ImitationSettings, fit_imitation, play_recorded
 from ..policy_files import check_same_layout, restore_checkpoint
-from ..run import PPO_STATE, RunFolder, RunFolderError
+from ..run import RunFolder, RunFolderError
 from ..scorer_fit import ScorerSettings, fit_scorer, initial_scorer
 from ..seeding import EXIT_ANALYSIS, EXIT_GAMES
 from ..settings import RunSettings, recipe_knobs
@@ -248,10 +248,9 @@ def play_and_label(student: Agent, config: ExItConfig, round_: int, chunk: int) 
 # --------------------------------------------------------------------------- the loop
 
 
-#: expert iteration's keys of ``state.json`` (beside :data:`conquian_train.run.COMMON_STATE`; the PPO
-#: recipe's counters too, which runs written before the two states were told apart hold)
+#: expert iteration's keys of ``state.json`` (beside :data:`conquian_train.run.COMMON_STATE`)
 EXIT_STATE: dict[str, str] = {
-    **PPO_STATE, "round": "count", "labels": "count", "pending_eval": "count or null", "round_times": "object",
+    "round": "count", "labels": "count", "pending_eval": "count or null", "round_times": "object",
 }  # fmt: skip
 #: the knobs a resume may change; the rest of ``config.json`` is the run's recipe
 MAY_CHANGE = ("rounds", "torch_threads", "workers", "eval_start")
@@ -281,10 +280,9 @@ class ExItRun:
 
         c = self.config = config
         torch.set_num_threads(c.torch_threads)
-        self.run = RunFolder(c.out, recipe(c))
+        self.run = RunFolder(c.out, recipe(c), start={"round": 0, "labels": 0})
         self.run.out.mkdir(parents=True, exist_ok=True)
         (self.run.out / "labels").mkdir(exist_ok=True)
-        self.run.state.update(round=0, labels=0)
         if c.network == "scorer":
             self.model: Any = ScorerModel()
         else:

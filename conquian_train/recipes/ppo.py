@@ -67,7 +67,7 @@ from ..evaluation import Evaluator
 from ..imitation import ImitationSettings
 from ..policy_files import export_model
 from ..pool import parse_pool
-from ..run import PPO_STATE, RunFolder, RunFolderError
+from ..run import PPO_START, PPO_STATE, RunFolder, RunFolderError
 from ..seeding import PPO_SEGMENT
 from ..settings import RunSettings, recipe_knobs
 from ..warm_start import WarmStart, warm_start
@@ -237,7 +237,7 @@ def train_ppo(config: Any, resume: bool = False) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
 
-    c, run = config, RunFolder(config.out, recipe(config))
+    c, run = config, RunFolder(config.out, recipe(config), start=PPO_START)
     torch.set_num_threads(c.torch_threads)
     run.out.mkdir(parents=True, exist_ok=True)
     if not resume:  # said first, not after the warm start

@@ -66,7 +66,7 @@ from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator
 from ..pool import parse_pool
-from ..run import RunFolder, RunFolderError, plot_learning_curve
+from ..run import PPO_START, RunFolder, RunFolderError, plot_learning_curve
 from ..seeding import SELFPLAY_SEGMENT
 from ..settings import RunSettings, recipe_knobs
 from . import Recipe, parser, run_recipe
@@ -143,9 +143,9 @@ SELFPLAY_STATE = {"next_eval": "count", "next_snapshot": "count", "next_checkpoi
 
 def duplicate_score(a: Any, b: Any, games: int, seed: int, rules: Any) -> dict[str, Any]:
     """Two batched bots on ``games // 2`` deals from ``seed``, each deal played twice with the seats
-    swapped: A's W/D/L and score with its 95% interval over deals (:func:`conquian_arena.tournament.pair_score`)."""
-    from agents.batched import play_batch
-    from conquian_arena.tournament import pair_score
+    swapped: A's W/D/L and score with its 95% interval over deals (:func:`conquian_arena.pair.pair_score`)."""
+    from conquian_arena.batch import play_batch
+    from conquian_arena.pair import pair_score
 
     deals = np.random.default_rng(seed).permuted(np.tile(np.arange(40), (games // 2, 1)), axis=1)
     seats = np.tile([0, 1], games // 2)
@@ -193,7 +193,7 @@ class SelfPlayRun:
         c = self.config = config
         # with overlap the update and the rollout run side by side, each on its share of the threads
         torch.set_num_threads(max(1, c.torch_threads // 2) if c.overlap else c.torch_threads)
-        self.run = RunFolder(c.out, recipe(c))
+        self.run = RunFolder(c.out, recipe(c), start=PPO_START)
         bf16 = c.precision == "bf16" or (c.precision == "auto" and c.device == "cpu" and cpu_has_bf16())
         settings = UpdateSettings(c.minibatch, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
                                   c.gae_lambda)  # fmt: skip
