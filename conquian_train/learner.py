@@ -28,13 +28,6 @@ try:
 except ImportError as err:  # torch: installed by the user (docs: "PyTorch")
     raise missing(err, "conquian_train.learner (the self-play learner)") from None
 from conquian_env.actions import NUM_ACTIONS
-from conquian_env.extras import missing
-
-try:
-    import torch
-    from torch import nn
-except ImportError as err:
-    raise missing(err, "conquian_train.learner (the self-play learner)") from None
 from conquian_env.observation import OBS_SIZE
 
 from .rollout import HIDDEN_SIZE, SeatRollout

@@ -16,8 +16,9 @@ from agents.registry import KNOWN_BOTS, make_agent
 from agents.scorer.scorer import ActionScorer, ScorerAgent
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
 
-#: kinds that need something outside the package to be built (a user's class or program, Ray's RLlib)
-NEEDS_MORE = {"python", "exec", "rllib"}
+#: kinds that need something outside the package to be built (a user's class, Ray's RLlib; an exec bot gets a
+#: program written here)
+NEEDS_MORE = {"python", "rllib"}
 
 
 def _kinds() -> list[str]:
