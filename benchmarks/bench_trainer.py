@@ -86,7 +86,7 @@ def main() -> None:
     ap.add_argument("--ppo-seconds", type=float, default=60.0, help="timed seconds of the SB3 recipe (0: skip it)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads of the self-play trainer")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    ap.add_argument("--hidden", default="256,256", help="hidden widths of the self-play network")
+    ap.add_argument("--hidden", default="128,128", help="hidden widths of the self-play network")
     ap.add_argument("--num-games", type=int, default=4096)
     ap.add_argument("--no-overlap", action="store_true", help="the update after the rollout, not beside the next")
     a = ap.parse_args()

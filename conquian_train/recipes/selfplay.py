@@ -82,7 +82,7 @@ class SelfPlayConfig(RunSettings):
     eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=2)
     num_games: int = knob(4096, "games played at once", low=2)
     horizon: int = knob(32, "steps of every game per rollout (one update per rollout)", low=1)
-    hidden: tuple[int, ...] = knob((256, 256), "widths of the network's hidden ReLU layers")
+    hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
     minibatch: int = knob(8192, "rows per gradient step (one epoch over each rollout)", low=2)
