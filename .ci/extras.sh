@@ -59,6 +59,12 @@ for kind, info in KNOWN_BOTS.items():
     if kind == "python":
         continue
     spec = kind if info.positional is None or info.positional.startswith("[") else f"{kind}:no-such-file"
+    if kind == "exec":  # a program in any language needs no extra: one that plays the first legal action
+        program = Path("first_legal.py").resolve()
+        program.write_text(f"#!{sys.executable}\nimport json, sys\nfor line in sys.stdin:\n    msg = json.loads(line)\n"
+                           "    if msg['type'] == 'act':\n        print(msg['legal'][0], flush=True)\n")
+        program.chmod(0o755)
+        spec = f"exec:{program}"
     argv = [str(bin_dir / "conquian-evaluate"), spec, "greedy", "--games", "2", "--no-plot", "--out", f"t-{kind}"]
     told[spec] = run(f"conquian-evaluate {spec}", argv, f"bot spec {spec!r}")
     print(f"{spec:24} {told[spec] or 'plays'}")
