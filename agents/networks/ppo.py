@@ -181,6 +181,17 @@ def stamp_model(model: Any, features: str) -> None:
     setattr(model, STAMP_KEY, feature_set(features).stamp())
 
 
+def batch_form(kind: str, load: Any, params: dict[str, Any], seed: int | None) -> Any:
+    """The batched form of a policy bot of ``kind`` (:class:`agents.networks.batched.BatchPolicy`): its
+    spec's parameters checked (``deterministic`` and ``seed`` only), then the policy ``load()``-ed."""
+    from .batched import BatchPolicy
+
+    unknown = set(params) - {"deterministic", "seed"}
+    if unknown:
+        raise ValueError(f"{kind} takes the parameters deterministic and seed, got {sorted(unknown)}")
+    return BatchPolicy(load(), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params)
+
+
 class PolicyAgent(Agent):
     """Plays a :class:`NumpyPolicy` with the mask: argmax, or sampled when not deterministic."""
 
@@ -559,12 +570,4 @@ class PPOAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from .batched import BatchPolicy
-
-        unknown = set(params) - {"deterministic", "seed"}
-        if unknown:
-            raise ValueError(f"ppo takes the parameters deterministic and seed, got {sorted(unknown)}")
-        file = DEFAULT_MODEL if path is None else Path(path)
-        return BatchPolicy(
-            load_policy(file), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params
-        )
+        return batch_form("ppo", lambda: load_policy(DEFAULT_MODEL if path is None else Path(path)), params, seed)

@@ -36,7 +36,7 @@ from ..model_files import (
     write_npz,
 )
 from ..params import Flag, bounded
-from .ppo import INPUT_BOUND, NumpyPolicy, PolicyAgent
+from .ppo import INPUT_BOUND, NumpyPolicy, PolicyAgent, batch_form
 
 #: the model shipped with the package (``selfplay`` with no path)
 DEFAULT_SELFPLAY = Path(__file__).resolve().parents[1] / "data" / "conquian_selfplay.npz"
@@ -142,10 +142,4 @@ class SelfPlayAgent(PolicyAgent):
 
     @classmethod
     def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        from .batched import BatchPolicy
-
-        unknown = set(params) - {"deterministic", "seed"}
-        if unknown:
-            raise ValueError(f"selfplay takes the parameters deterministic and seed, got {sorted(unknown)}")
-        return BatchPolicy(read_selfplay(_file(path))[0], params.get("deterministic", True), params.get("seed", seed),
-                           fixed_seed="seed" in params)  # fmt: skip
+        return batch_form("selfplay", lambda: read_selfplay(_file(path))[0], params, seed)
