@@ -31,6 +31,7 @@ import warnings
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +48,7 @@ __all__ = [
     "check_weights",
     "open_archive",
     "parse_json",
+    "read_layer_archive",
     "read_member",
     "read_meta",
     "read_npy",
@@ -250,6 +252,46 @@ def read_meta(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, max_bytes:
     if not isinstance(meta, dict):
         raise ModelFileError(f"{where}: its meta is {type(meta).__name__}, expected a JSON object")
     return meta
+
+
+def read_layer_archive(
+    path: Path,
+    where: str,
+    member_cap: Callable[[str], int | None],
+    *,
+    max_layers: int,
+    max_total: int,
+    max_meta: int,
+    max_array: int,
+    made_by: str,
+    what: str,
+    check_meta: Callable[[dict], Any],
+) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], Any]:
+    """The meta and layers of an ``.npz`` of plain arrays (``meta``, ``w0, b0, ... wK, bK``), read as untrusted
+    data: the archive's directory (``member_cap`` per name, at most ``max_layers`` layers, ``max_total``
+    bytes), the strict JSON meta, then ``check_meta(meta)`` (its result is returned third), then each array's
+    header before its data (floats; weights 2-d, biases 1-d).  ``made_by`` names what writes such files,
+    ``what`` the kind of file ("a scorer"), for the errors."""
+    if not path.is_file():
+        raise ModelFileError(f"{where}: no such file (give the .npz that {made_by} wrote)")
+    with open_archive(path, where, "readable .npz of plain arrays") as zf:
+        members = check_archive(zf, where, member_cap, max_members=2 * max_layers + 1, max_total=max_total)
+        if "meta.npy" not in members:
+            raise ModelFileError(f"{where}: no JSON 'meta' string (is it {what} from {made_by}?)")
+        meta = read_meta(zf, members.pop("meta.npy"), where, max_meta)  # strict JSON: a named error
+        checked = check_meta(meta)
+        names = sorted(n[: -len(".npy")] for n in members)
+        count = len(names) // 2
+        if not count or set(names) != {f"{k}{i}" for i in range(count) for k in "wb"}:
+            raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
+        layers = [
+            tuple(
+                read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=max_array, ndims=(n,))
+                for k, n in (("w", 2), ("b", 1))
+            )
+            for i in range(count)
+        ]
+    return meta, layers, checked
 
 
 def _kind_names(kinds: str) -> str:

@@ -26,15 +26,7 @@ from conquian_env.actions import NUM_ACTIONS
 from conquian_env.model_layouts import FEATURE_SETS, feature_set_of_model
 
 from ..catalog import bot
-from ..model_files import (
-    ModelFileError,
-    check_archive,
-    check_weights,
-    open_archive,
-    read_meta,
-    read_npy,
-    write_npz,
-)
+from ..model_files import ModelFileError, check_weights, read_layer_archive, write_npz
 from ..params import Flag, bounded
 from .ppo import INPUT_BOUND, NumpyPolicy, PolicyAgent, batch_form
 
@@ -76,26 +68,16 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
     :class:`~agents.model_files.ModelFileError` (a ``ValueError``) names the file and the fault."""
     path = Path(path)
     where = f"self-play model {str(path)!r}"
-    if not path.is_file():
-        raise ModelFileError(f"{where}: no such file (give the .npz that conquian-train selfplay wrote)")
-    with open_archive(path, where, "readable .npz of plain arrays") as zf:
-        members = check_archive(zf, where, _member_cap, max_members=2 * MAX_LAYERS + 1, max_total=MAX_FILE_BYTES)
-        if "meta.npy" not in members:
-            raise ModelFileError(f"{where}: no JSON 'meta' string (is it a model from conquian-train selfplay?)")
-        meta = read_meta(zf, members.pop("meta.npy"), where, MAX_META_BYTES)
+
+    def check_meta(meta: dict[str, Any]) -> None:
         if meta.get("format") != FORMAT:
             raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        names = sorted(n[: -len(".npy")] for n in members)
-        count = len(names) // 2
-        if not count or set(names) != {f"{k}{i}" for i in range(count) for k in "wb"}:
-            raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
-        layers = [
-            tuple(
-                read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
-                for k, n in (("w", 2), ("b", 1))
-            )  # fmt: skip
-            for i in range(count)
-        ]
+
+    meta, layers, _ = read_layer_archive(
+        path, where, _member_cap, max_layers=MAX_LAYERS, max_total=MAX_FILE_BYTES, max_meta=MAX_META_BYTES,
+        max_array=MAX_ARRAY_BYTES, made_by="conquian-train selfplay", what="a model", check_meta=check_meta,
+    )  # fmt: skip
+    count = len(layers)
     stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash", "pieces") if k in meta}
     try:
         inputs = feature_set_of_model(stamp, int(layers[0][0].shape[1]), where=where)

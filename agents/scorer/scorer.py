@@ -74,11 +74,8 @@ from ..greedy.greedy import GreedyAgent
 from ..model_files import (
     ModelFileError,
     best_legal,
-    check_archive,
     check_weights,
-    open_archive,
-    read_meta,
-    read_npy,
+    read_layer_archive,
     write_npz,
 )
 from .features import FEATURE_LAYOUT, FeatureEncoder
@@ -440,13 +437,8 @@ def load_scorer(path: str | Path) -> ActionScorer:
     loads scores every position with finite numbers."""
     path = Path(path)
     where = f"scorer file {str(path)!r}"
-    if not path.is_file():
-        raise ModelFileError(f"{where}: no such file (give the .npz that train.py exit wrote)")
-    with open_archive(path, where, "readable .npz of plain arrays") as zf:
-        members = check_archive(zf, where, _member_cap, max_members=2 * MAX_LAYERS + 1, max_total=MAX_FILE_BYTES)
-        if "meta.npy" not in members:
-            raise ModelFileError(f"{where}: no JSON 'meta' string (is it a scorer from train.py exit?)")
-        meta = read_meta(zf, members.pop("meta.npy"), where, MAX_META_BYTES)  # strict JSON: a named error
+
+    def check_meta(meta: dict[str, Any]) -> CandidateLayout:
         if meta.get("format") not in (FORMAT, FORMAT_POOLED):
             raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r} or {FORMAT_POOLED!r}")
         if (meta["format"] == FORMAT_POOLED) != ("pool_after" in meta):
@@ -456,17 +448,13 @@ def load_scorer(path: str | Path) -> ActionScorer:
         if meta.get("candidate_size") != inputs.size:
             raise ModelFileError(f"{where}: made for {meta.get('candidate_size')!r} inputs per candidate, its "
                                  f"layout ({inputs.layout.hash}) builds {inputs.size}")  # fmt: skip
-        names = sorted(n[: -len(".npy")] for n in members)
-        count = len(names) // 2
-        if set(names) != {f"{k}{i}" for i in range(count) for k in "wb"} or not count:
-            raise ModelFileError(f"{where}: arrays {names}, expected w0, b0, ... w{count - 1}, b{count - 1}")
-        layers = [
-            tuple(
-                read_npy(zf, members[f"{k}{i}.npy"], where, kinds="f", max_bytes=MAX_ARRAY_BYTES, ndims=(n,))
-                for k, n in (("w", 2), ("b", 1))
-            )
-            for i in range(count)
-        ]
+        return inputs
+
+    meta, layers, inputs = read_layer_archive(
+        path, where, _member_cap, max_layers=MAX_LAYERS, max_total=MAX_FILE_BYTES, max_meta=MAX_META_BYTES,
+        max_array=MAX_ARRAY_BYTES, made_by="train.py exit", what="a scorer", check_meta=check_meta,
+    )  # fmt: skip
+    count = len(layers)
     pool_after = _check_pool(meta.get("pool_after"), count, where)
     _check_layers(layers, where, pool_after, inputs.size)
     check_weights(where, [(f"w{i}", f"b{i}", w.T, b, "ReLU+pool" if i == pool_after else "ReLU")
