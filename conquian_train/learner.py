@@ -36,6 +36,30 @@ from .rollout import HIDDEN_SIZE, SeatRollout
 ILLEGAL_LOGIT = -1e9
 
 
+def numpy_blas_threads(count: int | None = None) -> int | None:
+    """Set (``count``) and return the threads of numpy's OpenBLAS in this process, or None where it
+    cannot be reached (another BLAS, no ``/proc``).  The self-play loop sets one: the pool's and the
+    evaluation's numpy passes are small, and OpenBLAS's spinning threads beside torch's made them (and
+    the greedy kernels beside them) three to five times slower on two cores."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line})
+    except OSError:
+        return None
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
+            setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                if count is not None:
+                    setter(ctypes.c_int(count))
+                return int(getter())
+    return None
+
+
 def cpu_has_bf16() -> bool:
     """Whether this CPU computes bfloat16 matrix products natively (AMX or AVX-512 BF16)."""
     try:
@@ -89,6 +113,7 @@ class UpdateSettings:
     """The PPO update's knobs (the recipe's fields of the same names)."""
 
     minibatch: int
+    epochs: int
     lr: float
     clip: float
     ent_coef: float
@@ -156,17 +181,17 @@ class Learner:
 
     # ------------------------------------------------------------------ learning
     def update(self, data: SeatRollout, rng: np.random.Generator) -> dict[str, float]:
-        """One epoch of PPO over the rows of ``data`` whose next state is known; returns the means
+        """``epochs`` passes of PPO over the rows of ``data`` whose next state is known; returns the means
         of the losses, the policy's entropy over the legal actions, the clipped fraction and the
         approximate KL."""
         s = self.settings
         data.compute_advantages(s.gamma, s.gae_lambda)
-        rows = data.trainable()
-        rng.shuffle(rows)
+        known = data.trainable()
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0, "approx_kl": 0.0}
         batches = 0
         params = list(self.net.parameters())
-        for at in range(0, len(rows), s.minibatch):
+        order = [rng.permutation(known) for _ in range(s.epochs)]
+        for rows, at in ((rows, at) for rows in order for at in range(0, len(rows), s.minibatch)):
             mb = rows[at : at + s.minibatch]
             obs, hid = self._inputs(data, mb)
             mask = self._tensor(data.mask[mb])

@@ -24,7 +24,7 @@ from conquian_train.learner import Learner, Network, UpdateSettings  # noqa: E40
 from conquian_train.recipes.selfplay import SelfPlayConfig, SelfPlayRun  # noqa: E402
 from conquian_train.rollout import PENDING, TERMINAL, SeatRollout, hidden_planes  # noqa: E402
 
-SETTINGS = UpdateSettings(64, 1e-3, 0.2, 0.01, 0.5, 0.5, 0.9, 0.8)
+SETTINGS = UpdateSettings(64, 1, 1e-3, 0.2, 0.01, 0.5, 0.5, 0.9, 0.8)
 
 
 def tiny(out: Path, *more: str) -> list[str]:
@@ -101,6 +101,40 @@ def collect_with_record(n: int, steps: int, seed: int):
     run.data.add, run.games.step = recording_add, recording_step
     frames = run.collect()
     return run, who, frames, finished
+
+
+def test_epochs_make_that_many_passes_over_the_known_rows_each_row_once_a_pass():
+    """An update with ``epochs`` 3 takes three gradient steps per minibatch of each pass, and each pass
+    sees every trainable row exactly once (a new order each time)."""
+    import dataclasses
+
+    run, _, _, _ = collect_with_record(16, 60, seed=6)
+    data = run.data
+    known = data.trainable()
+    learner = Learner((16,), True, dataclasses.replace(SETTINGS, epochs=3), bf16=False, seed=1)
+    seen: list[np.ndarray] = []
+    inputs = learner._inputs
+
+    def spy(d, rows):
+        seen.append(np.array(rows))
+        return inputs(d, rows)
+
+    learner._inputs = spy
+    steps = {"n": 0}
+    step = learner.optimizer.step
+
+    def counting(*a, **k):
+        steps["n"] += 1
+        return step(*a, **k)
+
+    learner.optimizer.step = counting
+    learner.update(data, np.random.default_rng(0))
+    per_pass = -(-len(known) // SETTINGS.minibatch)
+    assert steps["n"] == 3 * per_pass and len(seen) == 3 * per_pass
+    passes = [np.concatenate(seen[i * per_pass : (i + 1) * per_pass]) for i in range(3)]
+    for rows in passes:
+        assert sorted(rows.tolist()) == sorted(known.tolist())
+    assert passes[0].tolist() != passes[1].tolist()
 
 
 def test_every_link_joins_one_seat_of_one_game_and_every_frame_is_the_engine_s_game():
@@ -226,7 +260,8 @@ def test_a_model_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
 @pytest.mark.parametrize(
     "flag, value, words",
     [("--pool-share", "1.5", "pool_share"), ("--hidden", "0", "hidden"), ("--precision", "half", "precision"),
-     ("--eval-games", "7", "eval_games"), ("--pool", "nosuchbot@1", "nosuchbot"), ("--gamma", "0", "gamma")],
+     ("--eval-games", "7", "eval_games"), ("--pool", "nosuchbot@1", "nosuchbot"), ("--gamma", "0", "gamma"),
+     ("--epochs", "0", "epochs")],
 )  # fmt: skip
 def test_a_bad_knob_is_refused_by_name(flag, value, words, tmp_path, capsys):
     assert train.main(tiny(tmp_path / "bad", flag, value)) == 2

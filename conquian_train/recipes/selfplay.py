@@ -17,7 +17,7 @@ vector env and not Stable-Baselines3:
    forced move (one legal action) is played without the network and leaves no row; the others are
    drawn from the policy and kept in preallocated arrays (:class:`conquian_train.rollout.SeatRollout`),
    linked to their seat's next decision.
-2. **Learn.** One epoch of PPO over minibatches of ``minibatch`` rows
+2. **Learn.** ``epochs`` passes of PPO over each rollout's rows in minibatches of ``minibatch``
    (:class:`conquian_train.learner.Learner`): advantages by GAE along each seat's own decisions, a
    value head that also sees the hidden cards (``critic_sees_all``; the policy never does), the
    entropy over the legal actions as a bonus.
@@ -85,7 +85,8 @@ class SelfPlayConfig(RunSettings):
     hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
-    minibatch: int = knob(8192, "rows per gradient step (one epoch over each rollout)", low=2)
+    minibatch: int = knob(2048, "rows per gradient step", low=2)
+    epochs: int = knob(4, "passes of the update over each rollout's rows", low=1)
     clip: float = knob(0.2, "PPO's ratio clip", above=0)
     ent_coef: float = knob(0.01, "weight of the policy's entropy over the legal actions", low=0)
     vf_coef: float = knob(0.5, "weight of the value loss", low=0)
@@ -187,15 +188,16 @@ class SelfPlayRun:
 
         from conquian_env.vector import VectorGame
 
-        from ..learner import Learner, UpdateSettings, cpu_has_bf16
+        from ..learner import Learner, UpdateSettings, cpu_has_bf16, numpy_blas_threads
         from ..rollout import SeatRollout
 
         c = self.config = config
+        numpy_blas_threads(1)  # the pool's and the evaluation's numpy passes: small, beside torch's threads
         # with overlap the update and the rollout run side by side, each on its share of the threads
         torch.set_num_threads(max(1, c.torch_threads // 2) if c.overlap else c.torch_threads)
         self.run = RunFolder(c.out, recipe(c), start=PPO_START)
         bf16 = c.precision == "bf16" or (c.precision == "auto" and c.device == "cpu" and cpu_has_bf16())
-        settings = UpdateSettings(c.minibatch, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
+        settings = UpdateSettings(c.minibatch, c.epochs, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
                                   c.gae_lambda)  # fmt: skip
         self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device,
                                acting_copy=c.overlap)  # fmt: skip
@@ -534,5 +536,5 @@ def quick(root: Path, workers: int) -> list[tuple[Path, list[str], list[str]]]:
     return [(out, start, ["--resume", str(out), "--no-progress"])]
 
 
-RECIPE = Recipe("selfplay", "RL from scratch: both seats learn, one-epoch PPO over the batched engine",
+RECIPE = Recipe("selfplay", "RL from scratch: both seats learn, PPO over the batched engine",
                 (SelfPlayConfig,), main, quick)  # fmt: skip
