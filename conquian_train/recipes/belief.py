@@ -13,8 +13,8 @@
 deals from ``derive_seed(seed, BELIEF_DEALS, game)``) and keeps, at every decision outside the
 meld phase, the view of the player to move (:func:`agents.search.pimc.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
-(:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
-action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
+(:mod:`agents.registry`), ``noisy:EPS:SPEC`` among them: that bot playing a uniformly random
+legal action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
 ``shards/s{k:05d}.npz`` written atomically (complete or absent), so a killed run loses at most
 the shards in progress and the same command resumes at the missing ones, making the same games;
 one ``generate`` at a time works in a folder (a second stops with a line naming the first), and
@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
-from agents.noisy import NoisyAgent
 from agents.registry import make_agent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
@@ -93,7 +92,8 @@ class GenerateConfig(FolderSettings):
     chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
         ("greedy", "pimc:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
-        "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
+        "bots that play (specs: noisy:EPS:SPEC plays SPEC with random moves); every ordered pair in turn",
+        spec=True,
     )
     ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
 
@@ -103,7 +103,7 @@ class GenerateConfig(FolderSettings):
         if not self.kinds:
             raise ValueError("kinds is empty")
         for spec in self.kinds:
-            make_kind(spec, 0)  # a bad spec fails now, not in the middle of a run
+            make_agent(spec, 0)  # a bad spec fails now, not in the middle of a run
 
 
 @dataclass
@@ -130,20 +130,6 @@ class FitConfig(FolderSettings):
 # --------------------------------------------------------------------------- the bots
 
 
-def make_kind(spec: str, seed: int | None) -> Agent:
-    """A bot of ``kinds``: a registry spec, or ``noisy:EPS:SPEC``."""
-    if isinstance(spec, str) and spec.startswith("noisy:"):
-        eps_text, sep, base = spec[len("noisy:") :].partition(":")
-        try:
-            eps = float(eps_text)
-        except ValueError:
-            eps = None
-        if not sep or not base or eps is None:
-            raise ValueError(f"kind {spec!r}: expected noisy:EPS:SPEC, e.g. noisy:0.2:greedy")
-        return NoisyAgent(make_agent(base, seed), eps, seed)
-    return make_agent(spec, seed)
-
-
 # --------------------------------------------------------------------------- generate
 
 _BOTS: dict[tuple[tuple[str, ...], int], list[Agent]] = {}
@@ -153,7 +139,7 @@ def _bots(kinds: tuple[str, ...], seed: int) -> list[Agent]:
     """The bots of ``kinds``, built once per process (the game loop re-seeds them every game)."""
     key = (tuple(kinds), seed)
     if key not in _BOTS:
-        _BOTS[key] = [make_kind(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
+        _BOTS[key] = [make_agent(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
     return _BOTS[key]
 
 
