@@ -335,7 +335,11 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 
 def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
     """The fitted weights of the epoch of lowest held-out log loss, and their meta."""
+    import torch
+
     from agents.search.belief import forward_numpy
+
+    from ..scorer_fit import fit_epoch
 
     t0 = time.perf_counter()
     pos = load_positions(config.data)
@@ -364,29 +368,22 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
         rng.normal(0, np.sqrt(1.0 / n_hidden), (n_hidden, 1)),
         np.zeros(1),
     ]
-    m = [np.zeros_like(a) for a in w]
-    v = [np.zeros_like(a) for a in w]
+    # the shared fit loop (conquian_train.scorer_fit.fit_epoch): Adam in float64, the learning rate
+    # warmed up over the first 200 steps, the loss the mean log loss of the cards
+    params = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in w]
+    opt = torch.optim.Adam(params, lr=config.lr, betas=(0.9, 0.999), eps=1e-8)
+    xt, ytt = torch.from_numpy(x_train), torch.from_numpy(yt.astype(np.float64))
+
+    def log_loss(j: torch.Tensor) -> torch.Tensor:
+        z = (torch.relu(xt[j].double() @ params[0] + params[1]) @ params[2])[:, 0] + params[3][0]
+        return torch.nn.functional.binary_cross_entropy_with_logits(z, ytt[j])
+
     step, best, best_w = 0, np.inf, None
-    b1, b2 = 0.9, 0.999
     for epoch in range(config.epochs):
         order = rng.permutation(len(x_train))
-        for start in range(0, len(order), config.batch):
-            j = order[start : start + config.batch]
-            xb, yb = x_train[j].astype(np.float64), yt[j]
-            pre = xb @ w[0] + w[1]
-            h = np.maximum(pre, 0.0)
-            z = h @ w[2][:, 0] + w[3][0]
-            g = (1.0 / (1.0 + np.exp(-z)) - yb) / len(j)  # d loss / d z
-            gh = np.outer(g, w[2][:, 0]) * (pre > 0)
-            grads = [xb.T @ gh, gh.sum(0), (h.T @ g)[:, None], np.array([g.sum()])]
-            step += 1
-            lr = config.lr * min(1.0, step / 200)
-            for a, ga, ma, va in zip(w, grads, m, v, strict=True):
-                ma *= b1
-                ma += (1 - b1) * ga
-                va *= b2
-                va += (1 - b2) * ga * ga
-                a -= lr * (ma / (1 - b1**step)) / (np.sqrt(va / (1 - b2**step)) + 1e-8)
+        step += fit_epoch(opt, order, config.batch, log_loss, lr=lambda k: config.lr * min(1.0, (k + 1) / 200),
+                          step=step)[1]  # fmt: skip
+        w = [a.detach().numpy().copy() for a in params]
         logits = np.concatenate([forward_numpy(x_val[s : s + 65536].astype(np.float64), *w)
                                  for s in range(0, len(x_val), 65536)])  # fmt: skip
         p = shifted_probabilities(logits, where[val], n_opps)
