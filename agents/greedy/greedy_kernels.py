@@ -247,6 +247,12 @@ def choose_discard(hand, meld, live, opp_meld, opp_hand_size):
     """greedy.choose_discard: ``(card, value)``, the first card of highest value."""
     values = np.empty(40, dtype=np.float64)
     discard_values(hand, meld, live, opp_meld, opp_hand_size, values)
+    return _first_highest(hand, values)
+
+
+@njit(cache=True)
+def _first_highest(hand, values):
+    """The first card of ``hand`` (in card order) of highest ``values[card]``, and that value."""
     best_card, best_value = -1, -1e9
     cards = hand
     while cards:
@@ -468,17 +474,7 @@ def encode_features(S, i, player, out):
         if phase == DISCARD and hand:
             values = np.empty(40, dtype=np.float64)
             discard_values(hand, meld, live, opp_meld, opp_size, values)
-            best, best_card = -np.inf, -1
-            greedy_card, greedy_value = -1, -1e9
-            cards = hand
-            while cards:
-                low = cards & -cards
-                cards ^= low
-                c = lowest_bit_index(low)
-                if best_card < 0 or values[c] > best:  # max(): the first highest
-                    best, best_card = values[c], c
-                if values[c] > greedy_value:  # choose_discard
-                    greedy_card, greedy_value = c, values[c]
+            greedy_card, best = _first_highest(hand, values)  # choose_discard (values are far above -1e9)
             cards = hand
             while cards:
                 low = cards & -cards
