@@ -17,7 +17,9 @@ literals, and each default of a declared parameter a literal or a module-level c
 same file (``DEFAULT_Z = 3.0``); a default computed elsewhere is declared with its text,
 ``params={"time": ("0.15", "seconds per decision")}``.  Both the decorator (when the module is
 imported) and :func:`discover` (when the registry is built) refuse a declared parameter that the
-constructor does not take, naming the class and the parameters it does take.
+constructor does not take, naming the class and the parameters it does take.  A bot that subclasses
+another bot of the same file takes that bot's declared parameters, first and in their order; its own
+``params`` add more or word one anew.
 """
 
 from __future__ import annotations
@@ -149,11 +151,15 @@ def bot(
     first in a spec (``PATH``; in brackets when optional, ``[PATH.zip]``), passed as ``path``;
     ``aliases``: other kinds that build the same bot; ``needs``: the error when a required
     positional argument is missing.  Only literal arguments: the registry reads them from the source."""
-    params = dict(params or {})
+    own = dict(params or {})
 
     def decorate(cls: type) -> type:
         where = f"@bot({kind!r}) on {cls.__qualname__}"
         check_declaration(where, kind, summary, positional, aliases, needs)
+        bots = [k for k in cls.__mro__[1:] if "bot_params" in k.__dict__ and k.__module__ == cls.__module__]
+        parent = bots[0] if bots else None
+        params = {**(parent.bot_params if parent else {}), **own}  # a bot of the same file: its parameters first
+        cls.bot_params = params  # type: ignore[attr-defined]
         signature = inspect.signature(cls.__init__)
         defaults = {
             name: NO_DEFAULT if p.default is p.empty else p.default
@@ -242,6 +248,7 @@ def declarations_in(path: Path, module: str) -> list[Declaration]:
     tree = ast.parse(text, filename=str(path))
     constants = module_constants(tree)
     found = []
+    declared: dict[str, dict[str, Any]] = {}  # class name -> its parameters, a parent bot's included
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -263,7 +270,9 @@ def declarations_in(path: Path, module: str) -> list[Declaration]:
             aliases = given.get("aliases", ())
             aliases = tuple(aliases) if isinstance(aliases, list) else aliases
             check_declaration(where, kind, given["summary"], given.get("positional"), aliases, given.get("needs"))
-            texts = param_texts(where, given.get("params") or {}, source_defaults(where, cls, constants))
+            parent = next((b.id for b in cls.bases if isinstance(b, ast.Name) and b.id in declared), None)
+            params = declared[cls.name] = {**(declared[parent] if parent else {}), **(given.get("params") or {})}
+            texts = param_texts(where, params, source_defaults(where, cls, constants))
             found.append(
                 Declaration(
                     kind,

@@ -48,6 +48,7 @@ __all__ = [
     "check_weights",
     "open_archive",
     "parse_json",
+    "strict_loads",
     "read_layer_archive",
     "read_member",
     "read_meta",
@@ -219,24 +220,32 @@ def read_npy(
     return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
 
 
-def parse_json(text: str | bytes, where: str, what: str = "meta") -> object:
-    """``text`` as strict JSON (no repeated key, no NaN or Infinity), or a :class:`ModelFileError`
-    naming ``where`` and ``what``: bad UTF-8, bad JSON, an integer of thousands of digits (Python's
-    limit on int conversion) and nesting too deep for the parser all end here."""
+def strict_loads(text: str | bytes) -> Any:
+    """``text`` (bytes as UTF-8) as JSON, refusing what ``json.loads`` lets through: a repeated key
+    (``ValueError`` naming it), NaN and Infinity.  Bad UTF-8 or JSON is a ``ValueError`` as in
+    ``json.loads``; nesting too deep for the parser is a ``RecursionError``: the one strict reader
+    of model metas, run configs and record lines."""
 
-    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [k for k, _ in items]
         if len(set(keys)) != len(keys):
-            raise ValueError(f"the key {next(k for k in keys if keys.count(k) > 1)!r} is repeated")
+            key = repr(next(k for k in keys if keys.count(k) > 1))
+            raise ValueError(f"the key {key if len(key) <= 60 else key[:57] + '...'} is repeated")
         return dict(items)
 
-    def constant(name: str) -> object:
+    def constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")
 
+    return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text, object_pairs_hook=pairs,
+                      parse_constant=constant)  # fmt: skip
+
+
+def parse_json(text: str | bytes, where: str, what: str = "meta") -> object:
+    """``text`` as strict JSON (:func:`strict_loads`), or a :class:`ModelFileError` naming ``where``
+    and ``what``: bad UTF-8, bad JSON, an integer of thousands of digits (Python's limit on int
+    conversion) and nesting too deep for the parser all end here."""
     try:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+        return strict_loads(text)
     except RecursionError:
         raise ModelFileError(f"{where}: its {what} is not JSON (nested too deep)") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit integer, a repeated key

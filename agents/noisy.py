@@ -11,18 +11,30 @@ import numpy as np
 from conquian_env.game import MELD
 
 from .base import Agent, PlayerView
+from .catalog import bot
+from .params import Real, bounded
 
 __all__ = ["NoisyAgent"]
 
 
+@bot(
+    "noisy",
+    "another bot's moves, with a uniformly random legal one at an offer or a discard with probability EPS",
+    positional="EPS:SPEC",
+    needs="a noisy bot needs its chance of a random move and the bot it plays: noisy:EPS:SPEC, e.g. noisy:0.2:greedy",
+)
 class NoisyAgent(Agent):
-    """``base``'s moves, except at an offer or a discard with a choice, where with probability
-    ``eps`` a uniformly random legal action is played (the base is still asked, so a bot that
-    keeps state across a game keeps it)."""
+    """``base``'s moves (a bot, or its spec, built with ``seed``), except at an offer or a discard
+    with a choice, where with probability ``eps`` a uniformly random legal action is played (the
+    base is still asked, so a bot that keeps state across a game keeps it)."""
 
-    def __init__(self, base: Agent, eps: float, seed: int | None = None):
-        if not (isinstance(eps, float) and 0.0 <= eps <= 1.0):
-            raise ValueError(f"noisy: EPS must be a number in [0, 1], got {eps!r}")
+    @bounded(eps=Real(0.0, 1.0))
+    def __init__(self, base: Agent | str, eps: float, seed: int | None = None):
+        if isinstance(base, str):
+            from .registry import make_agent
+
+            base = make_agent(base, seed)
+        eps = float(eps)
         self.base, self.eps, self.seed = base, eps, seed
         self.name = f"noisy:{eps}:{base.name}"
         self.rng = np.random.default_rng(seed)

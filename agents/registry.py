@@ -116,9 +116,22 @@ def declaration_of(kind: str) -> Declaration | None:
     return KNOWN_BOTS.declarations.get(kind)
 
 
+#: the kinds with a spec form of their own: ``python:MODULE:CLASS[,...]`` and ``noisy:EPS:SPEC`` (the
+#: rest of the spec is another bot's whole spec)
+OWN_FORMS = ("python", "noisy")
+
+
 def takes_path(kind: str) -> bool:
-    """Whether a kind's spec starts with a path (``ppo:PATH.zip``); ``python:`` has its own form."""
-    return kind != "python" and KNOWN_BOTS[kind].positional is not None
+    """Whether a kind's spec starts with a path (``ppo:PATH.zip``); :data:`OWN_FORMS` have their own."""
+    return kind not in OWN_FORMS and KNOWN_BOTS[kind].positional is not None
+
+
+def played_spec(spec: Any) -> Any:
+    """The spec of the bot that ``spec`` plays through: ``greedy`` for ``noisy:0.2:greedy`` (through
+    any number of ``noisy:``), else ``spec`` itself."""
+    while isinstance(spec, str) and spec_kind(spec) == "noisy" and spec.count(":") >= 2:
+        spec = spec.strip().split(":", 2)[2]
+    return spec
 
 
 def describe_bots() -> str:
@@ -190,6 +203,11 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             raise SpecError(f"bot spec {spec!r}: expected python:package.module:ClassName[,key=value...]")
         positional = f"{module}:{cls_name}"
         items = params_text.split(",") if params_text else []
+    elif kind == "noisy":  # noisy:EPS:SPEC
+        eps, sep, positional = rest.partition(":")
+        if not sep or not eps.strip() or not positional.strip():
+            raise SpecError(f"bot spec {spec!r}: expected noisy:EPS:SPEC, e.g. noisy:0.2:greedy")
+        items = [f"eps={eps.strip()}"]
     elif takes_path(kind):
         path, _, params_text = rest.partition(",")
         if path.startswith("path="):
@@ -213,6 +231,8 @@ def check_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     parameter, its value and what is allowed.  Builds nothing and imports no ``python:``
     module (a ``python:`` class checks its own parameters when :func:`make_agent` builds it)."""
     kind, positional, params = parse_spec(spec)
+    if kind == "noisy":
+        check_spec(positional)  # the bot it plays
     try:
         if "seed" in params:
             params["seed"] = SEED.check("seed", params["seed"])
@@ -260,6 +280,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     cls = bot_class(spec, kind)
     if takes_path(kind) and positional is not None:
         params = {"path": positional, **params}
+    elif kind == "noisy":
+        params = {"base": positional, **params}
     return _construct(spec, cls, params, seed)
 
 
@@ -301,6 +323,7 @@ def runs_code(spec: Any) -> bool:
     """Whether playing ``spec`` runs code of the user's: a ``python:`` spec imports a module, an
     ``exec:`` spec starts a program (a pool entry ``python:...@WEIGHT`` too).  Every other kind
     reads data only."""
+    spec = played_spec(spec)
     return isinstance(spec, str) and spec_kind(spec) in RUNS_CODE
 
 
@@ -331,13 +354,14 @@ def refuse_code(specs: Iterable[tuple[str, Any]], source: str | Path, trust_code
     not ask for unless the user passes ``--trust-code``.  Even then a module found, or a program
     lying, inside ``folder`` (the run folder, which holds data) is refused.  Raises
     :class:`SpecError` naming the field and the spec; imports and starts nothing."""
-    for field_name, spec in specs:
-        if not runs_code(spec):
+    for field_name, given in specs:
+        if not runs_code(given):
             continue
+        spec = played_spec(given)  # the spec that runs code, noisy: or not
         what = "starts a program" if spec_kind(spec) == "exec" else "imports and runs a Python module"
         if not trust_code:
             raise SpecError(
-                f"{source}: {field_name} holds the bot spec {spec!r}, which {what}; "
+                f"{source}: {field_name} holds the bot spec {given!r}, which {what}; "
                 "specs read from a file never run code unless you pass --trust-code (only for a file you trust)"
             )
         if spec_kind(spec) == "exec":
@@ -348,7 +372,7 @@ def refuse_code(specs: Iterable[tuple[str, Any]], source: str | Path, trust_code
                 inside = False
             if inside:
                 raise SpecError(
-                    f"{source}: {field_name} holds the bot spec {spec!r}, whose program lies inside the run "
+                    f"{source}: {field_name} holds the bot spec {given!r}, whose program lies inside the run "
                     f"folder {folder}: a run folder holds data, never code that is run (put the program elsewhere)"
                 )
             continue

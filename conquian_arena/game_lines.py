@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.model_files import strict_loads
 from conquian_env.actions import action_to_str
 from conquian_env.rules import Rules
 
@@ -148,21 +149,6 @@ def check_game_line(obj: dict[str, Any], task: Task, rules: Rules, players: Sequ
     return _timing_problem(obj, obj["decisions"])
 
 
-def _strict_json(chunk: bytes) -> Any:
-    """One line as JSON, refusing what ``json.loads`` lets through: a repeated key, NaN, Infinity."""
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"a repeated key {_shown(next(k for k in keys if keys.count(k) > 1))}")
-        return dict(items)
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    return json.loads(chunk.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
-
-
 def _replay_problem(obj: dict[str, Any], task: Task, config: dict[str, Any], what: str = "a failure") -> str | None:
     """Re-play ``task``'s game with the bots (a forfeit is a bot's doing, which the rules cannot
     confirm; with ``--verify`` every game) and say how ``obj`` differs from it, or None when it
@@ -239,7 +225,7 @@ def load_games(
             continue
         problem = None
         try:
-            obj = _strict_json(chunk)
+            obj = strict_loads(chunk)
             if not isinstance(obj, dict):
                 raise ValueError(f"a JSON {type(obj).__name__}, not an object")
             if unsigned:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.base import Agent
@@ -53,28 +54,42 @@ def build_bot(spec: str, seed: int) -> Agent:
         raise ValueError(f"cannot build the bot {spec!r}: {err}") from err
 
 
-class HumanGame:
-    """A person (seat ``seat``) against the bot ``opponent``, on the deal of ``seed``.
+@dataclass(frozen=True)
+class Setup:
+    """A person's game as asked for, whichever front end shows it: the bot's spec, the deal's seed
+    (None: a random one), the person's seat, who plays first (``"you"`` or ``"bot"``), the rules
+    (None: the standard game) and whether a move plays itself when it is the only legal one.
+    Raises ``ValueError`` for a bad seed, seat or ``first``, before anything is built."""
 
-    ``first`` is ``"you"`` or ``"bot"``.  Raises ``ValueError`` for a bad seed, seat or
-    ``first``, and for a bot that cannot be built, before anything is played.
+    opponent: str
+    seed: int | None = None
+    seat: int = 0
+    first: str = "you"
+    rules: Rules | None = None
+    auto_pass: bool = False
+
+    def __post_init__(self) -> None:
+        if self.seat not in (0, 1) or isinstance(self.seat, bool):
+            raise ValueError(f"the seat must be 0 or 1, got {self.seat!r}")
+        if self.first not in FIRST_CHOICES:
+            raise ValueError(f"first must be one of {', '.join(FIRST_CHOICES)}, got {self.first!r}")
+        if self.seed is not None:
+            check_seed(self.seed)
+        object.__setattr__(self, "rules", resolve(self.rules))  # None: the standard game
+
+
+class HumanGame:
+    """A person against a bot, as ``setup`` (a :class:`Setup`) says, on the deal of its seed.
+
+    Raises ``ValueError`` for a bot that cannot be built, before anything is played.
     """
 
-    def __init__(
-        self,
-        opponent: str,
-        seed: int | None = None,
-        seat: int = 0,
-        first: str = "you",
-        rules: Rules | None = None,
-    ):
-        if seat not in (0, 1) or isinstance(seat, bool):
-            raise ValueError(f"the seat must be 0 or 1, got {seat!r}")
-        if first not in FIRST_CHOICES:
-            raise ValueError(f"first must be one of {', '.join(FIRST_CHOICES)}, got {first!r}")
+    def __init__(self, setup: Setup):
+        self.setup = setup
+        opponent, seat, first = setup.opponent, setup.seat, setup.first
         self.opponent = opponent
-        self.seed = random_seed() if seed is None else check_seed(seed)
-        self.rules = resolve(rules)  # None: the standard game
+        self.seed = random_seed() if setup.seed is None else setup.seed
+        self.rules = setup.rules
         #: the person's seat, the bot's, and the seat that plays first
         self.me, self.bot_seat = seat, 1 - seat
         self.first = seat if first == "you" else 1 - seat

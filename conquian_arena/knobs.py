@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import types
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.model_files import strict_loads
 from agents.registry import refuse_code
 from conquian_arena import runfiles
 from conquian_env.rules import Rules
@@ -195,22 +195,12 @@ def read_config(path: str | Path) -> dict[str, Any]:
     ``ValueError`` naming the file and what is wrong with it."""
     path = Path(path)
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        repeated = sorted({k for k in keys if keys.count(k) > 1})
-        if repeated:
-            raise ValueError(f"the key {repeated[0]!r} is repeated")
-        return dict(items)
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
     try:
         raw = runfiles.read_bytes(path)  # a regular file: never read through a link or from a FIFO
     except OSError as err:
         raise ValueError(f"{path} cannot be read: {err}") from None
     try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+        data = strict_loads(raw)
     except (ValueError, RecursionError) as err:  # bad UTF-8, bad JSON, a repeated key, NaN; absurd nesting
         raise ValueError(f"{path} is not a run's config (a JSON object of knobs): {err}") from None
     if not isinstance(data, dict):

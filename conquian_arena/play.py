@@ -80,7 +80,7 @@ from conquian_env.view import PlayerView
 
 from .console import run_console
 from .human import DraftingPlayer, MeldDraft, back_text, question_text
-from .human_game import FIRST_CHOICES, HumanGame, save_record
+from .human_game import FIRST_CHOICES, HumanGame, Setup, save_record
 from .narration import describe_move, hand_text, source_text
 
 InputFn = Callable[[str], str]
@@ -355,24 +355,13 @@ def main(argv: Sequence[str] | None = None, input_fn: InputFn = input, output: O
     if args.rules:
         output(RULES_PATH.read_text(encoding="utf-8"))
         return 0
-    if args.web:
-        from .webplay import serve
-
-        return serve(
-            args.opponent,
-            seed=args.seed,
-            seat=args.seat,
-            first=args.first,
-            rules=rules,
-            auto_pass=args.auto_pass,
-            save=args.save,
-            host=args.host,
-            port=args.port,
-            open_browser=args.open,
-            output=output,
-        )
     try:
-        game = HumanGame(args.opponent, seed=args.seed, seat=args.seat, first=args.first, rules=rules)
+        setup = Setup(args.opponent, args.seed, args.seat, args.first, rules, args.auto_pass)
+        if args.web:
+            from .webplay import serve
+
+            return serve(setup, save=args.save, host=args.host, port=args.port, open_browser=args.open, output=output)
+        game = HumanGame(setup)
     except ValueError as err:  # a bad seed, or a bot that cannot be built
         output(str(err))
         return EXIT_USAGE

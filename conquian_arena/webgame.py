@@ -21,11 +21,10 @@ from conquian_env.actions import action_to_str, str_to_action
 from conquian_env.cards import cards_of
 from conquian_env.game import MELD, GameState, new_game
 from conquian_env.render import meld_groups
-from conquian_env.rules import Rules
 from conquian_env.view import PlayerView
 
 from .human import DraftingPlayer, MeldDraft, back_text, question_text
-from .human_game import HumanGame, save_record
+from .human_game import HumanGame, Setup, save_record
 from .narration import describe_move, source_text
 from .record import GameRecord, load_records
 
@@ -94,21 +93,16 @@ class WebGame(HumanGame):
 
     def __init__(
         self,
-        opponent: str,
-        seed: int | None = None,
-        seat: int = 0,
-        first: str = "you",
-        rules: Rules | None = None,
-        auto_pass: bool = False,
+        setup: Setup,
         save: Path | None = None,
         on_saved: Callable[[GameRecord], None] | None = None,
         number: int = 0,
     ):
-        super().__init__(opponent, seed=seed, seat=seat, first=first, rules=rules)
+        super().__init__(setup)
         self.number = number  # the how-manieth game of the server, from 0
         self.save_path = save
         self.on_saved = on_saved
-        self.human = WebHumanAgent(self, auto_pass=auto_pass)
+        self.human = WebHumanAgent(self, auto_pass=setup.auto_pass)
         self.record: GameRecord | None = None
         self.stopped = False
         self._cond = threading.Condition()
@@ -118,15 +112,16 @@ class WebGame(HumanGame):
         self._snap: dict[str, Any] = {
             "status": "thinking",
             "names": list(self.names),
-            "me": seat,
+            "me": self.me,
             "bot": self.bot_name,
-            "opponent": opponent,
+            "opponent": setup.opponent,
             "seed": None,  # told when the game is over: the seed gives away the whole deal
             "rules": self.rules.name,
             "game": number,
         }
         start = new_game(hands=self.hands, stock=self.stock, first=self.first, rules=self.rules)
-        self._snap.update(_table(PlayerView(start, seat), self.names), legal=[], back="", error="", question="", log=[])
+        view = PlayerView(start, self.me)
+        self._snap.update(_table(view, self.names), legal=[], back="", error="", question="", log=[])
         self._thread = threading.Thread(target=self._run, name="conquian-web-game", daemon=True)
 
     # ------------------------------------------------------------------ the game thread

@@ -41,6 +41,7 @@ the current state), so polls cannot pile up threads; every response forbids fram
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import os
@@ -51,10 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from conquian_env.extras import missing
-from conquian_env.rules import Rules, resolve
 from conquian_env.seeding import game_number_seed
 
-from .human_game import check_seed
+from .human_game import Setup
 from .pages import json_for_script, page, replay_page
 from .record import GameRecord, RecordedGame
 from .webgame import MAX_MOVE_CHARS, RESIGN, WebGame, WebHumanAgent
@@ -124,18 +124,8 @@ def parse_body(raw: bytes) -> tuple[Any, str | None]:
 class PlayServer:
     """The games of one ``conquian-play --web`` run: the current one and the finished ones."""
 
-    def __init__(
-        self,
-        opponent: str,
-        seed: int | None = None,
-        seat: int = 0,
-        first: str = "you",
-        rules: Rules | None = None,
-        auto_pass: bool = False,
-        save: str | Path | None = DEFAULT_SAVE,
-    ):
-        self.opponent, self.base_seed, self.seat = opponent, None if seed is None else check_seed(seed), seat
-        self.rules, self.auto_pass, self.first = resolve(rules), auto_pass, first
+    def __init__(self, setup: Setup, save: str | Path | None = DEFAULT_SAVE):
+        self.setup = setup  # its seed (if any) is the base of every game's own
         self.save = None if save is None else Path(save)
         self.token = secrets.token_urlsafe(16)
         self.played: list[GameRecord] = []
@@ -148,17 +138,9 @@ class PlayServer:
         n = self.started
         self.started += 1
         # hashed, not base + n: the seed told after a game must not give the next game's deal away
-        seed = None if self.base_seed is None else game_number_seed(self.base_seed, n)  # None: a random one
+        seed = None if self.setup.seed is None else game_number_seed(self.setup.seed, n)  # None: a random one
         return WebGame(
-            self.opponent,
-            seed,
-            seat=self.seat,
-            first=self.first,
-            rules=self.rules,
-            auto_pass=self.auto_pass,
-            save=self.save,
-            on_saved=self.played.append,
-            number=n,
+            dataclasses.replace(self.setup, seed=seed), save=self.save, on_saved=self.played.append, number=n
         ).start()
 
     def new_game(self) -> WebGame:
@@ -311,13 +293,8 @@ def _is_loopback(host: str) -> bool:
 
 
 def serve(
-    opponent: str,
+    setup: Setup,
     *,
-    seed: int | None = None,
-    seat: int = 0,
-    first: str = "you",
-    rules: Rules | None = None,
-    auto_pass: bool = False,
     save: str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -326,23 +303,16 @@ def serve(
 ) -> int:
     """``conquian-play --web``: serve the play page until Ctrl-C; returns the exit status (2: a
     bad option, a bot that cannot be built, no Flask, a port that cannot be listened on).
-    The options are ``conquian-play``'s (``save`` defaults to :data:`DEFAULT_SAVE`)."""
+    ``setup`` is the game ``conquian-play`` asks for (its seed, if any, the base of every game's);
+    the other options are its own (``save`` defaults to :data:`DEFAULT_SAVE`)."""
     try:
         import flask  # noqa: F401
     except ImportError as err:
         output(str(missing(err, "conquian-play --web (the browser front end)")))
         return 2
     try:
-        server = PlayServer(
-            opponent,
-            seed=seed,
-            seat=seat,
-            first=first,
-            rules=rules,
-            auto_pass=auto_pass,
-            save=save or DEFAULT_SAVE,
-        )
-    except ValueError as err:  # a bad seed, or a bot that cannot be built
+        server = PlayServer(setup, save=save or DEFAULT_SAVE)
+    except ValueError as err:  # a bot that cannot be built
         output(str(err))
         return 2
     if server.save is not None and os.path.lexists(server.save) and not server.save.is_file():
@@ -357,7 +327,7 @@ def serve(
         return 2
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{http.server_port}/"
-    output(f"Conquian: you (seat {seat}) against {opponent}, in the browser at {url}")
+    output(f"Conquian: you (seat {setup.seat}) against {setup.opponent}, in the browser at {url}")
     output(f"finished games are saved to {server.save}; Ctrl-C stops the server")
     if not _is_loopback(host):
         output(f"warning: listening on {host}: other machines can reach this page")

@@ -16,7 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from agents.base import Agent
@@ -118,7 +118,17 @@ def play_task(task: Task) -> dict[str, Any]:
     return line
 
 
-__all__ = ["SCHEDULE_KEYS", "Task", "ensure_setup", "play_task", "schedule_fields", "setup", "setup_pool_process"]
+__all__ = [
+    "SCHEDULE_KEYS",
+    "Task",
+    "ensure_setup",
+    "map_jobs",
+    "play_task",
+    "process_pool",
+    "schedule_fields",
+    "setup",
+    "setup_pool_process",
+]
 
 
 @contextlib.contextmanager
@@ -137,11 +147,27 @@ def one_blas_thread() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def worker_pool(jobs: int, initargs: tuple) -> Iterator[Any]:
-    """A pool of ``jobs`` spawned worker processes set up by :func:`setup_pool_process` with
-    ``initargs``, one BLAS thread each (:func:`one_blas_thread`)."""
+def process_pool(processes: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> Iterator[Any]:
+    """The one process seam: a pool of ``processes`` spawned processes, each set up by
+    ``initializer(*initargs)`` and running one BLAS thread (:func:`one_blas_thread`)."""
     context = multiprocessing.get_context("spawn")
     with one_blas_thread():
-        pool = context.Pool(jobs, initializer=setup_pool_process, initargs=initargs)
+        pool = context.Pool(processes, initializer=initializer, initargs=initargs)
     with pool:
         yield pool
+
+
+def worker_pool(jobs: int, initargs: tuple) -> contextlib.AbstractContextManager[Any]:
+    """A tournament's :func:`process_pool`: ``jobs`` processes set up by :func:`setup_pool_process`
+    with ``initargs``."""
+    return process_pool(jobs, setup_pool_process, initargs)
+
+
+def map_jobs(fn: Callable[[Any], Any], jobs: list, processes: int) -> list:
+    """``[fn(j) for j in jobs]`` over a :func:`process_pool` of up to ``processes`` (in this process
+    when that is 1); ``fn`` is a module-level function and each job pickles."""
+    n = min(processes, len(jobs))
+    if n <= 1:
+        return [fn(j) for j in jobs]
+    with process_pool(n) as pool:
+        return pool.map(fn, jobs)

@@ -29,21 +29,29 @@ from .cards import NUM_RANKS, NUM_SUITS
 _CACHE_LIMIT = 1 << 18  # entries per memo table (~30 MB each when full)
 
 
+def _blocks(pattern: int) -> list[tuple[int, int]]:
+    """The maximal blocks of consecutive ranks in a 10-bit suit pattern, as (lowest rank, length)."""
+    blocks = []
+    r = 0
+    while r < NUM_RANKS:
+        if pattern >> r & 1:
+            start = r
+            while r < NUM_RANKS and pattern >> r & 1:
+                r += 1
+            blocks.append((start, r - start))
+        else:
+            r += 1
+    return blocks
+
+
 def _make_short_block_table() -> tuple[int, ...]:
     """For each 10-bit suit pattern, the bits lying in maximal blocks shorter than 3."""
     table = []
     for pattern in range(1 << NUM_RANKS):
         short = 0
-        r = 0
-        while r < NUM_RANKS:
-            if pattern >> r & 1:
-                start = r
-                while r < NUM_RANKS and pattern >> r & 1:
-                    r += 1
-                if r - start < 3:
-                    short |= ((1 << (r - start)) - 1) << start
-            else:
-                r += 1
+        for start, length in _blocks(pattern):
+            if length < 3:
+                short |= ((1 << length) - 1) << start
         table.append(short)
     return tuple(table)
 
@@ -210,21 +218,12 @@ def split_into_melds(cards: int) -> list[tuple[str, int]]:
     for m in sets:
         rest &= ~m
     for s in range(NUM_SUITS):
-        chunk = rest >> (10 * s) & 1023
-        r = 0
-        while r < NUM_RANKS:
-            if chunk >> r & 1:
-                start = r
-                while r < NUM_RANKS and chunk >> r & 1:
-                    r += 1
-                length = r - start
-                pieces = [length] if length <= 8 else [length - length // 2, length // 2]
-                pos = start
-                for n in pieces:
-                    parts.append(("run", ((1 << n) - 1) << (10 * s + pos)))
-                    pos += n
-            else:
-                r += 1
+        for start, length in _blocks(rest >> (10 * s) & 1023):
+            pieces = [length] if length <= 8 else [length - length // 2, length // 2]
+            pos = start
+            for n in pieces:
+                parts.append(("run", ((1 << n) - 1) << (10 * s + pos)))
+                pos += n
     return parts
 
 

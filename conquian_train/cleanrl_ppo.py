@@ -225,10 +225,80 @@ def _unplayed(infos: dict) -> int:
     return sum(len(r) for r in infos["unplayed_results"][infos["_unplayed_results"]])
 
 
+def gae(rewards, values, dones, next_value, next_done, gamma: float, lam: float):
+    """Generalized advantage estimates of a rollout (``(steps, envs)`` tensors; ``next_value`` and
+    ``next_done`` those after its last step)."""
+    import torch
+
+    num_steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = torch.zeros(rewards.shape[1])
+    for t in reversed(range(num_steps)):
+        if t == num_steps - 1:
+            nextnonterminal, nextvalues = 1.0 - next_done, next_value
+        else:
+            nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        lastgaelam = delta + gamma * lam * nextnonterminal * lastgaelam
+        advantages[t] = lastgaelam
+    return advantages
+
+
+def ppo_update(agent, optimizer, batch: tuple, args: Args, rng: np.random.Generator, minibatch_size: int) -> dict:
+    """The clipped objective, ``args.update_epochs`` epochs of minibatches over a rollout's ``batch``
+    (observations, masks, actions, log-probabilities, advantages, returns, values; flat); the last
+    minibatch's losses."""
+    import torch
+    from torch import nn
+
+    b_obs, b_masks, b_actions, b_logprobs, b_advantages, b_returns, b_values = batch
+    batch_size = len(b_actions)
+    clipfracs = []
+    for _epoch in range(args.update_epochs):
+        b_inds = rng.permutation(batch_size)
+        for begin in range(0, batch_size, minibatch_size):
+            mb = torch.as_tensor(b_inds[begin : begin + minibatch_size])
+            _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_masks[mb], b_actions[mb])
+            logratio = newlogprob - b_logprobs[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_adv = b_advantages[mb]
+            if args.norm_adv:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            clipped_ratio = torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * clipped_ratio).mean()
+            if args.clip_vloss:
+                v_unclipped = (newvalue - b_returns[mb]) ** 2
+                v_clipped = b_values[mb] + torch.clamp(newvalue - b_values[mb], -args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_returns[mb]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl is not None and approx_kl > args.target_kl:
+            break
+    var_y = b_returns.var()
+    explained_var = float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y)
+    return {
+        "policy_loss": pg_loss.item(),
+        "value_loss": v_loss.item(),
+        "entropy": entropy_loss.item(),
+        "approx_kl": approx_kl.item(),
+        "clipfrac": float(np.mean(clipfracs)),
+        "explained_variance": explained_var,
+    }
+
+
 def main(args: Args | None = None, verbose: bool = True) -> dict:
     """Train; returns the statistics (steps per second, losses, evaluations, illegal moves)."""
     import torch
-    from torch import nn, optim
+    from torch import optim
 
     args = args or Args()
     check_args(args)
@@ -293,67 +363,12 @@ def main(args: Args | None = None, verbose: bool = True) -> dict:
 
         # ---- GAE (an episode ends only by terminating: nothing to bootstrap at its end)
         with torch.no_grad():
-            next_value = agent.get_value(next_obs)
-            advantages = torch.zeros_like(rewards)
-            lastgaelam = torch.zeros(args.num_envs)
-            for t in reversed(range(args.num_steps)):
-                if t == args.num_steps - 1:
-                    nextnonterminal, nextvalues = 1.0 - next_done, next_value
-                else:
-                    nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
-                delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
-                lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
-                advantages[t] = lastgaelam
+            advantages = gae(rewards, values, dones, agent.get_value(next_obs), next_done, args.gamma, args.gae_lambda)
             returns = advantages + values
 
-        b_obs = obs.reshape(-1, obs_size)
-        b_masks = masks.reshape(-1, num_actions)
-        b_actions, b_logprobs = actions.reshape(-1), logprobs.reshape(-1)
-        b_advantages, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
-
-        # ---- the clipped objective, a few epochs of minibatches
-        clipfracs = []
-        for _epoch in range(args.update_epochs):
-            b_inds = rng.permutation(batch_size)
-            for begin in range(0, batch_size, minibatch_size):
-                mb = torch.as_tensor(b_inds[begin : begin + minibatch_size])
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_masks[mb], b_actions[mb])
-                logratio = newlogprob - b_logprobs[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                mb_adv = b_advantages[mb]
-                if args.norm_adv:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                clipped_ratio = torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                pg_loss = torch.max(-mb_adv * ratio, -mb_adv * clipped_ratio).mean()
-                if args.clip_vloss:
-                    v_unclipped = (newvalue - b_returns[mb]) ** 2
-                    v_clipped = b_values[mb] + torch.clamp(newvalue - b_values[mb], -args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_returns[mb]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-            if args.target_kl is not None and approx_kl > args.target_kl:
-                break
-
-        var_y = b_returns.var()
-        explained_var = float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y)
-        losses = {
-            "step": global_step,
-            "policy_loss": pg_loss.item(),
-            "value_loss": v_loss.item(),
-            "entropy": entropy_loss.item(),
-            "approx_kl": approx_kl.item(),
-            "clipfrac": float(np.mean(clipfracs)),
-            "explained_variance": explained_var,
-        }
+        batch = (obs.reshape(-1, obs_size), masks.reshape(-1, num_actions), actions.reshape(-1), logprobs.reshape(-1),
+                 advantages.reshape(-1), returns.reshape(-1), values.reshape(-1))  # fmt: skip
+        losses = {"step": global_step, **ppo_update(agent, optimizer, batch, args, rng, minibatch_size)}
         stats["losses"].append(losses)
         for k, n in rollout_results.items():
             stats["results"][k] += n

@@ -5,7 +5,7 @@
     recorder = RecordingAgent(make_agent("greedy"), features="meld")   # plays the teacher's moves
     ...  # play games with it (conquian_arena.match.play_game); after each: recorder.rows
     data = ImitationData.from_decisions(decisions, features="meld")
-    rows = fit_imitation(model.policy, data, ImitationSettings(), seed=0)   # SB3 MaskablePPO policy
+    rows = fit_imitation(model.policy, data, config.imitation(), seed=0)   # SB3 MaskablePPO policy
 
 **Recording** (:class:`RecordingAgent`): at each decision the teacher's choice is kept
 with the position as the policy sees it (the raw observation or the ``"meld"`` features),
@@ -167,22 +167,19 @@ class ImitationData:
 
 @dataclass(frozen=True)
 class ImitationSettings:
-    """The knobs of :func:`fit_imitation` (the ``ppo`` recipe's ``bc_*`` knobs)."""
+    """The settings of :func:`fit_imitation`, from a recipe's knobs (the ``ppo`` recipe's ``bc_*``,
+    ``exit``'s fit), which give the defaults and check the ranges: epochs, Adam's learning rate,
+    label smoothing over the legal actions, the temperature of a searching teacher's values (0:
+    hard labels) and the value head's loss weight."""
 
-    epochs: int = 4
-    lr: float = 1e-3
-    smoothing: float = 0.05
-    temperature: float = 0.02
-    value_coef: float = 0.5
+    epochs: int
+    lr: float
+    smoothing: float
+    temperature: float
+    value_coef: float
     #: keep the weights of the epoch with the lowest held-out regret (a searching teacher's
     #: values), not the last epoch's: more passes over few noisy labels overfit them
     best_epoch: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.temperature >= 0:
-            raise ValueError(f"bc_temperature must be >= 0, got {self.temperature!r}")
-        if not 0 <= self.smoothing < 1:
-            raise ValueError(f"bc_smoothing must be in [0, 1), got {self.smoothing!r}")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

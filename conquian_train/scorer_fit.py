@@ -26,6 +26,7 @@ __all__ = [
     "ScorerSettings",
     "candidate_scores",
     "fit_epoch",
+    "ranking_loss",
     "fit_scorer",
     "initial_scorer",
     "network_layers",
@@ -151,12 +152,12 @@ def candidate_scores(net, x, valid, idx: np.ndarray, chunk: int) -> np.ndarray:
                               or [np.zeros((0, x.shape[1]), np.float32)])  # fmt: skip
 
 
-def fit_epoch(net, opt, x, valid, q, order: np.ndarray, batch: int, temperature: float,
+def fit_epoch(opt, order: np.ndarray, batch: int, loss_of: Callable[[Any], Any],
               lr: Callable[[int], float] | None = None, step: int = 0) -> tuple[float, int]:  # fmt: skip
-    """One pass of Adam (``opt``) over the positions ``order``, ``batch`` at a time: the cross-entropy
-    of ``net``'s softmax over each position's valid candidates against the softmax of their values
-    ``q`` at ``temperature``.  ``lr(step)``: the learning rate of each step (None: ``opt``'s own),
-    counted on from ``step``.  The sum of the batches' losses and the number of batches."""
+    """The one fit loop of the recipes' networks: one pass of the optimizer ``opt`` over the rows
+    ``order``, ``batch`` at a time, each step minimizing ``loss_of(rows)`` (a torch scalar of those
+    rows, a tensor of their indices).  ``lr(step)``: the learning rate of each step (None: ``opt``'s
+    own), counted on from ``step``.  The sum of the batches' losses and the number of batches."""
     import torch
 
     total, batches = 0.0, 0
@@ -164,16 +165,27 @@ def fit_epoch(net, opt, x, valid, q, order: np.ndarray, batch: int, temperature:
         if lr is not None:
             for group in opt.param_groups:
                 group["lr"] = lr(step + batches)
-        b = torch.from_numpy(order[i : i + batch])
-        v = valid[b]
-        logits = network_scores(net, x[b].float(), v).masked_fill(~v, -1e9)
-        target = torch.softmax((q[b] / temperature).masked_fill(~v, -1e9), dim=1)
-        loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        loss = loss_of(torch.from_numpy(order[i : i + batch]))
         opt.zero_grad()
         loss.backward()
         opt.step()
         total, batches = total + float(loss.detach()), batches + 1
     return total, batches
+
+
+def ranking_loss(net, x, valid, q, temperature: float) -> Callable[[Any], Any]:
+    """The scorer's loss of a batch of positions (for :func:`fit_epoch`): the cross-entropy of
+    ``net``'s softmax over each position's valid candidates against the softmax of their values
+    ``q`` at ``temperature``."""
+    import torch
+
+    def loss_of(b):
+        v = valid[b]
+        logits = network_scores(net, x[b].float(), v).masked_fill(~v, -1e9)
+        target = torch.softmax((q[b] / temperature).masked_fill(~v, -1e9), dim=1)
+        return -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+
+    return loss_of
 
 
 def network_layers(net) -> list:
@@ -244,9 +256,10 @@ def fit_scorer(
     rows: list[dict[str, Any]] = []
     best, kept = measure(eval_idx), export()
     rng = np.random.default_rng(seed)
+    loss_of = ranking_loss(net, x, valid, q, s.temperature)
     for epoch in range(s.epochs):
         t0 = time.perf_counter()
-        total, batches = fit_epoch(net, opt, x, valid, q, rng.permutation(train_idx), s.batch, s.temperature)
+        total, batches = fit_epoch(opt, rng.permutation(train_idx), s.batch, loss_of)
         held_regret = measure(eval_idx)
         keep = held_regret < best
         if keep:

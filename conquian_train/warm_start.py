@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.registry import make_agent
-from conquian_env.rules import STANDARD, Rules
+from conquian_arena.worker import map_jobs
+from conquian_env.rules import Rules
 from conquian_env.seeding import derive_seed
 
 from .imitation import ImitationData, ImitationSettings, RecordingAgent, fit_imitation, play_recorded
@@ -21,19 +21,33 @@ from .seeding import WARM_START_GAMES
 
 @dataclass(frozen=True)
 class WarmStart:
-    """What the warm start plays and learns (the ``ppo`` recipe's ``bc_*`` and ``dagger_*`` knobs)."""
+    """What the warm start plays and learns: the ``ppo`` recipe's ``bc_*`` and ``dagger_*`` knobs
+    (:meth:`~conquian_train.recipes.ppo.TrainConfig.warm_start`), which give the defaults and check
+    the ranges; ``data`` is an earlier run's ``bc_data.npz`` to learn from instead of playing."""
 
-    games: int = 4000
-    teacher: str = "greedy"
-    opponents: tuple[str, ...] = ("greedy", "random")
-    data: str = ""  # an earlier run's bc_data.npz instead of playing
-    dagger_rounds: int = 0
-    dagger_games: int = 1000
-    features: str = "meld"
-    rules: Rules = STANDARD
-    seed: int = 0
-    processes: int = 1
-    imitation: ImitationSettings = field(default_factory=ImitationSettings)
+    games: int
+    teacher: str
+    opponents: tuple[str, ...]
+    data: str
+    dagger_rounds: int
+    dagger_games: int
+    features: str
+    rules: Rules
+    seed: int
+    processes: int
+    imitation: ImitationSettings
+
+
+@dataclass(frozen=True)
+class RecordJob:
+    """One worker's part of a warm-start round: games ``start .. start+count`` of round ``round_``,
+    the teacher labelling, the ``student`` (None: the teacher itself) playing."""
+
+    ws: WarmStart
+    start: int
+    count: int
+    round_: int
+    student: NumpyPolicy | None
 
 
 def warm_start(policy, ws: WarmStart, run: RunFolder, evaluate: Callable[[str], object]) -> None:
@@ -64,8 +78,8 @@ def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_:
     """Round ``round_``: ``games`` games over the worker processes; the teacher's decisions and W/D/L by opponent."""
     n = max(1, min(ws.processes, games))
     per = [games // n + (1 if i < games % n else 0) for i in range(n)]
-    jobs = [(ws.teacher, ws.opponents, int(s), k, ws.seed, round_, ws.features, ws.rules, student)
-            for s, k in zip(np.cumsum([0, *per[:-1]]), per, strict=True) if k]  # fmt: skip
+    starts = np.cumsum([0, *per[:-1]])
+    jobs = [RecordJob(ws, int(s), k, round_, student) for s, k in zip(starts, per, strict=True) if k]
     chunks = map_jobs(_record_chunk, jobs, ws.processes)
     results: dict[str, list[int]] = {}
     for _, part in chunks:
@@ -74,26 +88,19 @@ def record_games(ws: WarmStart, games: int, student: NumpyPolicy | None, round_:
     return ImitationData.concatenate([data for data, _ in chunks]), results
 
 
-def _record_chunk(job: tuple) -> tuple[ImitationData, dict[str, list[int]]]:
-    """Games ``start .. start+count`` of a warm-start round (in a worker): the teacher's decisions, W/D/L."""
-    teacher_spec, opponent_specs, start, count, seed, round_, features, rules, student = job
+def _record_chunk(job: RecordJob) -> tuple[ImitationData, dict[str, list[int]]]:
+    """``job``'s games (in a worker): the teacher's decisions, W/D/L by opponent."""
+    ws, student, round_, seed, features = job.ws, job.student, job.round_, job.ws.seed, job.ws.features
+    teacher_spec, opponent_specs = ws.teacher, ws.opponents
     learner = PolicyAgent(student, deterministic=False) if student is not None else None
     teacher = RecordingAgent(make_agent(teacher_spec, seed), features, learner)
     opponents = {spec: make_agent(spec, seed + 1) for spec in opponent_specs}
     decisions, results = [], {}
-    games = range(start, start + count)
+    games = range(job.start, job.start + job.count)
     for g, spec, result in play_recorded(teacher, opponents, opponent_specs, games,
-                                         lambda g: derive_seed(seed, WARM_START_GAMES, round_, g), rules,
+                                         lambda g: derive_seed(seed, WARM_START_GAMES, round_, g), ws.rules,
                                          "warm-start game"):  # fmt: skip
         results.setdefault(spec, [0, 0, 0])[0 if result > 0 else 1 if result == 0 else 2] += 1
         # which game each row is from: held-out sets take whole games
         decisions += [(o, m, a, result, q, round_ * 1_000_000_000 + g) for o, m, a, q in teacher.rows]
     return ImitationData.from_decisions(decisions, features), results
-
-
-def map_jobs(fn, jobs: list, processes: int) -> list:
-    """``[fn(j) for j in jobs]`` over up to ``processes`` spawned processes (in this one when 1)."""
-    if min(processes, len(jobs)) <= 1:
-        return [fn(j) for j in jobs]
-    with multiprocessing.get_context("spawn").Pool(min(processes, len(jobs))) as pool:
-        return pool.map(fn, jobs)

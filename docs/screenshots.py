@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from conquian_arena import replay  # noqa: E402
+from conquian_arena.human_game import Setup  # noqa: E402
 from conquian_arena.match import deal_for_seed, play_game  # noqa: E402
 from conquian_arena.webplay import PlayServer, make_http_server  # noqa: E402
 
@@ -55,7 +56,7 @@ def replay_picture(browser, work: Path) -> Path:
 
 
 def play_picture(browser) -> Path:
-    server = PlayServer("greedy", seed=12, auto_pass=True, save=None)
+    server = PlayServer(Setup("greedy", seed=12, auto_pass=True), save=None)
     http = make_http_server(server, "127.0.0.1", 0)
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()

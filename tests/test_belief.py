@@ -297,10 +297,14 @@ def test_generate_resumes_after_a_kill_and_makes_the_same_games(tmp_path):
 
 
 def test_bad_kinds_and_shards_get_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="noisy:EPS:SPEC"):
-        recipe.make_kind("noisy:lots:greedy", 0)
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        recipe.make_kind("noisy:1.5:greedy", 0)
+    for kinds, message in [
+        (("noisy:lots:greedy",), r"eps must be a number in \[0, 1\], got 'lots'"),
+        (("noisy:1.5:greedy",), r"eps must be a number in \[0, 1\], got 1.5"),
+        (("noisy:0.2",), "expected noisy:EPS:SPEC"),
+        (("noisy:0.2:nonsense",), "unknown bot 'nonsense'"),
+    ]:
+        with pytest.raises(SpecError, match=message):
+            recipe.GenerateConfig(kinds=kinds).validate()
     with pytest.raises(SpecError):
         recipe.GenerateConfig(kinds=("greedy", "nonsense")).validate()
     bad = tmp_path / "s00000.npz"

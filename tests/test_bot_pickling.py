@@ -27,7 +27,9 @@ def _kinds() -> list[str]:
 
 def _spec(kind: str, tmp_path) -> str:
     """The kind's spec: its own name, or, for a kind that must be given a file to run (``exec``), a
-    program that plays the first legal action."""
+    program that plays the first legal action, or for one that plays another bot (``noisy``), greedy."""
+    if kind == "noisy":
+        return "noisy:0.2:greedy"
     if kind != "exec":
         return kind
     import sys

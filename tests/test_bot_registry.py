@@ -109,6 +109,30 @@ def test_a_decorated_bot_is_found_without_importing_its_module(my_bots):
     assert cls.bot_declaration == my_bots.declarations["mine"]  # the decorator reads the same texts
 
 
+def test_a_bot_subclassing_a_bot_of_its_file_takes_its_declared_parameters(tmp_path, monkeypatch):
+    """The parent's parameters first, in their order; the child words one anew and adds its own."""
+    package = tmp_path / "kinbots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kin.py").write_text(
+        "from agents.base import Agent\nfrom agents.catalog import bot\n\n"
+        "@bot('parent', 'the parent', params={'a': 'first', 'b': 'second'})\n"
+        "class Parent(Agent):\n    def __init__(self, a=1, b=2, seed=None): ...\n\n"
+        "@bot('child', 'the child', params={'b': 'second, anew', 'c': 'third'})\n"
+        "class Child(Parent):\n    def __init__(self, a=1, b=3, c=4, seed=None): ...\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        table = BotTable(package, "kinbots")
+        assert table["parent"].params == {"a": "1, first", "b": "2, second"}
+        assert table["child"].params == {"a": "1, first", "b": "3, second, anew", "c": "4, third"}
+        child = table["child"].factory()
+        assert child.bot_declaration == table.declarations["child"]  # the decorator reads the same texts
+    finally:
+        for name in ("kinbots", "kinbots.kin"):
+            sys.modules.pop(name, None)
+
+
 def test_a_decorated_bot_is_built_from_its_spec(my_bots, monkeypatch):
     monkeypatch.setattr(registry, "KNOWN_BOTS", my_bots)
     agent = make_agent("mine:book.txt,depth=3", seed=4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -210,7 +211,8 @@ def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
     import torch
 
     from conquian_train.envs import make_vec_env
-    from conquian_train.imitation import ImitationSettings, fit_imitation
+    from conquian_train.imitation import fit_imitation
+    from conquian_train.recipes.ppo import TrainConfig
 
     sb3c = pytest.importorskip("sb3_contrib")
     data = ImitationData.concatenate(
@@ -223,7 +225,8 @@ def test_the_fit_keeps_the_epoch_with_the_lowest_held_out_regret(exit_run):
         if " epoch " in line:  # after each epoch: its weights
             weights.append({k: v.detach().clone() for k, v in model.policy.state_dict().items()})
 
-    rows = fit_imitation(model.policy, data, ImitationSettings(epochs=6, lr=3e-3, best_epoch=True), 0, "t", log)
+    settings = dataclasses.replace(TrainConfig().imitation(), epochs=6, lr=3e-3, best_epoch=True)
+    rows = fit_imitation(model.policy, data, settings, 0, "t", log)
     kept = [r for r in rows if r["kept"]]
     assert len(kept) == 1
     regrets = [r["holdout_regret"] for r in rows]

@@ -103,12 +103,13 @@ def _resign(server):
 @pytest.fixture
 def web(tmp_path):
     pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.human_game import Setup
     from conquian_arena.webplay import PlayServer
 
     servers = []
 
     def start(save: Path):
-        server = PlayServer("random", seed=3, save=save)
+        server = PlayServer(Setup("random", seed=3), save=save)
         servers.append(server)
         return server
 
@@ -148,10 +149,12 @@ def test_a_web_game_whose_save_file_cannot_be_written_still_ends_saying_why(web,
 
 def test_serve_refuses_a_save_path_that_is_a_folder_in_one_line(tmp_path):
     pytest.importorskip("flask")
+    from conquian_arena.human_game import Setup
     from conquian_arena.webplay import serve
 
     said, codes = [], []
-    thread = threading.Thread(target=lambda: codes.append(serve("random", save=tmp_path, port=0, output=said.append)),
+    setup = Setup("random")
+    thread = threading.Thread(target=lambda: codes.append(serve(setup, save=tmp_path, port=0, output=said.append)),
                               daemon=True)  # fmt: skip
     thread.start()
     thread.join(60)  # before: it served, every game's save failing

@@ -73,15 +73,39 @@ RECIPES = {
 }
 
 
-def test_every_recipe_with_a_run_folder_has_its_short_run_here():
-    """The kill tests play each recipe of :data:`RECIPES`: a recipe that writes a run folder (its knobs
-    are :class:`~conquian_train.settings.RunSettings`) and is not there would go unfuzzed."""
+def _registry_recipes() -> list:
     from conquian_train import recipes
-    from conquian_train.settings import RunSettings
 
-    found = [r for r in recipes.every() if not isinstance(r, str)]
-    runs = {r.name for r in found if any(issubclass(c, RunSettings) for c in r.configs)}
-    assert runs <= set(RECIPES), f"give {sorted(runs - set(RECIPES))} a short run in RECIPES"
+    return [r for r in recipes.every() if not isinstance(r, str)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [r.name for r in _registry_recipes()])
+def test_every_recipe_s_quick_run_killed_midway_resumes_into_the_uninterrupted_run(name, tmp_path):
+    """Every recipe of the registry, by the quick run it declares (a new recipe needs no entry here):
+    its last step killed at its middle file event and continued as a user would (its resume arguments)
+    ends as the uninterrupted step did, file for file."""
+    recipe = next(r for r in _registry_recipes() if r.name == name)
+
+    def steps(root: Path) -> tuple[Path, list[str], list[str]]:
+        *before, last = recipe.quick(root, 1)
+        for _, start, _ in before:
+            assert train.main([name, *start]) == 0
+        return last
+
+    root = tmp_path / "run"  # both runs in the same place: the paths they write are the same
+    first, start, _ = steps(root)
+    events = kf.file_events(lambda: train.main([name, *start]))
+    ref = shutil.move(root, tmp_path / "reference") / first.relative_to(root)
+    out, start, again = steps(root)
+    k = max(1, len(events) // 2)
+
+    def resume() -> int:  # as a user would: --resume a run that wrote its config, else the command again
+        return train.main([name, *(again if (out / "config.json").exists() else start)])
+
+    assert kf.killed_then_resumed(lambda: train.main([name, *start]), resume, k)
+    diff = kf.differences(kf.folder_contents(ref), kf.folder_contents(out))
+    assert not diff, f"{name} killed at event {k} ({events[k - 1]}): {diff[:8]}"
 
 
 def resume_or_start(recipe: str, out: Path) -> int:

@@ -220,12 +220,13 @@ def test_report_page_opens_a_replay_in_the_browser(page, tmp_path):
 def play_server(tmp_path):
     """A ``conquian-play --web`` server on a free port, in a thread; yields (PlayServer, url)."""
     pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.human_game import Setup
     from conquian_arena.webplay import PlayServer, make_http_server
 
     servers = []
 
     def start(opponent="greedy", **kw):
-        server = PlayServer(opponent, save=tmp_path / "web.jsonl", **kw)
+        server = PlayServer(Setup(opponent, **kw), save=tmp_path / "web.jsonl")
         http = make_http_server(server, "127.0.0.1", 0)
         thread = threading.Thread(target=http.serve_forever, daemon=True)
         thread.start()
@@ -564,10 +565,11 @@ def test_web_games_of_a_seed_are_dealt_from_hashed_seeds(play_server):
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "3"])
 def test_web_seed_must_be_a_non_negative_integer(bad):
     pytest.importorskip("flask", reason="the web extra: pip install 'conquian-env[web]'")
+    from conquian_arena.human_game import Setup
     from conquian_arena.webplay import PlayServer
 
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
-        PlayServer("random", seed=bad, save=None)
+        PlayServer(Setup("random", seed=bad), save=None)
 
 
 def test_play_api_refuses_bad_move_bodies_with_400_and_echoes_no_long_text(play_server):

@@ -184,9 +184,15 @@ def _value_tail(value, hopeless, candidates, hand, meld, live):
     return value
 
 
+#: no qualities known (:func:`position_value` computes every card's)
+_NO_QUALITY = np.zeros(40, dtype=np.float64)
+
+
 @njit(cache=True)
-def position_value(hand, meld, live):
-    """greedy.position_value (greedy._value_given of the hand's qualities, in card order)."""
+def _value_given(hand, meld, live, quality, d):
+    """greedy._value_given of ``hand``'s qualities, in card order: each card's quality from
+    ``quality`` when ``d >= 0`` and the card is no neighbour of ``d`` (the card ``hand`` came from
+    discarding), else computed afresh."""
     value = float(_popcount(meld))
     candidates = -1
     hopeless = False
@@ -195,12 +201,18 @@ def position_value(hand, meld, live):
         low = rest & -rest
         rest ^= low
         c = lowest_bit_index(low)
-        q = card_quality(c, hand, meld, live)
+        q = card_quality(c, hand, meld, live) if d < 0 or NEIGHBOURS[c] >> d & 1 else quality[c]
         if q < 1.0:
             hopeless = hopeless or q == 0.0
             candidates &= NEIGHBOURS[c]
         value += q
     return _value_tail(value, hopeless, candidates, hand, meld, live)
+
+
+@njit(cache=True)
+def position_value(hand, meld, live):
+    """greedy.position_value (greedy._value_given of the hand's qualities, in card order)."""
+    return _value_given(hand, meld, live, _NO_QUALITY, -1)
 
 
 @njit(cache=True)
@@ -226,22 +238,7 @@ def discard_values(hand, meld, live, opp_meld, opp_hand_size, values):
         dbit = ds & -ds
         ds ^= dbit
         d = lowest_bit_index(dbit)
-        rest = hand & ~dbit
-        # greedy._value_given of the qualities left, in card order
-        value = float(_popcount(meld))
-        candidates = -1
-        hopeless = False
-        cards = rest
-        while cards:
-            low = cards & -cards
-            cards ^= low
-            c = lowest_bit_index(low)
-            q = card_quality(c, rest, meld, live) if NEIGHBOURS[c] >> d & 1 else quality[c]
-            if q < 1.0:
-                hopeless = hopeless or q == 0.0
-                candidates &= NEIGHBOURS[c]
-            value += q
-        value = _value_tail(value, hopeless, candidates, rest, meld, live)
+        value = _value_given(hand & ~dbit, meld, live, quality, d)  # the qualities left, in card order
         values[d] = value - feed_penalty(d, opp_meld, opp_hand_size)
 
 
@@ -250,6 +247,12 @@ def choose_discard(hand, meld, live, opp_meld, opp_hand_size):
     """greedy.choose_discard: ``(card, value)``, the first card of highest value."""
     values = np.empty(40, dtype=np.float64)
     discard_values(hand, meld, live, opp_meld, opp_hand_size, values)
+    return _first_highest(hand, values)
+
+
+@njit(cache=True)
+def _first_highest(hand, values):
+    """The first card of ``hand`` (in card order) of highest ``values[card]``, and that value."""
     best_card, best_value = -1, -1e9
     cards = hand
     while cards:
@@ -471,17 +474,7 @@ def encode_features(S, i, player, out):
         if phase == DISCARD and hand:
             values = np.empty(40, dtype=np.float64)
             discard_values(hand, meld, live, opp_meld, opp_size, values)
-            best, best_card = -np.inf, -1
-            greedy_card, greedy_value = -1, -1e9
-            cards = hand
-            while cards:
-                low = cards & -cards
-                cards ^= low
-                c = lowest_bit_index(low)
-                if best_card < 0 or values[c] > best:  # max(): the first highest
-                    best, best_card = values[c], c
-                if values[c] > greedy_value:  # choose_discard
-                    greedy_card, greedy_value = c, values[c]
+            greedy_card, best = _first_highest(hand, values)  # choose_discard (values are far above -1e9)
             cards = hand
             while cards:
                 low = cards & -cards

@@ -549,25 +549,50 @@ def load_policy(path: str | Path) -> NumpyPolicy:
     return read_model(path).policy()
 
 
+class ModelFileAgent(PolicyAgent):
+    """A policy read from a model file as a bot (spec ``KIND[:PATH]``): the file ``path``, or with
+    none the one shipped in the package (:attr:`shipped`), read by :meth:`read`; named ``KIND``, or
+    ``KIND:FILE`` for a file of the user's.  Its batched form reads the same file once."""
+
+    #: the model file shipped in the package, and what it is called in an error
+    shipped: Path
+    shipped_what = "model"
+
+    @staticmethod
+    def read(file: Path) -> NumpyPolicy:
+        raise NotImplementedError
+
+    @classmethod
+    def model_file(cls, path: str | None) -> Path:
+        file = cls.shipped if path is None else Path(path)
+        if path is None and not file.is_file():
+            raise ValueError(f"the shipped {cls.shipped_what} {str(file)!r} is missing from this installation")
+        return file
+
+    @bounded(deterministic=Flag())
+    def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None):
+        kind = type(self).name
+        file = self.model_file(path)
+        super().__init__(self.read(file), deterministic=deterministic, seed=seed)
+        self.name = kind if path is None else f"{kind}:{file.name}"
+
+    @classmethod
+    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
+        return batch_form(cls.name, lambda: cls.read(cls.model_file(path)), params, seed)
+
+
 @bot(
     "ppo",
     "a MaskablePPO model (sb3-contrib .zip from train.py); no path: the shipped model",
     params={"deterministic": "argmax instead of sampling"},
     positional="[PATH.zip]",
 )
-class PPOAgent(PolicyAgent):
+class PPOAgent(ModelFileAgent):
     """A MaskablePPO model file as a bot (spec ``ppo[:PATH.zip]``)."""
 
     name = "ppo"
+    shipped = DEFAULT_MODEL
+    read = staticmethod(load_policy)
 
-    @bounded(deterministic=Flag())
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None):
-        file = DEFAULT_MODEL if path is None else Path(path)
-        if path is None and not file.is_file():
-            raise ValueError(f"the shipped model {str(file)!r} is missing from this installation")
-        super().__init__(load_policy(file), deterministic=deterministic, seed=seed)
-        self.name = "ppo" if path is None else f"ppo:{file.name}"
-
-    @classmethod
-    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        return batch_form("ppo", lambda: load_policy(DEFAULT_MODEL if path is None else Path(path)), params, seed)
+        super().__init__(path, deterministic, seed)  # declared here: the registry reads a bot's parameters from it

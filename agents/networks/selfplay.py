@@ -27,8 +27,7 @@ from conquian_env.model_layouts import FEATURE_SETS, feature_set_of_model
 
 from ..catalog import bot
 from ..model_files import ModelFileError, check_weights, read_layer_archive, write_npz
-from ..params import Flag, bounded
-from .ppo import INPUT_BOUND, NumpyPolicy, PolicyAgent, batch_form
+from .ppo import INPUT_BOUND, ModelFileAgent, NumpyPolicy
 
 #: the model shipped with the package (``selfplay`` with no path)
 DEFAULT_SELFPLAY = Path(__file__).resolve().parents[1] / "data" / "conquian_selfplay.npz"
@@ -98,30 +97,22 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
     return policy, meta
 
 
-def _file(path: str | None) -> Path:
-    file = DEFAULT_SELFPLAY if path is None else Path(path)
-    if path is None and not file.is_file():
-        raise ValueError(f"the shipped self-play model {str(file)!r} is missing from this installation")
-    return file
-
-
 @bot(
     "selfplay",
     "the self-play network (conquian-train selfplay, from scratch by RL); no path: the shipped one",
     params={"deterministic": "argmax instead of sampling"},
     positional="[PATH.npz]",
 )
-class SelfPlayAgent(PolicyAgent):
+class SelfPlayAgent(ModelFileAgent):
     """A self-play model file as a bot (spec ``selfplay[:PATH.npz]``)."""
 
     name = "selfplay"
+    shipped = DEFAULT_SELFPLAY
+    shipped_what = "self-play model"
 
-    @bounded(deterministic=Flag())
+    @staticmethod
+    def read(file: Path) -> NumpyPolicy:
+        return read_selfplay(file)[0]
+
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None):
-        file = _file(path)
-        super().__init__(read_selfplay(file)[0], deterministic=deterministic, seed=seed)
-        self.name = "selfplay" if path is None else f"selfplay:{file.name}"
-
-    @classmethod
-    def batched(cls, path: str | None, params: dict[str, Any], seed: int | None) -> Any:
-        return batch_form("selfplay", lambda: read_selfplay(_file(path))[0], params, seed)
+        super().__init__(path, deterministic, seed)  # declared here: the registry reads a bot's parameters from it

@@ -218,10 +218,7 @@ class PIMCAgent(SearchBot):
 @bot(
     "search",
     "the compiled search with deals drawn from the belief model of the opponent's hand (needs numba)",
-    params={
-        "time": ("0.15", "seconds per searched decision at most (the race ends most decisions sooner)"),
-        "iterations": "playouts per decision instead of time (reproducible with a seed)",
-        "z": "standard errors behind the leader at which an action leaves the race (0: never)",
+    params={  # and pimc's, its parent's (time, iterations, z)
         "tries": "belief deals drawn per determinization, the most plausible kept (1: the belief alone)",
         "belief": "a belief model file (none: the shipped agents/data/conquian_belief.npz)",
         "uniform": "uniform deals instead of the belief's (with tries > 1: the plausibility filter)",

@@ -13,8 +13,8 @@
 deals from ``derive_seed(seed, BELIEF_DEALS, game)``) and keeps, at every decision outside the
 meld phase, the view of the player to move (:func:`agents.search.pimc.view_row`) with the true
 hidden hand of its opponent and the opponent's kind.  A kind is a bot spec
-(:mod:`agents.registry`) or ``noisy:EPS:SPEC``: that bot playing a uniformly random legal
-action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
+(:mod:`agents.registry`), ``noisy:EPS:SPEC`` among them: that bot playing a uniformly random
+legal action at an offer or a discard with probability ``EPS``.  Every ``chunk`` games make one shard
 ``shards/s{k:05d}.npz`` written atomically (complete or absent), so a killed run loses at most
 the shards in progress and the same command resumes at the missing ones, making the same games;
 one ``generate`` at a time works in a folder (a second stops with a line naming the first), and
@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, PlayerView
-from agents.noisy import NoisyAgent
 from agents.registry import make_agent
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
@@ -93,7 +92,8 @@ class GenerateConfig(FolderSettings):
     chunk: int = knob(100, "games per shard (the unit a killed run redoes)", low=1)
     kinds: tuple[str, ...] = knob(
         ("greedy", "pimc:iterations=300", "scorer", "random", "noisy:0.2:greedy"),
-        "bots that play (specs, or noisy:EPS:SPEC); every ordered pair in turn",
+        "bots that play (specs: noisy:EPS:SPEC plays SPEC with random moves); every ordered pair in turn",
+        spec=True,
     )
     ray: str = knob("", "play the shards as Ray tasks: a cluster address, or 'local' ('' : here)")
 
@@ -103,7 +103,7 @@ class GenerateConfig(FolderSettings):
         if not self.kinds:
             raise ValueError("kinds is empty")
         for spec in self.kinds:
-            make_kind(spec, 0)  # a bad spec fails now, not in the middle of a run
+            make_agent(spec, 0)  # a bad spec fails now, not in the middle of a run
 
 
 @dataclass
@@ -130,20 +130,6 @@ class FitConfig(FolderSettings):
 # --------------------------------------------------------------------------- the bots
 
 
-def make_kind(spec: str, seed: int | None) -> Agent:
-    """A bot of ``kinds``: a registry spec, or ``noisy:EPS:SPEC``."""
-    if isinstance(spec, str) and spec.startswith("noisy:"):
-        eps_text, sep, base = spec[len("noisy:") :].partition(":")
-        try:
-            eps = float(eps_text)
-        except ValueError:
-            eps = None
-        if not sep or not base or eps is None:
-            raise ValueError(f"kind {spec!r}: expected noisy:EPS:SPEC, e.g. noisy:0.2:greedy")
-        return NoisyAgent(make_agent(base, seed), eps, seed)
-    return make_agent(spec, seed)
-
-
 # --------------------------------------------------------------------------- generate
 
 _BOTS: dict[tuple[tuple[str, ...], int], list[Agent]] = {}
@@ -153,7 +139,7 @@ def _bots(kinds: tuple[str, ...], seed: int) -> list[Agent]:
     """The bots of ``kinds``, built once per process (the game loop re-seeds them every game)."""
     key = (tuple(kinds), seed)
     if key not in _BOTS:
-        _BOTS[key] = [make_kind(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
+        _BOTS[key] = [make_agent(spec, derive_seed(seed, BELIEF_BOTS, k)) for k, spec in enumerate(kinds)]
     return _BOTS[key]
 
 
@@ -349,7 +335,11 @@ def fit(config: FitConfig, log: Any = print) -> Path:
 
 def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
     """The fitted weights of the epoch of lowest held-out log loss, and their meta."""
+    import torch
+
     from agents.search.belief import forward_numpy
+
+    from ..scorer_fit import fit_epoch
 
     t0 = time.perf_counter()
     pos = load_positions(config.data)
@@ -378,29 +368,22 @@ def _fit(config: FitConfig, log: Any) -> tuple[tuple[np.ndarray, ...], dict[str,
         rng.normal(0, np.sqrt(1.0 / n_hidden), (n_hidden, 1)),
         np.zeros(1),
     ]
-    m = [np.zeros_like(a) for a in w]
-    v = [np.zeros_like(a) for a in w]
+    # the shared fit loop (conquian_train.scorer_fit.fit_epoch): Adam in float64, the learning rate
+    # warmed up over the first 200 steps, the loss the mean log loss of the cards
+    params = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in w]
+    opt = torch.optim.Adam(params, lr=config.lr, betas=(0.9, 0.999), eps=1e-8)
+    xt, ytt = torch.from_numpy(x_train), torch.from_numpy(yt.astype(np.float64))
+
+    def log_loss(j: torch.Tensor) -> torch.Tensor:
+        z = (torch.relu(xt[j].double() @ params[0] + params[1]) @ params[2])[:, 0] + params[3][0]
+        return torch.nn.functional.binary_cross_entropy_with_logits(z, ytt[j])
+
     step, best, best_w = 0, np.inf, None
-    b1, b2 = 0.9, 0.999
     for epoch in range(config.epochs):
         order = rng.permutation(len(x_train))
-        for start in range(0, len(order), config.batch):
-            j = order[start : start + config.batch]
-            xb, yb = x_train[j].astype(np.float64), yt[j]
-            pre = xb @ w[0] + w[1]
-            h = np.maximum(pre, 0.0)
-            z = h @ w[2][:, 0] + w[3][0]
-            g = (1.0 / (1.0 + np.exp(-z)) - yb) / len(j)  # d loss / d z
-            gh = np.outer(g, w[2][:, 0]) * (pre > 0)
-            grads = [xb.T @ gh, gh.sum(0), (h.T @ g)[:, None], np.array([g.sum()])]
-            step += 1
-            lr = config.lr * min(1.0, step / 200)
-            for a, ga, ma, va in zip(w, grads, m, v, strict=True):
-                ma *= b1
-                ma += (1 - b1) * ga
-                va *= b2
-                va += (1 - b2) * ga * ga
-                a -= lr * (ma / (1 - b1**step)) / (np.sqrt(va / (1 - b2**step)) + 1e-8)
+        step += fit_epoch(opt, order, config.batch, log_loss, lr=lambda k: config.lr * min(1.0, (k + 1) / 200),
+                          step=step)[1]  # fmt: skip
+        w = [a.detach().numpy().copy() for a in params]
         logits = np.concatenate([forward_numpy(x_val[s : s + 65536].astype(np.float64), *w)
                                  for s in range(0, len(x_val), 65536)])  # fmt: skip
         p = shifted_probabilities(logits, where[val], n_opps)

@@ -316,7 +316,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
 
     from agents.scorer.scorer import CANDIDATE_SIZE, GREEDY_SLOT, ActionScorer
 
-    from ..scorer_fit import candidate_scores, fit_epoch, network_layers, regret, scorer_network
+    from ..scorer_fit import candidate_scores, fit_epoch, network_layers, ranking_loss, regret, scorer_network
 
     run = RunFolder(out, recipe_knobs(config, FIT_PROCESS_KNOBS), echo=log)
     saved = run.open_checkpoint(FIT_STATE)  # a killed swap finished, partial files gone, tables cut to it
@@ -371,7 +371,7 @@ def _fit(config: FitConfig, out: Path, log: Any, stop_after: int | None) -> Path
     for epoch in range(done + 1, config.epochs):
         t1 = time.perf_counter()
         order = np.random.default_rng(derive_seed(config.seed, DISTILL_FIT, epoch)).permutation(train)
-        total_loss, batches = fit_epoch(net, opt, X, V, Q, order, config.batch, config.temperature,
+        total_loss, batches = fit_epoch(opt, order, config.batch, ranking_loss(net, X, V, Q, config.temperature),
                                         lr=lambda k: _lr(config, k, total), step=step)  # fmt: skip
         step += batches
         held_regret = regret(scores(test), valid[test], d["q"][test])

@@ -97,9 +97,13 @@ class TrainConfig(RunSettings):
     )
     bc_epochs: int = knob(4, "passes over the warm-start data", low=1)
     bc_lr: float = knob(1e-3, "learning rate of the warm start", above=0)
-    bc_smoothing: float = knob(0.05, "label smoothing over the legal actions (keeps exploration for PPO)")
+    bc_smoothing: float = knob(
+        0.05, "label smoothing over the legal actions (keeps exploration for PPO)", low=0, below=1
+    )
     bc_temperature: float = knob(
-        0.02, "where a searching teacher (rollout) gives action values, logits times T regress them (0: hard labels)"
+        0.02,
+        "where a searching teacher (rollout) gives action values, logits times T regress them (0: hard labels)",
+        low=0,
     )
     bc_data: str = knob("", "reuse the warm-start data set (bc_data.npz) of an earlier run instead of playing")
     dagger_rounds: int = knob(0, "DAgger rounds after the warm start: the policy plays, the teacher labels", low=0)
