@@ -5,6 +5,7 @@ saves, loads, plays and resumes, and its bad knobs."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -283,3 +284,19 @@ def test_a_gpu_asked_for_where_there_is_none_is_refused_in_one_line(tmp_path, ca
     assert train.main(tiny(tmp_path / "gpu", "--device", "cuda")) == 2
     err = capsys.readouterr().err
     assert "no CUDA device" in err and "Traceback" not in err
+
+
+def test_the_loop_holds_numpy_s_blas_to_one_thread(tmp_path):
+    """OpenBLAS's spinning threads beside torch's slowed the pool's numpy passes several-fold: a run sets one."""
+    from conquian_train.learner import numpy_blas_threads
+
+    before = numpy_blas_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    try:
+        numpy_blas_threads(2)
+        assert numpy_blas_threads() == min(2, os.cpu_count() or 2)
+        SelfPlayRun(SelfPlayConfig(out=str(tmp_path / "run"), num_games=8, hidden=(8,), torch_threads=1))
+        assert numpy_blas_threads() == 1
+    finally:
+        numpy_blas_threads(before)
