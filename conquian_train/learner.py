@@ -190,9 +190,11 @@ class Learner:
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0, "approx_kl": 0.0}
         batches = 0
         params = list(self.net.parameters())
-        order = [rng.permutation(known) for _ in range(s.epochs)]
-        for rows, at in ((rows, at) for rows in order for at in range(0, len(rows), s.minibatch)):
-            mb = rows[at : at + s.minibatch]
+        # each pass in equal parts of at most ``minibatch`` rows: no remainder of one row, whose advantage
+        # cannot be normalized (a NaN that reached every weight)
+        parts = -(-len(known) // s.minibatch)
+        order = [rng.permutation(known) for _ in range(s.epochs)] if len(known) >= 2 else []
+        for mb in (mb for rows in order for mb in np.array_split(rows, parts)):
             obs, hid = self._inputs(data, mb)
             mask = self._tensor(data.mask[mb])
             adv = self._tensor(data.adv[mb])
@@ -220,6 +222,9 @@ class Learner:
                 stats["clip_frac"] += float(((ratio - 1).abs() > s.clip).float().mean())
                 stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
             batches += 1
+        if not all(bool(torch.isfinite(p).all()) for p in params):
+            raise FloatingPointError("the update made the network's weights NaN or infinite; resume from the last "
+                                     "checkpoint with a smaller --lr")
         return {k: v / max(batches, 1) for k, v in stats.items()}
 
     # ------------------------------------------------------------------ state

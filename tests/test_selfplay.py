@@ -138,6 +138,20 @@ def test_epochs_make_that_many_passes_over_the_known_rows_each_row_once_a_pass()
     assert passes[0].tolist() != passes[1].tolist()
 
 
+def test_a_rollout_one_row_longer_than_the_minibatches_keeps_the_weights_finite():
+    """A last minibatch of one row normalized its advantage to NaN, which reached every weight and made
+    the learner play illegal moves 100M frames into a run: the passes are split in equal parts."""
+    import dataclasses
+
+    run, _, _, _ = collect_with_record(16, 60, seed=6)
+    known = len(run.data.trainable())
+    learner = Learner((16,), True, dataclasses.replace(SETTINGS, minibatch=known - 1, epochs=2), bf16=False, seed=1)
+    learner.update(run.data, np.random.default_rng(0))
+    assert all(bool(torch.isfinite(p).all()) for p in learner.net.parameters())
+    learner.sample(run.data, slice(0, known))
+    assert run.data.mask[np.arange(known), run.data.action[:known]].all()
+
+
 def test_every_link_joins_one_seat_of_one_game_and_every_frame_is_the_engine_s_game():
     run, who, frames, finished = collect_with_record(16, 120, seed=4)
     data = run.data

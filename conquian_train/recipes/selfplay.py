@@ -282,6 +282,17 @@ class SelfPlayRun:
             return self.past_bots[index - len(self.pool)]
         return self.bots[self.pool[index][0]]
 
+    def illegal_report(self, game: int, actions: np.ndarray, learner_turn: np.ndarray) -> str:
+        """Who chose an illegal action in ``game``, which, and what was legal (a bug, never a user's fault)."""
+        from conquian_env.actions import action_to_str
+
+        index = int(self.members[game])
+        who = ("the learner" if learner_turn[game] else
+               f"the pool's {self.pool[index][0] if index < len(self.pool) else f'snapshot {index - len(self.pool)}'}")
+        legal = [action_to_str(int(a)) for a in np.flatnonzero(self.games.masks[game])]
+        return (f"an illegal action in game {game}: {action_to_str(int(actions[game]))!r} by {who} "
+                f"(legal: {', '.join(legal)}); state {self.games.state[game].tolist()}")  # fmt: skip
+
     # ------------------------------------------------------------------ the loop
     def collect(self, data: Any = None) -> int:
         """One rollout into ``data`` (default: the current one): ``horizon`` steps of every game; returns
@@ -326,9 +337,10 @@ class SelfPlayRun:
             frames += int(learner_turn.sum())
             t1 = tick()
             clock["pool"] += t1 - t0
+            legal = mask[np.arange(len(actions)), actions] != 0
+            if not legal.all():
+                raise AssertionError(self.illegal_report(int(np.flatnonzero(~legal)[0]), actions, learner_turn))
             res = g.step(actions)
-            if res.illegal.any():
-                raise AssertionError(f"an illegal action in game {int(np.flatnonzero(res.illegal)[0])}")
             done = np.flatnonzero(res.dones)
             data.end(done, res.rewards)
             if pooled:
