@@ -10,7 +10,7 @@
 #              make train-exit: expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/exit;
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
 #              make train-ppo-quick: its quick preset, a curve that moves in about a minute (runs/ppo-quick)
-# make train-selfplay  self-play from scratch (train.py selfplay, 60M frames) into runs/selfplay; resumes
+# make train-selfplay  self-play from scratch (train.py selfplay, 40M frames) into runs/selfplay; resumes
 # make train-first     the guide's first training run: 3M self-play frames into runs/first (about 2 minutes)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
@@ -96,7 +96,7 @@ LABEL_ARGS ?=
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 # PPO_NEW, SELFPLAY_NEW, FIRST_NEW: the options of a new run only (a resume takes them from the run's config.json)
 PPO_NEW ?=
-SELFPLAY_NEW ?= --total-frames 60000000 --eval-every 10000000 --checkpoint-every 10000000 --snapshot-every 10000000
+SELFPLAY_NEW ?= --total-frames 40000000 --eval-every 5000000 --checkpoint-every 10000000 --snapshot-every 10000000
 FIRST_NEW ?= --total-frames 3000000 --eval-every 1000000 --checkpoint-every 1000000 --snapshot-every 1000000 \
 	--eval-games 1000
 train: $(STAMP)
@@ -117,7 +117,7 @@ train-ppo: $(STAMP)
 		$(BIN)/python train.py ppo --out $(PPO_RUN) $(PPO_NEW) $(TRAIN_ARGS); \
 	fi
 
-# self-play from scratch (train.py selfplay): 60M frames, an evaluation every 10M, resumed where it stopped
+# self-play from scratch (train.py selfplay): 40M frames (about 15 minutes on two cores), an evaluation every 5M, resumed where it stopped
 train-selfplay: $(STAMP)
 	if [ -f $(SELFPLAY_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(SELFPLAY_RUN) $(TRAIN_ARGS); \
