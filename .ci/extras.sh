@@ -59,6 +59,8 @@ for kind, info in KNOWN_BOTS.items():
     if kind == "python":
         continue
     spec = kind if info.positional is None or info.positional.startswith("[") else f"{kind}:no-such-file"
+    if kind == "noisy":  # a wrapper: its spec holds another bot's (the plain install plays random's)
+        spec = "noisy:0.2:random"
     if kind == "exec":  # a program in any language needs no extra: one that plays the first legal action
         program = Path("first_legal.py").resolve()
         program.write_text(f"#!{sys.executable}\nimport json, sys\nfor line in sys.stdin:\n    msg = json.loads(line)\n"

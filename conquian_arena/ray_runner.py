@@ -57,6 +57,39 @@ def _play_remote(
     return worker.play_task(task)
 
 
+def ray_map(body: Any, jobs: list[tuple[Any, ...]], address: str, num_cpus: int | None,
+            window: bool = True) -> Iterator[tuple[int, Any]]:  # fmt: skip
+    """Every ``body(*jobs[i])`` as a Ray task (one CPU, retried twice), yielding ``(i, result)`` as each
+    ends; with ``window``, at most :data:`IN_FLIGHT_PER_CPU` tasks per CPU of the cluster in flight.  Ray
+    is started (``"local"``) or joined at ``address`` and stopped after if this call started it; an
+    error (or a generator closed early) cancels the tasks still pending.  The one Ray seam of the
+    package: tournaments' games and training's shards."""
+    ray, started = connect(address, num_cpus)
+    pending: dict[Any, int] = {}
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=2)(body)
+        limit = max(1, int(ray.cluster_resources().get("CPU", 1))) * IN_FLIGHT_PER_CPU if window else len(jobs)
+        queue = iter(enumerate(jobs))
+        for i, job in queue:
+            pending[remote.remote(*job)] = i
+            if len(pending) >= limit:
+                break
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                yield pending.pop(ref), ray.get(ref)
+            for i, job in queue:
+                pending[remote.remote(*job)] = i
+                break
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+
+
 def play_on_ray(
     todo: list[worker.Task],
     spec_of: dict[str, str],
@@ -66,29 +99,5 @@ def play_on_ray(
     num_cpus: int | None,
 ) -> Iterator[dict[str, Any]]:
     """Play ``todo`` as Ray tasks and yield each game's line as soon as its task ends."""
-    ray, started = connect(address, num_cpus)
-    pending: list[Any] = []
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=2)(_play_remote)
-        refs_spec = ray.put(spec_of), ray.put(bot_seed_of)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        window = cpus * IN_FLIGHT_PER_CPU
-        queue = iter(todo)
-        for task in queue:
-            pending.append(remote.remote(task, *refs_spec, rules))
-            if len(pending) >= window:
-                break
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
-            for task in queue:
-                pending.append(remote.remote(task, *refs_spec, rules))
-                break
-    except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started:
-            ray.shutdown()
+    for _, line in ray_map(_play_remote, [(task, spec_of, bot_seed_of, rules) for task in todo], address, num_cpus):
+        yield line

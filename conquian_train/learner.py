@@ -50,7 +50,12 @@ def numpy_blas_threads(count: int | None = None) -> int | None:
         return None
     for path in paths:
         lib = ctypes.CDLL(path)
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
+        for prefix, suffix in (
+            ("scipy_openblas", "64_"),
+            ("scipy_openblas", ""),
+            ("openblas", "64_"),
+            ("openblas", ""),
+        ):
             setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
             getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
             if setter is not None and getter is not None:
@@ -223,8 +228,10 @@ class Learner:
                 stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
             batches += 1
         if not all(bool(torch.isfinite(p).all()) for p in params):
-            raise FloatingPointError("the update made the network's weights NaN or infinite; resume from the last "
-                                     "checkpoint with a smaller --lr")
+            raise FloatingPointError(
+                "the update made the network's weights NaN or infinite; resume from the last "
+                "checkpoint with a smaller --lr"
+            )
         return {k: v / max(batches, 1) for k, v in stats.items()}
 
     # ------------------------------------------------------------------ state

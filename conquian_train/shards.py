@@ -98,22 +98,13 @@ def generate_shards(config: Any, play: Any, log: Any = print) -> list[Path]:
         bounds = {k: (k * config.chunk, min((k + 1) * config.chunk, config.games)) for k in todo}
         t0 = time.perf_counter()
         if config.ray and todo:
-            from conquian_arena.ray_runner import connect
+            from conquian_arena.ray_runner import ray_map
 
-            ray, started = connect(config.ray, None)
-            try:
-                remote = ray.remote(num_cpus=1, max_retries=2)(_remote_shard)
-                refs = {remote.remote(play, config.kinds, config.seed, *bounds[k]): k for k in todo}
-                pending = list(refs)
-                while pending:
-                    done, pending = ray.wait(pending, num_returns=1)
-                    for ref in done:
-                        k = refs[ref]
-                        write_shard(paths[k], _shard_arrays(config, k, *bounds[k], ray.get(ref)))
-                        log(f"shard {k} written ({progress(len(todo) - len(pending), len(todo), t0)})")
-            finally:
-                if started:
-                    ray.shutdown()
+            jobs = [(play, config.kinds, config.seed, *bounds[k]) for k in todo]
+            for made, (i, result) in enumerate(ray_map(_remote_shard, jobs, config.ray, None, window=False), 1):
+                k = todo[i]
+                write_shard(paths[k], _shard_arrays(config, k, *bounds[k], result))
+                log(f"shard {k} written ({progress(made, len(todo), t0)})")
         else:
             for i, k in enumerate(todo):
                 arrays = play(config.kinds, config.seed, *bounds[k])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -48,3 +49,17 @@ def test_ray_option_is_on_the_command_line():
     args = build_parser().parse_args(["greedy", "random", "--ray", "auto"])
     assert args.ray == "auto"
     assert build_parser().parse_args(["greedy", "random"]).ray is None
+
+
+def test_distill_shards_made_on_ray_equal_the_local_ones(tmp_path):
+    """Training's shards go through the same Ray seam (conquian_arena.ray_runner.ray_map) as the games."""
+    from conquian_train.recipes import distill
+
+    for name, extra in (("local", {}), ("ray", {"ray": "local"})):
+        config = distill.GenerateConfig(out=str(tmp_path / name), games=24, chunk=8, playouts=4, seed=5, **extra)
+        distill.generate(config, log=lambda _: None)
+    made = sorted(p.name for p in (tmp_path / "local" / "shards").glob("*.npz"))
+    assert made == sorted(p.name for p in (tmp_path / "ray" / "shards").glob("*.npz")) and len(made) == 3
+    for name in made:
+        with np.load(tmp_path / "local" / "shards" / name) as a, np.load(tmp_path / "ray" / "shards" / name) as b:
+            assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)

@@ -287,8 +287,11 @@ class SelfPlayRun:
         from conquian_env.actions import action_to_str
 
         index = int(self.members[game])
-        who = ("the learner" if learner_turn[game] else
-               f"the pool's {self.pool[index][0] if index < len(self.pool) else f'snapshot {index - len(self.pool)}'}")
+        who = (
+            "the learner"
+            if learner_turn[game]
+            else f"the pool's {self.pool[index][0] if index < len(self.pool) else f'snapshot {index - len(self.pool)}'}"
+        )
         legal = [action_to_str(int(a)) for a in np.flatnonzero(self.games.masks[game])]
         return (f"an illegal action in game {game}: {action_to_str(int(actions[game]))!r} by {who} "
                 f"(legal: {', '.join(legal)}); state {self.games.state[game].tolist()}")  # fmt: skip
