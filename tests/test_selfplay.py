@@ -314,3 +314,20 @@ def test_the_loop_holds_numpy_s_blas_to_one_thread(tmp_path):
         assert numpy_blas_threads() == 1
     finally:
         numpy_blas_threads(before)
+
+
+def test_an_illegal_move_in_the_loop_is_refused_by_the_engine_naming_who_chose_it(tmp_path):
+    """The engine refuses it before it changes the game (its message names the legal moves); the loop adds
+    who chose it."""
+    run = SelfPlayRun(SelfPlayConfig(out=str(tmp_path / "run"), num_games=8, hidden=(8,), torch_threads=1,
+                                     overlap=False))  # fmt: skip
+    run.start_segment()
+    sample = run.learner.sample
+
+    def wrong(data, rows):
+        sample(data, rows)
+        data.action[rows] = np.argmin(data.mask[rows], axis=1)  # an illegal action id in every row
+
+    run.learner.sample = wrong
+    with pytest.raises(AssertionError, match=r"game \d+: .*chosen by the learner"):
+        run.collect()

@@ -201,7 +201,7 @@ class SelfPlayRun:
                                   c.gae_lambda)  # fmt: skip
         self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device,
                                acting_copy=c.overlap)  # fmt: skip
-        self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate", illegal_action="penalize",
+        self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate",
                                 parallel=c.torch_threads > 1 and not c.overlap)  # fmt: skip
         # two rollouts: one is learned from while the next is collected into the other
         self.rollouts = [SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all,
@@ -282,25 +282,19 @@ class SelfPlayRun:
             return self.past_bots[index - len(self.pool)]
         return self.bots[self.pool[index][0]]
 
-    def illegal_report(self, game: int, actions: np.ndarray, learner_turn: np.ndarray) -> str:
-        """Who chose an illegal action in ``game``, which, and what was legal (a bug, never a user's fault)."""
-        from conquian_env.actions import action_to_str
-
+    def chooser(self, game: int, learner_turn: np.ndarray) -> str:
+        """Who chose the move in ``game`` this step: the learner or which member of the pool."""
         index = int(self.members[game])
-        who = (
-            "the learner"
-            if learner_turn[game]
-            else f"the pool's {self.pool[index][0] if index < len(self.pool) else f'snapshot {index - len(self.pool)}'}"
-        )
-        legal = [action_to_str(int(a)) for a in np.flatnonzero(self.games.masks[game])]
-        return (f"an illegal action in game {game}: {action_to_str(int(actions[game]))!r} by {who} "
-                f"(legal: {', '.join(legal)}); state {self.games.state[game].tolist()}")  # fmt: skip
+        if learner_turn[game]:
+            return "the learner"
+        return f"the pool's {self.pool[index][0] if index < len(self.pool) else f'snapshot {index - len(self.pool)}'}"
 
     # ------------------------------------------------------------------ the loop
     def collect(self, data: Any = None) -> int:
         """One rollout into ``data`` (default: the current one): ``horizon`` steps of every game; returns
         the learning seats' decisions (frames)."""
         from conquian_env import kernels as K
+        from conquian_env.game import IllegalActionError
 
         from ..rollout import hidden_planes
 
@@ -340,10 +334,12 @@ class SelfPlayRun:
             frames += int(learner_turn.sum())
             t1 = tick()
             clock["pool"] += t1 - t0
-            legal = mask[np.arange(len(actions)), actions] != 0
-            if not legal.all():
-                raise AssertionError(self.illegal_report(int(np.flatnonzero(~legal)[0]), actions, learner_turn))
-            res = g.step(actions)
+            try:  # the engine refuses an illegal move before it changes anything, naming it and the legal ones
+                res = g.step(actions)
+            except IllegalActionError as err:  # a bug of the loop or a bot, never the user's
+                bad = int(np.flatnonzero(mask[np.arange(len(actions)), actions] == 0)[0])
+                raise AssertionError(f"{err}; chosen by {self.chooser(bad, learner_turn)}, state "
+                                     f"{state[bad].tolist()}") from err  # fmt: skip
             done = np.flatnonzero(res.dones)
             data.end(done, res.rewards)
             if pooled:
