@@ -11,6 +11,8 @@ carry (:class:`conquian_env.model_layouts.FeatureSet`).  The layouts of the proj
 * :data:`STATE`: the full-information ``state()`` vector (never an agent's input);
 * :data:`MELD_FEATURES`: the observation followed by the ``"meld"`` features
   (:mod:`agents.scorer.features` encodes them, and its compiled twin);
+* :data:`POTENTIAL`: the observation followed by the meld-potential planes
+  (:mod:`conquian_env.potential` encodes them, from a player's view and on the batched engine);
 * :data:`KERNEL_ROW`: the columns of a batched-engine row (:mod:`conquian_env.vector`),
   from the fields of :data:`conquian_env.game.FIELDS` in order with the legal-move cache
   before the stock.
@@ -248,6 +250,26 @@ MELD_FEATURES = OBSERVATION.extend(
 )
 
 
+#: the observation followed by the meld-potential planes (conquian_env.potential; int8 0/1): facts of the
+#: player's own view about which cards make or extend melds, never a bot's evaluation or choice
+POTENTIAL = OBSERVATION.extend(
+    "potential",
+    [
+        ("live", NUM_CARDS, "cards the player has not seen: the opponent's hidden hand or the stock"),
+        ("fits_own_meld", NUM_CARDS, "cards not held that extend the player's own meld on their own"),
+        ("fits_opponent_meld", NUM_CARDS, "cards not in the opponent's meld that extend it on their own"),
+        ("hand_complete", NUM_CARDS, "hand cards in a 3-card set or run with held cards, or extending the own meld"),
+        ("hand_partial", NUM_CARDS, "other hand cards with one partner of a 3-card set or run held and the other live"),
+        ("combines_complete", NUM_CARDS, "cards not held that make a 3-card set or run with two hand cards"),
+        ("combines_partial", NUM_CARDS, "other cards not held with one partner in the hand and the other live"),
+        ("winning_cards", NUM_CARDS, "live cards with which hand and meld would split into melds"),
+        ("opponent_could_meld", NUM_CARDS, "cards with both partners of a 3-card set or run live"),
+        ("discard_leaves_outs", NUM_CARDS, "hand cards whose discard leaves at least one winning card"),
+        ("discard_leaves_outs3", NUM_CARDS, "hand cards whose discard leaves at least three winning cards"),
+    ],
+)
+
+
 def _kernel_row() -> Layout:
     pieces = []
     for field in FIELDS:
@@ -384,6 +406,7 @@ __all__ = [
     "KERNEL_ROW",
     "MELD_FEATURES",
     "OBSERVATION",
+    "POTENTIAL",
     "STATE",
     "Layout",
     "Piece",

@@ -24,7 +24,7 @@ masks, since the same positions recur constantly in play and search.
 
 from __future__ import annotations
 
-from .cards import NUM_RANKS, NUM_SUITS
+from .cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 
 _CACHE_LIMIT = 1 << 18  # entries per memo table (~30 MB each when full)
 
@@ -231,3 +231,39 @@ def clear_caches() -> None:
     """Empty the memo tables (for memory measurements; results never change)."""
     _extend_cache.clear()
     _playable_cache.clear()
+
+
+# ---------------------------------------------------------------- 3-card combinations
+def _make_partner_table() -> tuple[tuple[int, ...], ...]:
+    """For each card, the masks of the two other cards of every 3-card set or run holding it."""
+    table = []
+    for card in range(NUM_CARDS):
+        suit, rank = divmod(card, NUM_RANKS)
+        pairs = []
+        others = [s for s in range(NUM_SUITS) if s != suit]
+        for i in range(len(others)):
+            for j in range(i + 1, len(others)):
+                pairs.append(1 << (others[i] * NUM_RANKS + rank) | 1 << (others[j] * NUM_RANKS + rank))
+        for lo in (rank - 2, rank - 1, rank):
+            if 0 <= lo and lo + 2 < NUM_RANKS:
+                run = sum(1 << (suit * NUM_RANKS + r) for r in range(lo, lo + 3))
+                pairs.append(run & ~(1 << card))
+        table.append(tuple(pairs))
+    return tuple(table)
+
+
+def _make_neighbour_table() -> tuple[int, ...]:
+    """For each card, the cards that could share a 3-card combination with it."""
+    table = []
+    for pairs in PARTNERS:
+        mask = 0
+        for m in pairs:
+            mask |= m
+        table.append(mask)
+    return tuple(table)
+
+
+#: ``PARTNERS[c]``: partner masks (two cards each) of the 3-card combinations holding ``c``
+PARTNERS = _make_partner_table()
+#: ``NEIGHBOURS[c]``: union of ``PARTNERS[c]``
+NEIGHBOURS = _make_neighbour_table()

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .layout import MELD_FEATURES, OBSERVATION, Layout
+from .layout import MELD_FEATURES, OBSERVATION, POTENTIAL, Layout
 
 
 # ---------------------------------------------------------------- feature sets of models
 @dataclass(frozen=True)
 class FeatureSet:
-    """What a learned policy reads: a name (``"raw"``, ``"meld"``) and the layout of its input.
+    """What a learned policy reads: a name (``"raw"``, ``"meld"``, ``"potential"``) and the layout of its input.
 
     :data:`FEATURE_SETS` holds this version's; :func:`feature_set_of_model` gives a model file's,
     whose layout is the pieces the model was trained on (this version's, or older ones that
@@ -59,7 +59,11 @@ class FeatureSet:
 
 #: the feature sets a model can be trained on, by name
 FEATURE_SETS: Mapping[str, FeatureSet] = MappingProxyType(
-    {"raw": FeatureSet("raw", OBSERVATION), "meld": FeatureSet("meld", MELD_FEATURES)}
+    {
+        "raw": FeatureSet("raw", OBSERVATION),
+        "meld": FeatureSet("meld", MELD_FEATURES),
+        "potential": FeatureSet("potential", POTENTIAL),
+    }
 )
 
 #: every layout a model file has been written with, by its hash: ``(feature set, pieces)``.

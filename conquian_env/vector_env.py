@@ -112,11 +112,15 @@ def _resolve_encoder(observation: Any) -> Any:
     if observation is None or observation == "raw":
         return RawObservation()
     if isinstance(observation, str):
+        if observation == "potential":
+            from .potential import POTENTIAL_OBSERVATION
+
+            return POTENTIAL_OBSERVATION
         if observation == "meld":
             from .plugins import observation_encoder
 
             return observation_encoder("meld")
-        raise ValueError(f"observation must be 'raw', 'meld' or an encoder object, got {observation!r}")
+        raise ValueError(f"observation must be 'raw', 'potential', 'meld' or an encoder object, got {observation!r}")
     if not (callable(observation) and isinstance(getattr(observation, "space", None), spaces.Box)):
         raise ValueError(
             f"an observation encoder needs a Box 'space' and __call__(games, rows, players), got {observation!r}"

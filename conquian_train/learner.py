@@ -1,6 +1,7 @@
 """The self-play learner's networks and its one-epoch PPO update (torch), for :mod:`conquian_train.recipes.selfplay`.
 
-:class:`Actor` maps the raw observation (``OBS_SIZE`` int8 values) to 85 logits through ``hidden``
+:class:`Actor` maps the observation (``inputs`` int8 values: the raw observation's ``OBS_SIZE``, or the
+``"potential"`` vector's, :mod:`conquian_env.potential`) to 85 logits through ``hidden``
 ReLU layers; it is the bot that ships (:mod:`agents.networks.selfplay` plays its weights with
 numpy).  :class:`Critic` estimates the result for the player to move, from the same observation
 and, with ``sees_all``, what that player cannot see (:func:`conquian_train.rollout.hidden_planes`):
@@ -80,11 +81,10 @@ class Network(nn.Module):
     the value head also reads the hidden planes (:func:`conquian_train.rollout.hidden_planes`)
     through a small layer of its own; the logits never depend on them."""
 
-    def __init__(self, hidden: tuple[int, ...], sees_all: bool, critic_width: int = 64):
+    def __init__(self, hidden: tuple[int, ...], sees_all: bool, critic_width: int = 64, inputs: int = OBS_SIZE):
         super().__init__()
         self.hidden, self.sees_all = tuple(hidden), sees_all
         layers: list[nn.Module] = []
-        inputs = OBS_SIZE
         for width in self.hidden:
             layers += [nn.Linear(inputs, width), nn.ReLU()]
             inputs = width
@@ -132,10 +132,10 @@ class Learner:
     """The network, its Adam optimizer, the rollout's sampling and the update."""
 
     def __init__(self, hidden: tuple[int, ...], sees_all: bool, settings: UpdateSettings, *, bf16: bool, seed: int,
-                 device: str = "cpu", acting_copy: bool = False):  # fmt: skip
+                 device: str = "cpu", acting_copy: bool = False, inputs: int = OBS_SIZE):  # fmt: skip
         torch.manual_seed(seed)
         self.device = torch.device(device)
-        self.net = Network(hidden, sees_all).to(self.device)
+        self.net = Network(hidden, sees_all, inputs=inputs).to(self.device)
         # the network that samples the rollouts: the same one, or (acting_copy) a copy that the update does not
         # touch while it runs in another thread, brought up to date by sync()
         self.acting = copy.deepcopy(self.net) if acting_copy else self.net

@@ -29,9 +29,8 @@ from agents.networks.ppo import (
     read_model,
     stamp_model,
 )
-from agents.scorer.features import FEATURE_SIZE, FeatureObservation
+from agents.scorer.features import FeatureObservation
 from conquian_env.model_layouts import feature_set
-from conquian_env.observation import OBS_SIZE
 from conquian_env.wrappers import SingleAgentEnv
 
 
@@ -142,7 +141,7 @@ def check_same_layout(saved: Any, where: str, what_to_do: str) -> None:
 
 
 def _input_size(features: str) -> int:
-    return OBS_SIZE if features == "raw" else FEATURE_SIZE
+    return feature_set(features).size
 
 
 def restore_checkpoint(model: Any, path: str | Path, features: str) -> None:

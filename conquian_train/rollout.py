@@ -113,13 +113,14 @@ def _pinned_zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
 class SeatRollout:
     """Preallocated rows of network decisions (see the module docstring), for ``num_games`` games
     and at most ``capacity`` new rows per rollout (plus the pending rows carried in); ``pinned``: the
-    network's inputs in page-locked memory (a GPU learner)."""
+    network's inputs in page-locked memory (a GPU learner); ``inputs``: the width of a row's observation
+    (the raw observation's, or a feature set's such as ``"potential"``)."""
 
-    def __init__(self, num_games: int, capacity: int, hidden: bool, pinned: bool = False):
+    def __init__(self, num_games: int, capacity: int, hidden: bool, pinned: bool = False, inputs: int = OBS_SIZE):
         size = capacity + 2 * num_games  # every seat of every game may carry one pending row
         self.size = size
         zeros = _pinned_zeros if pinned else np.zeros  # pinned: page-locked, for copies to a GPU
-        self.obs = zeros((size, OBS_SIZE), dtype=np.int8)
+        self.obs = zeros((size, inputs), dtype=np.int8)
         self.mask = zeros((size, NUM_ACTIONS), dtype=np.bool_)
         self.hidden = zeros((size, HIDDEN_SIZE), dtype=np.int8) if hidden else None
         self.action = np.zeros(size, dtype=np.int64)

@@ -258,6 +258,21 @@ def test_a_short_run_learns_saves_loads_plays_and_resumes_exactly(tmp_path):
             assert np.array_equal(a[k], b[k]), (overlap, k)
 
 
+@pytest.mark.parametrize("observation, inputs", [("potential", 896), ("raw", 456)])
+def test_the_run_trains_on_the_observation_it_names_and_its_files_say_so(observation, inputs, tmp_path):
+    """The network, the rollout rows, the pool's snapshots and the model file all read ``--observation``;
+    the bot plays its file by the stamp, and a resume reads the snapshots back in that feature set."""
+    out = tmp_path / observation
+    assert train.main(tiny(out, "--observation", observation, "--total-frames", "1500")) == 0
+    policy, meta = read_selfplay(out / "best.npz")
+    assert policy.features == observation and meta["feature_set"] == observation
+    assert policy.layers[0][0].shape == (16, inputs)
+    assert train.main(["selfplay", "--resume", str(out), "--total-frames", "3000", "--no-progress"]) == 0
+    assert json.loads((out / "config.json").read_text())["observation"] == observation
+    bot = make_agent(f"selfplay:{out / 'final.npz'}", 0)
+    assert bot.policy.features == observation
+
+
 def test_a_model_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
     net = Network((8,), sees_all=False)
     path = save_selfplay(tmp_path / "m.npz", net.actor_layers(), {"frames": 5})

@@ -12,6 +12,7 @@ from conquian_env.extras import missing
 
 try:
     from conquian_env.kernels import PLAYER
+    from conquian_env.potential import POTENTIAL_OBSERVATION
     from conquian_env.vector import VectorGame
 except ImportError as err:  # numba, the 'fast' extra
     raise missing(err, "agents.networks.batched (the batched policy)") from None
@@ -24,8 +25,12 @@ __all__ = ["BatchPolicy", "policy_inputs"]
 
 
 def policy_inputs(games: VectorGame, rows: np.ndarray, features: str) -> tuple[np.ndarray, np.ndarray]:
-    """What a policy reading ``features`` ("raw" or "meld") sees for the movers of ``rows``, and their masks."""
+    """What a policy reading ``features`` ("raw", "potential" or "meld") sees for the movers of ``rows``, and
+    their masks."""
     players = games.state[rows, PLAYER]
+    if features == "potential":
+        obs, masks = games.observe_rows(rows, players)
+        return POTENTIAL_OBSERVATION.extend(games, rows, players, obs), masks
     if features == "meld":
         _, masks = games.observe_rows(rows, players, masks_only=True)
         return MELD_FEATURES(games, rows, players), masks

@@ -84,15 +84,14 @@ class NumpyPolicy:
 
     ``layers`` is a list of ``(weight, bias, activation name)``; the last layer gives
     the 85 action logits.  ``features`` names the observation the policy reads
-    (``"raw"`` or ``"meld"``).  ``columns``: None when the policy reads this version's vector
-    as it is; else the slot of this version's vector of each of its inputs (a model trained
-    before a piece was added: :meth:`conquian_env.model_layouts.FeatureSet.columns`), picked out
-    before the first layer.
+    (``"raw"``, ``"meld"`` or ``"potential"``: :data:`conquian_env.model_layouts.FEATURE_SETS`).
+    ``columns``: None when the policy reads this version's vector as it is; else the slot of this
+    version's vector of each of its inputs (a model trained before a piece was added:
+    :meth:`conquian_env.model_layouts.FeatureSet.columns`), picked out before the first layer.
     """
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str]], features: str, columns: Any = None):
-        if features not in ("raw", "meld"):
-            raise ValueError(f"features must be 'raw' or 'meld', got {features!r}")
+        feature_set(features)  # a ValueError naming the feature sets there are
         self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32), act) for w, b, act in layers]
         self.features = features
         self.columns = None if columns is None else np.asarray(columns, np.int64)
@@ -192,6 +191,18 @@ def batch_form(kind: str, load: Any, params: dict[str, Any], seed: int | None) -
     return BatchPolicy(load(), params.get("deterministic", True), params.get("seed", seed), fixed_seed="seed" in params)
 
 
+class PotentialEncoder:
+    """The ``"potential"`` vector of a view (:func:`conquian_env.potential.encode_potential`)."""
+
+    def reset(self) -> None:
+        pass
+
+    def encode(self, view: PlayerView) -> np.ndarray:
+        from conquian_env.potential import encode_potential
+
+        return encode_potential(view)
+
+
 class PolicyAgent(Agent):
     """Plays a :class:`NumpyPolicy` with the mask: argmax, or sampled when not deterministic."""
 
@@ -202,11 +213,13 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self._encoder = None
+        self._encoder: Any = None
         if policy.features == "meld":
             from ..scorer.features import FeatureEncoder
 
             self._encoder = FeatureEncoder()
+        elif policy.features == "potential":
+            self._encoder = PotentialEncoder()
 
     def reset(self, player: int, seed: int | None = None) -> None:
         if self._encoder is not None:

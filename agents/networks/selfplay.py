@@ -1,8 +1,10 @@
 """The self-play network as a bot (spec ``selfplay[:PATH.npz]``; no path: the shipped one).
 
 ``conquian-train selfplay`` trains it from scratch by reinforcement learning
-(:mod:`conquian_train.recipes.selfplay`): a ReLU network from the raw observation
-(:data:`conquian_env.layout.OBSERVATION`, never a hidden card) to the 85 action logits.  The bot
+(:mod:`conquian_train.recipes.selfplay`): a ReLU network from the player's own view, never a hidden
+card, to the 85 action logits.  It reads the feature set its file names: ``"potential"`` (the
+observation and its meld-potential planes, :mod:`conquian_env.potential`) or ``"raw"`` (the
+observation alone, :data:`conquian_env.layout.OBSERVATION`).  The bot
 plays the most likely legal action (``deterministic=false``: sampled from the masked softmax);
 one forward pass of a small MLP in numpy, well under a millisecond a decision, and one pass for
 a whole batch in its batched form (:class:`agents.networks.batched.BatchPolicy`).
@@ -33,6 +35,9 @@ from .ppo import INPUT_BOUND, ModelFileAgent, NumpyPolicy
 DEFAULT_SELFPLAY = Path(__file__).resolve().parents[1] / "data" / "conquian_selfplay.npz"
 #: the ``format`` of a self-play model file's meta
 FORMAT = "conquian-selfplay-1"
+#: the feature sets a self-play network may read (:data:`conquian_env.model_layouts.FEATURE_SETS`): never
+#: ``"meld"``, which holds the greedy bot's evaluations and choice
+FEATURES = ("raw", "potential")
 #: the most layers (hidden ones and the head) a file may hold
 MAX_LAYERS = 8
 #: the widest hidden layer a file may hold
@@ -43,11 +48,18 @@ MAX_META_BYTES = 1 << 16
 MAX_FILE_BYTES = 1 << 28
 
 
-def save_selfplay(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any]) -> Path:
+def save_selfplay(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], *,
+                  features: str = "raw") -> Path:  # fmt: skip
     """Write a self-play model file (atomically): ``layers`` as ``(weight (out, in), bias)``, ReLU
-    between them, the last giving the 85 logits; ``meta`` is stored beside the format and stamp."""
+    between them, the last giving the 85 logits, reading ``features`` (one of :data:`FEATURES`);
+    ``meta`` is stored beside the format and the feature set's stamp."""
+    if features not in FEATURES:
+        raise ValueError(f"a self-play network reads one of {', '.join(map(repr, FEATURES))}, got {features!r}")
+    if layers[0][0].shape[1] != FEATURE_SETS[features].size:
+        raise ValueError(f"the first layer reads {layers[0][0].shape[1]} inputs; {features!r} has "
+                         f"{FEATURE_SETS[features].size}")  # fmt: skip
     info = {**meta, "format": FORMAT, "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
-            **FEATURE_SETS["raw"].stamp()}  # fmt: skip
+            **FEATURE_SETS[features].stamp()}  # fmt: skip
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(info, sort_keys=True))}
     for i, (w, b) in enumerate(layers):
         arrays[f"w{i}"], arrays[f"b{i}"] = np.asarray(w, np.float32), np.asarray(b, np.float32)
@@ -82,8 +94,9 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
         inputs = feature_set_of_model(stamp, int(layers[0][0].shape[1]), where=where)
     except ValueError as err:
         raise ModelFileError(str(err)) from err
-    if inputs.name != "raw":
-        raise ModelFileError(f"{where}: reads the feature set {inputs.name!r}; a self-play network reads 'raw'")
+    if inputs.name not in FEATURES:
+        raise ModelFileError(f"{where}: reads the feature set {inputs.name!r}; a self-play network reads "
+                             f"{' or '.join(map(repr, FEATURES))}")  # fmt: skip
     for i, (w, b) in enumerate(layers):
         if b.shape != (w.shape[0],) or (i and w.shape[1] != layers[i - 1][0].shape[0]):
             raise ModelFileError(f"{where}: layer {i} has weight {w.shape} and bias {b.shape}, which do not chain")
@@ -93,7 +106,7 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
         raise ModelFileError(f"{where}: gives {layers[-1][0].shape[0]} logits, a Conquian policy {NUM_ACTIONS}")
     named = [(w, b, "ReLU" if i < count - 1 else "Identity") for i, (w, b) in enumerate(layers)]
     check_weights(where, [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)], INPUT_BOUND)
-    policy = NumpyPolicy(named, "raw", inputs.columns())
+    policy = NumpyPolicy(named, inputs.name, inputs.columns())
     return policy, meta
 
 

@@ -62,6 +62,7 @@ from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.networks.selfplay import save_selfplay
 from conquian_arena import knobs
 from conquian_arena.knobs import knob
+from conquian_env.model_layouts import feature_set
 from conquian_env.seeding import derive_seed
 
 from ..evaluation import Evaluator
@@ -82,6 +83,9 @@ class SelfPlayConfig(RunSettings):
     eval_games: int = knob(2000, "games per evaluation opponent (duplicate deals, seats swapped)", low=2)
     num_games: int = knob(4096, "games played at once", low=2)
     horizon: int = knob(32, "steps of every game per rollout (one update per rollout)", low=1)
+    observation: str = knob("potential", "what the network reads: 'potential' (the observation and its meld-potential "
+                            "planes, conquian_env.potential) or 'raw' (the observation alone)",
+                            choices=("potential", "raw"))  # fmt: skip
     hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
@@ -176,7 +180,7 @@ class SelfPlayModel:
         return BatchPolicy(self.network, deterministic=True)
 
     def save(self, path: str | Path) -> None:
-        save_selfplay(path, [(w, b) for w, b, _ in self.network.layers], self.meta)
+        save_selfplay(path, [(w, b) for w, b, _ in self.network.layers], self.meta, features=self.network.features)
 
 
 class SelfPlayRun:
@@ -199,13 +203,14 @@ class SelfPlayRun:
         bf16 = c.precision == "bf16" or (c.precision == "auto" and c.device == "cpu" and cpu_has_bf16())
         settings = UpdateSettings(c.minibatch, c.epochs, c.lr, c.clip, c.ent_coef, c.vf_coef, c.max_grad_norm, c.gamma,
                                   c.gae_lambda)  # fmt: skip
+        inputs = feature_set(c.observation).size
         self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device,
-                               acting_copy=c.overlap)  # fmt: skip
+                               acting_copy=c.overlap, inputs=inputs)  # fmt: skip
         self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate",
                                 parallel=c.torch_threads > 1 and not c.overlap)  # fmt: skip
         # two rollouts: one is learned from while the next is collected into the other
         self.rollouts = [SeatRollout(c.num_games, c.num_games * c.horizon, hidden=c.critic_sees_all,
-                                     pinned=c.device == "cuda") for _ in range(2)]  # fmt: skip
+                                     pinned=c.device == "cuda", inputs=inputs) for _ in range(2)]  # fmt: skip
         self.data = self.rollouts[0]
         self.pooled = int(round(c.num_games * c.pool_share))
         self.pool = parse_pool(c.pool) if self.pooled else []
@@ -224,7 +229,7 @@ class SelfPlayRun:
             self.learner.load(self.run.checkpoints / "latest.npz")
             from ..policy_files import load_snapshots
 
-            self.snapshots = load_snapshots(self.run.checkpoints / "snapshots.npz", "raw")
+            self.snapshots = load_snapshots(self.run.checkpoints / "snapshots.npz", c.observation)
             self.run.log(f"resumed {self.run.out} at frame {self.frames:,}")
         elif resume:
             self.run.log(f"{self.run.out} holds no checkpoint yet: the run starts from its beginning")
@@ -237,7 +242,8 @@ class SelfPlayRun:
     def model(self) -> SelfPlayModel:
         layers = self.learner.net.actor_layers()
         named = [(w, b, "ReLU" if i < len(layers) - 1 else "Identity") for i, (w, b) in enumerate(layers)]
-        return SelfPlayModel(NumpyPolicy(named, "raw"), {"frames": self.frames, "seed": self.config.seed})
+        meta = {"frames": self.frames, "seed": self.config.seed}
+        return SelfPlayModel(NumpyPolicy(named, self.config.observation), meta)
 
     def start_segment(self) -> None:
         """New deals everywhere and every random number from the frame count (see the module docstring)."""
@@ -295,12 +301,14 @@ class SelfPlayRun:
         the learning seats' decisions (frames)."""
         from conquian_env import kernels as K
         from conquian_env.game import IllegalActionError
+        from conquian_env.potential import potential_rows
 
         from ..rollout import hidden_planes
 
         c, g, learner, clock = self.config, self.games, self.learner, self.clock
         data = self.data if data is None else data
         state, pooled = g.state, self.pooled
+        planes = c.observation == "potential"
         pool_seat = np.arange(pooled) % 2  # the pool's seat in pooled game i (the learner the other)
         frames = 0
         tick = time.perf_counter
@@ -316,7 +324,9 @@ class SelfPlayRun:
             rows = np.flatnonzero(choice)
             if len(rows):
                 sl = data.add(rows, players[rows])
-                data.obs[sl] = obs[rows]
+                data.obs[sl, : obs.shape[1]] = obs[rows]
+                if planes:  # the meld-potential planes after the observation
+                    potential_rows(state, rows, players[rows], data.obs[sl])
                 data.mask[sl] = mask[rows]
                 if data.hidden is not None:
                     hidden_planes(state, rows, players[rows], data.hidden[sl])

@@ -1,0 +1,148 @@
+"""The compiled twin of :func:`conquian_env.potential.potential_masks` on the batched engine's rows.
+
+The card tables come in as arguments (numba freezes a module global into its on-disk cache);
+``tests/test_potential.py`` holds the kernel equal to the Python encoder on random positions.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .compiling import prepare_kernels, setup
+
+setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
+
+from .kernels import CHOSEN, DEAD, DISCARD, FACE, H0, M0, M1, PHASE, PLAYER, can_split, lowest_bit_index  # noqa: E402
+
+_FULL = (1 << 40) - 1
+
+
+@njit(cache=True, inline="always")
+def _put(out, k, at, cards):  # pragma: no cover - compiled
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        out[k, at + lowest_bit_index(low)] = 1
+
+
+@njit(cache=True, inline="always")
+def _neighbours_of(mask, neighbours):  # pragma: no cover - compiled
+    near = 0
+    while mask:
+        low = mask & -mask
+        mask ^= low
+        near |= neighbours[lowest_bit_index(low)]
+    return near
+
+
+@njit(cache=True)
+def _fits(meld, candidates, neighbours):  # pragma: no cover - compiled
+    if not meld:
+        return 0
+    out = 0
+    while candidates:
+        low = candidates & -candidates
+        candidates ^= low
+        if meld & neighbours[lowest_bit_index(low)] and can_split(meld | low):
+            out |= low
+    return out
+
+
+@njit(cache=True)
+def _outs(held, live, neighbours):  # pragma: no cover - compiled
+    rest = _neighbours_of(held, neighbours) & live & ~held
+    outs = 0
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        if can_split(held | low):
+            outs += 1
+    return outs
+
+
+@njit(cache=True)
+def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: no cover - compiled
+    for j in range(11 * 40):
+        out[k, base + j] = 0
+    hand, meld, opp_meld = S[i, H0 + player], S[i, M0 + player], S[i, M0 + 1 - player]
+    seen = hand | S[i, M0] | S[i, M1] | S[i, DEAD] | S[i, CHOSEN]
+    if S[i, FACE] >= 0:
+        seen |= 1 << S[i, FACE]
+    live = _FULL & ~seen
+    held = hand | meld
+    outside = ~held & _FULL
+    _put(out, k, base, live)
+    _put(out, k, base + 40, _fits(meld, outside, neighbours))
+    _put(out, k, base + 80, _fits(opp_meld, outside & ~opp_meld, neighbours))
+    cards = hand
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        c = lowest_bit_index(low)
+        done = (meld & neighbours[c]) != 0 and can_split(meld | low)
+        part = False
+        rest = held & ~low
+        for q in range(counts[c]):
+            if done:
+                break
+            pm = partners[c, q]
+            have = pm & rest
+            if have == pm:
+                done = pm & meld == 0 or can_split(meld | low | pm)
+            elif have and pm & ~rest & live:
+                part = True
+        if done:
+            out[k, base + 120 + c] = 1
+        elif part:
+            out[k, base + 160 + c] = 1
+    cards = outside & _neighbours_of(hand, neighbours)
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        c = lowest_bit_index(low)
+        full = False
+        part = False
+        for q in range(counts[c]):
+            pm = partners[c, q]
+            have = pm & hand
+            if have == pm:
+                full = True
+                break
+            if have and pm & ~hand & live:
+                part = True
+        if full:
+            out[k, base + 200 + c] = 1
+        elif part:
+            out[k, base + 240 + c] = 1
+    if hand:
+        rest = _neighbours_of(held, neighbours) & live & ~held
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            if can_split(held | low):
+                out[k, base + 280 + lowest_bit_index(low)] = 1
+    for c in range(40):
+        for q in range(counts[c]):
+            if partners[c, q] & live == partners[c, q]:
+                out[k, base + 320 + c] = 1
+                break
+    cards = hand if S[i, PHASE] == DISCARD and S[i, PLAYER] == player else 0
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        c = lowest_bit_index(low)
+        outs = _outs(held & ~low, live, neighbours)
+        if outs >= 1:
+            out[k, base + 360 + c] = 1
+        if outs >= 3:
+            out[k, base + 400 + c] = 1
+
+
+@njit(cache=True, nogil=True)
+def planes(S, rows, players, out, base, partners, counts, neighbours):  # pragma: no cover - compiled
+    """The planes of ``players[k]`` in game ``rows[k]`` into ``out[k, base:base + 440]``."""
+    for k in range(len(rows)):
+        _row(S, rows[k], players[k], out, k, base, partners, counts, neighbours)
+
+
+prepare_kernels(globals())
