@@ -59,7 +59,12 @@ _FULL = (1 << NUM_CARDS) - 1
 
 
 def _cards(mask: int) -> list[int]:
-    return [c for c in range(NUM_CARDS) if mask >> c & 1]
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def _neighbours_of(mask: int) -> int:
@@ -115,7 +120,12 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
         elif part:
             near |= 1 << c
     winning = _outs(held, live) if hand else 0
-    could = sum(1 << c for c in range(NUM_CARDS) if any(pm & live == pm for pm in PARTNERS[c]))
+    could = 0
+    for c, pairs in enumerate(PARTNERS):
+        for pm in pairs:
+            if pm & live == pm:
+                could |= 1 << c
+                break
     leaves = leaves3 = 0
     for c in _cards(hand) if discarding else ():
         outs = _outs(held & ~(1 << c), live).bit_count()
@@ -135,15 +145,10 @@ def encode_potential(view: PlayerView) -> np.ndarray:
     observation, then the planes, read from the view alone."""
     if not isinstance(view, PlayerView):
         raise TypeError(f"encode_potential needs a PlayerView, got {type(view).__name__}")
-    out = np.zeros(POTENTIAL_SIZE, dtype=np.int8)
-    out[: OBSERVATION.size] = view.observation()
     discarding = view.my_turn and view.phase == DISCARD
     masks = potential_masks(view.hand, view.meld, view.opponent_meld, view.unseen(), discarding)
-    for k, mask in enumerate(masks):
-        at = OBSERVATION.size + k * NUM_CARDS
-        for c in _cards(mask):
-            out[at + c] = 1
-    return out
+    bits = np.array(masks, dtype=np.int64)[:, None] >> np.arange(NUM_CARDS) & 1
+    return np.concatenate([view.observation(), bits.astype(np.int8).ravel()])
 
 
 #: the tables the kernel reads, passed as arguments (numba would freeze module globals into its cache)
