@@ -11,7 +11,7 @@
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
 #              make train-ppo-quick: its quick preset, a curve that moves in about a minute (runs/ppo-quick)
 # make train-selfplay  self-play from scratch (train.py selfplay, 40M frames) into runs/selfplay; resumes
-# make train-first     the guide's first training run: 3M self-play frames into runs/first (about 2 minutes)
+# make train-first     the guide's first training run: 3M self-play frames into runs/first (under a minute)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
 #              npm fetches the iframe-worker shim for the search from disk), from .venv-docs: the docs extra only
@@ -125,7 +125,7 @@ train-selfplay: $(STAMP)
 		$(BIN)/python train.py selfplay --out $(SELFPLAY_RUN) $(SELFPLAY_NEW) $(TRAIN_ARGS); \
 	fi
 
-# the first training run of the guide: self-play for 3M frames, a curve point every 1M (about 2 minutes)
+# the first training run of the guide: self-play for 3M frames, a curve point every 1M (under a minute)
 train-first: $(STAMP)
 	if [ -f $(FIRST_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(FIRST_RUN) $(TRAIN_ARGS); \
