@@ -34,7 +34,7 @@ The layout is :data:`conquian_env.layout.POTENTIAL` (the observation's pieces, t
 :func:`encode_potential` builds one vector from a view; :func:`potential_rows` fills the rows of
 the batched engine (:class:`conquian_env.vector.VectorGame`) with a compiled kernel that
 ``tests/test_potential.py`` holds equal to it, and :data:`POTENTIAL_OBSERVATION` is its encoder
-for ``ConquianVectorEnv(observation="potential")``.  About 2-3 us a row on one core.
+for ``ConquianVectorEnv(observation="potential")``.  About 3 us a row on one core.
 """
 
 from __future__ import annotations
