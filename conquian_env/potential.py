@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from .cards import NUM_CARDS
+from .cards import NUM_CARDS, cards_of
 from .game import DISCARD
 from .layout import OBSERVATION, POTENTIAL
 from .melds import NEIGHBOURS, PARTNERS, can_split_into_melds
@@ -58,18 +58,9 @@ POTENTIAL_SIZE = POTENTIAL.size
 _FULL = (1 << NUM_CARDS) - 1
 
 
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 def _neighbours_of(mask: int) -> int:
     near = 0
-    for c in _cards(mask):
+    for c in cards_of(mask):
         near |= NEIGHBOURS[c]
     return near
 
@@ -78,7 +69,7 @@ def _fits(meld: int, candidates: int) -> int:
     """The cards of ``candidates`` that extend ``meld`` alone into a valid meld."""
     if not meld:
         return 0
-    return sum(1 << c for c in _cards(candidates) if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c))
+    return sum(1 << c for c in cards_of(candidates) if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c))
 
 
 def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discarding: bool = False) -> tuple[int, ...]:
@@ -88,7 +79,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
     held = hand | meld
     outside = ~held & _FULL
     complete = partial = 0
-    for c in _cards(hand):
+    for c in cards_of(hand):
         bit = 1 << c
         done = bool(meld & NEIGHBOURS[c]) and can_split_into_melds(meld | bit)
         part = False
@@ -106,7 +97,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
         elif part:
             partial |= bit
     combines = near = 0
-    for c in _cards(outside & _neighbours_of(hand)):
+    for c in cards_of(outside & _neighbours_of(hand)):
         full = part = False
         for pm in PARTNERS[c]:
             have = pm & hand
@@ -127,7 +118,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
                 could |= 1 << c
                 break
     leaves = leaves3 = 0
-    for c in _cards(hand) if discarding else ():
+    for c in cards_of(hand) if discarding else ():
         outs = _outs(held & ~(1 << c), live).bit_count()
         leaves |= (outs >= 1) << c
         leaves3 |= (outs >= 3) << c
@@ -137,7 +128,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
 
 def _outs(held: int, live: int) -> int:
     """The live cards with which ``held`` would split into melds."""
-    return sum(1 << c for c in _cards(_neighbours_of(held) & live & ~held) if can_split_into_melds(held | 1 << c))
+    return sum(1 << c for c in cards_of(_neighbours_of(held) & live & ~held) if can_split_into_melds(held | 1 << c))
 
 
 def encode_potential(view: PlayerView) -> np.ndarray:

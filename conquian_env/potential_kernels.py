@@ -12,7 +12,20 @@ from .compiling import prepare_kernels, setup
 
 setup(__file__)  # numba's cache folder and compile notice, before any kernel is defined
 
-from .kernels import CHOSEN, DEAD, DISCARD, FACE, H0, M0, M1, PHASE, PLAYER, can_split, lowest_bit_index  # noqa: E402
+from .kernels import (  # noqa: E402
+    CHOSEN,
+    DEAD,
+    DISCARD,
+    FACE,
+    H0,
+    M0,
+    M1,
+    PHASE,
+    PLAYER,
+    can_split,
+    lowest_bit_index,
+    popcount,
+)
 
 _FULL = (1 << 40) - 1
 
@@ -36,7 +49,9 @@ def _neighbours_of(mask, neighbours):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _fits(meld, candidates, neighbours):  # pragma: no cover - compiled
+def fits(meld, candidates, neighbours):  # pragma: no cover - compiled
+    """The cards of ``candidates`` that extend ``meld`` alone into a valid meld (potential._fits; the
+    greedy kernels' ``"meld"`` features call it too)."""
     if not meld:
         return 0
     out = 0
@@ -50,13 +65,14 @@ def _fits(meld, candidates, neighbours):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _outs(held, live, neighbours):  # pragma: no cover - compiled
+    """The live cards with which ``held`` would split into melds (potential._outs)."""
     rest = _neighbours_of(held, neighbours) & live & ~held
     outs = 0
     while rest:
         low = rest & -rest
         rest ^= low
         if can_split(held | low):
-            outs += 1
+            outs |= low
     return outs
 
 
@@ -72,8 +88,8 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
     held = hand | meld
     outside = ~held & _FULL
     _put(out, k, base, live)
-    _put(out, k, base + 40, _fits(meld, outside, neighbours))
-    _put(out, k, base + 80, _fits(opp_meld, outside & ~opp_meld, neighbours))
+    _put(out, k, base + 40, fits(meld, outside, neighbours))
+    _put(out, k, base + 80, fits(opp_meld, outside & ~opp_meld, neighbours))
     cards = hand
     while cards:
         low = cards & -cards
@@ -115,12 +131,7 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
         elif part:
             out[k, base + 240 + c] = 1
     if hand:
-        rest = _neighbours_of(held, neighbours) & live & ~held
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            if can_split(held | low):
-                out[k, base + 280 + lowest_bit_index(low)] = 1
+        _put(out, k, base + 280, _outs(held, live, neighbours))
     for c in range(40):
         for q in range(counts[c]):
             if partners[c, q] & live == partners[c, q]:
@@ -131,7 +142,7 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
         low = cards & -cards
         cards ^= low
         c = lowest_bit_index(low)
-        outs = _outs(held & ~low, live, neighbours)
+        outs = popcount(_outs(held & ~low, live, neighbours))
         if outs >= 1:
             out[k, base + 360 + c] = 1
         if outs >= 3:

@@ -75,6 +75,7 @@ from conquian_env.kernels import (
 from conquian_env.kernels import encode as _encode_observation
 from conquian_env.kernels import popcount as _popcount
 from conquian_env.layout import MELD_FEATURES
+from conquian_env.potential_kernels import fits
 
 from . import greedy_weights as _greedy
 
@@ -410,20 +411,6 @@ def _put(out, at, cards, value):
 
 
 @njit(cache=True)
-def _fits(meld, candidates):
-    """features._fits as a mask."""
-    if not meld:
-        return 0
-    out = 0
-    while candidates:
-        low = candidates & -candidates
-        candidates ^= low
-        if meld & NEIGHBOURS[lowest_bit_index(low)] and can_split(meld | low):
-            out |= low
-    return out
-
-
-@njit(cache=True)
 def encode_features(S, i, player, out):
     """FeatureEncoder().encode(state, player) into the float32 row ``out`` (NUM_FEATURES)."""
     raw = np.empty(OBS_SIZE, dtype=np.int8)
@@ -439,8 +426,8 @@ def encode_features(S, i, player, out):
     held = hand | meld
     _put(out, F_LIVE, live, 1.0)
     outside = ~held & FULL
-    _put(out, F_FIT_OWN, _fits(meld, outside), 1.0)
-    _put(out, F_FIT_OPP, _fits(opp_meld, outside & ~opp_meld), 1.0)
+    _put(out, F_FIT_OWN, fits(meld, outside, NEIGHBOURS), 1.0)  # features._fits as a mask
+    _put(out, F_FIT_OPP, fits(opp_meld, outside & ~opp_meld, NEIGHBOURS), 1.0)
     cards = hand
     while cards:
         low = cards & -cards
