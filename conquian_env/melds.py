@@ -24,7 +24,7 @@ masks, since the same positions recur constantly in play and search.
 
 from __future__ import annotations
 
-from .cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from .cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_of
 
 _CACHE_LIMIT = 1 << 18  # entries per memo table (~30 MB each when full)
 
@@ -267,3 +267,34 @@ def _make_neighbour_table() -> tuple[int, ...]:
 PARTNERS = _make_partner_table()
 #: ``NEIGHBOURS[c]``: union of ``PARTNERS[c]``
 NEIGHBOURS = _make_neighbour_table()
+
+
+def neighbours_of(mask: int) -> int:
+    """The cards that could share a 3-card combination with some card of ``mask`` (the union of
+    :data:`NEIGHBOURS` over its cards)."""
+    near = 0
+    for c in cards_of(mask):
+        near |= NEIGHBOURS[c]
+    return near
+
+
+def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None) -> int:
+    """The ``live`` cards with which ``meld + hand`` would split into melds (all eleven cards).
+
+    Only ``candidates`` are tried when given (default: every card that could share a
+    combination with a held card)."""
+    held = hand | meld
+    if candidates is None:
+        candidates = neighbours_of(held)
+    outs = 0
+    for x in cards_of(candidates & live & ~held):
+        if can_split_into_melds(held | 1 << x):
+            outs |= 1 << x
+    return outs
+
+
+def meld_fits(meld: int, candidates: int) -> int:
+    """The cards of ``candidates`` that extend ``meld`` on their own into cards that split into melds."""
+    if not meld:
+        return 0
+    return sum(1 << c for c in cards_of(candidates) if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c))

@@ -47,7 +47,7 @@ from gymnasium import spaces
 from .cards import NUM_CARDS, cards_of
 from .game import DISCARD
 from .layout import OBSERVATION, POTENTIAL
-from .melds import NEIGHBOURS, PARTNERS, can_split_into_melds
+from .melds import NEIGHBOURS, PARTNERS, can_split_into_melds, meld_fits, neighbours_of, winning_cards
 from .view import PlayerView
 
 #: the planes' names, in order (the pieces after the observation's)
@@ -56,20 +56,6 @@ PLANES = tuple(p.name for p in POTENTIAL.pieces[len(OBSERVATION.pieces) :])
 PLANES_SIZE = len(PLANES) * NUM_CARDS
 POTENTIAL_SIZE = POTENTIAL.size
 _FULL = (1 << NUM_CARDS) - 1
-
-
-def _neighbours_of(mask: int) -> int:
-    near = 0
-    for c in cards_of(mask):
-        near |= NEIGHBOURS[c]
-    return near
-
-
-def _fits(meld: int, candidates: int) -> int:
-    """The cards of ``candidates`` that extend ``meld`` alone into a valid meld."""
-    if not meld:
-        return 0
-    return sum(1 << c for c in cards_of(candidates) if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c))
 
 
 def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discarding: bool = False) -> tuple[int, ...]:
@@ -97,7 +83,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
         elif part:
             partial |= bit
     combines = near = 0
-    for c in cards_of(outside & _neighbours_of(hand)):
+    for c in cards_of(outside & neighbours_of(hand)):
         full = part = False
         for pm in PARTNERS[c]:
             have = pm & hand
@@ -110,7 +96,7 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
             combines |= 1 << c
         elif part:
             near |= 1 << c
-    winning = _outs(held, live) if hand else 0
+    winning = winning_cards(hand, meld, live) if hand else 0
     could = 0
     for c, pairs in enumerate(PARTNERS):
         for pm in pairs:
@@ -119,16 +105,11 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
                 break
     leaves = leaves3 = 0
     for c in cards_of(hand) if discarding else ():
-        outs = _outs(held & ~(1 << c), live).bit_count()
+        outs = winning_cards(hand & ~(1 << c), meld, live).bit_count()
         leaves |= (outs >= 1) << c
         leaves3 |= (outs >= 3) << c
-    return (live, _fits(meld, outside), _fits(opponent_meld, outside & ~opponent_meld), complete, partial,
+    return (live, meld_fits(meld, outside), meld_fits(opponent_meld, outside & ~opponent_meld), complete, partial,
             combines, near, winning, could, leaves, leaves3)  # fmt: skip
-
-
-def _outs(held: int, live: int) -> int:
-    """The live cards with which ``held`` would split into melds."""
-    return sum(1 << c for c in cards_of(_neighbours_of(held) & live & ~held) if can_split_into_melds(held | 1 << c))
 
 
 def encode_potential(view: PlayerView) -> np.ndarray:

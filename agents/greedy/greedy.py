@@ -41,7 +41,9 @@ The functions are plain mask functions (:func:`card_quality`, :func:`position_va
 :func:`plan_take`, :func:`choose_discard`) so that search bots can reuse them, and the card
 tables they read are public for the same reason: :data:`PARTNERS` (the partner pairs of
 every 3-card combination holding a card), :data:`NEIGHBOURS` (their union),
-:func:`neighbours_of` and :func:`subsets` (a lay's candidates, smallest first).  The
+:func:`subsets` (a lay's candidates, smallest first), and the mask helpers it shares with the
+meld-potential planes, :func:`conquian_env.melds.neighbours_of` and
+:func:`conquian_env.melds.winning_cards`.  The
 compiled twins (:mod:`agents.greedy.greedy_kernels`, the JAX one :mod:`agents.greedy.greedy_jax`)
 copy these tables; their tests hold them equal.
 """
@@ -55,7 +57,7 @@ import numpy as np
 from conquian_env.actions import DISCARD_BASE, FINISH, FORCE, NO_FORCE, REFUSE, TAKE
 from conquian_env.cards import cards_of
 from conquian_env.game import DISCARD, FORCE_DECISION, MELD, OFFER, TURNED
-from conquian_env.melds import can_split_into_melds, playable_cards
+from conquian_env.melds import can_split_into_melds, neighbours_of, playable_cards, winning_cards
 
 from ..base import Agent, PlayerView
 from ..catalog import bot
@@ -100,31 +102,6 @@ def card_quality(card: int, hand: int, meld: int, live: int) -> float:
         else:
             q += DISTANT_WEIGHT
     return q if q < 1.0 else 1.0
-
-
-def neighbours_of(mask: int) -> int:
-    """The cards that could share a 3-card combination with some card of ``mask`` (the union of
-    :data:`NEIGHBOURS` over its cards)."""
-    near = 0
-    for c in cards_of(mask):
-        near |= NEIGHBOURS[c]
-    return near
-
-
-def winning_cards(hand: int, meld: int, live: int, candidates: int | None = None) -> int:
-    """Live cards that would let ``meld + hand`` plus that card split into melds (all eleven).
-
-    Only ``candidates`` are tried when given (default: every card that could share a
-    combination with a held card).
-    """
-    held = hand | meld
-    if candidates is None:
-        candidates = neighbours_of(held)
-    outs = 0
-    for x in cards_of(candidates & live & ~held):
-        if can_split_into_melds(held | 1 << x):
-            outs |= 1 << x
-    return outs
 
 
 def position_value(hand: int, meld: int, live: int) -> float:

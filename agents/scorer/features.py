@@ -43,25 +43,21 @@ import numpy as np
 from gymnasium import spaces
 
 from conquian_env.actions import TAKE
-from conquian_env.cards import NUM_CARDS, cards_of
+from conquian_env.cards import cards_of
 from conquian_env.game import DISCARD, MELD, OFFER
 from conquian_env.layout import MELD_FEATURES, OBSERVATION
-from conquian_env.melds import can_split_into_melds
 from conquian_env.observation import OBS_SIZE
+from conquian_env.potential import potential_masks
 from conquian_env.view import PlayerView
 
 from ..greedy.greedy import (
-    NEIGHBOURS,
-    PARTNERS,
     GreedyAgent,
     card_quality,
     discard_values,
-    neighbours_of,
     plan_take,
     position_value,
     refusing_feeds_opponent,
     take_margin,
-    winning_cards,
 )
 
 #: (name, start, length) of each block after the raw observation: the pieces of
@@ -83,17 +79,6 @@ _DISCARD = _AT["discard_value"]
 _PLAN = _AT["lay_plan"]
 _GREEDY = _AT["greedy_action"]
 _SCALARS = _AT["scalars"]
-
-
-def _fits(meld: int, candidates: int) -> list[int]:
-    """Cards of ``candidates`` that extend ``meld`` alone into a valid meld."""
-    if not meld:
-        return []
-    out = []
-    for c in cards_of(candidates):
-        if meld & NEIGHBOURS[c] and can_split_into_melds(meld | 1 << c):
-            out.append(c)
-    return out
 
 
 class FeatureEncoder:
@@ -119,25 +104,14 @@ class FeatureEncoder:
         hand, meld, opp_meld = view.hand, view.meld, view.opponent_meld
         opp_size = view.opponent_hand_size
         live = view.unseen()
-        held = hand | meld
+        live, fits_own, fits_opp, _, _, combines, near, outs, *_ = potential_masks(hand, meld, opp_meld, live)
         out[_LIVE + np.asarray(cards_of(live), dtype=np.intp)] = 1.0
-        outside = ~held & ((1 << NUM_CARDS) - 1)
-        out[_FIT_OWN + np.asarray(_fits(meld, outside), dtype=np.intp)] = 1.0
-        out[_FIT_OPP + np.asarray(_fits(opp_meld, outside & ~opp_meld), dtype=np.intp)] = 1.0
-        hand_cards = cards_of(hand)
-        for c in hand_cards:
+        out[_FIT_OWN + np.asarray(cards_of(fits_own), dtype=np.intp)] = 1.0
+        out[_FIT_OPP + np.asarray(cards_of(fits_opp), dtype=np.intp)] = 1.0
+        for c in cards_of(hand):
             out[_QUALITY + c] = card_quality(c, hand, meld, live)
-        for c in cards_of(outside & neighbours_of(hand)):
-            best = 0.0
-            for pm in PARTNERS[c]:
-                have = pm & hand
-                if have == pm:
-                    best = 1.0
-                    break
-                if have and pm & ~hand & live:
-                    best = 0.5
-            out[_COMBINES + c] = best
-        outs = winning_cards(hand, meld, live) if hand else 0
+        out[_COMBINES + np.asarray(cards_of(combines), dtype=np.intp)] = 1.0
+        out[_COMBINES + np.asarray(cards_of(near), dtype=np.intp)] = 0.5
         out[_OUTS + np.asarray(cards_of(outs), dtype=np.intp)] = 1.0
         value = position_value(hand, meld, live)
         phase = view.phase
