@@ -39,7 +39,8 @@ def _put(out, k, at, cards):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _neighbours_of(mask, neighbours):  # pragma: no cover - compiled
+def neighbours_of(mask, neighbours):  # pragma: no cover - compiled
+    """The union of ``neighbours[c]`` over the cards of ``mask`` (:func:`conquian_env.melds.neighbours_of`)."""
     near = 0
     while mask:
         low = mask & -mask
@@ -64,9 +65,11 @@ def fits(meld, candidates, neighbours):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _outs(held, live, neighbours):  # pragma: no cover - compiled
-    """The live cards with which ``held`` would split into melds (potential._outs)."""
-    rest = _neighbours_of(held, neighbours) & live & ~held
+def winning_cards(hand, meld, live, candidates):  # pragma: no cover - compiled
+    """The cards of ``candidates & live`` with which ``hand | meld`` would split into melds
+    (:func:`conquian_env.melds.winning_cards`; pass ``neighbours_of(hand | meld, ...)`` for its default)."""
+    held = hand | meld
+    rest = candidates & live & ~held
     outs = 0
     while rest:
         low = rest & -rest
@@ -111,7 +114,7 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
             out[k, base + 120 + c] = 1
         elif part:
             out[k, base + 160 + c] = 1
-    cards = outside & _neighbours_of(hand, neighbours)
+    cards = outside & neighbours_of(hand, neighbours)
     while cards:
         low = cards & -cards
         cards ^= low
@@ -131,7 +134,7 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
         elif part:
             out[k, base + 240 + c] = 1
     if hand:
-        _put(out, k, base + 280, _outs(held, live, neighbours))
+        _put(out, k, base + 280, winning_cards(held, 0, live, neighbours_of(held, neighbours)))
     for c in range(40):
         for q in range(counts[c]):
             if partners[c, q] & live == partners[c, q]:
@@ -142,7 +145,7 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
         low = cards & -cards
         cards ^= low
         c = lowest_bit_index(low)
-        outs = popcount(_outs(held & ~low, live, neighbours))
+        outs = popcount(winning_cards(held & ~low, 0, live, neighbours_of(held & ~low, neighbours)))
         if outs >= 1:
             out[k, base + 360 + c] = 1
         if outs >= 3:

@@ -75,7 +75,7 @@ from conquian_env.kernels import (
 from conquian_env.kernels import encode as _encode_observation
 from conquian_env.kernels import popcount as _popcount
 from conquian_env.layout import MELD_FEATURES
-from conquian_env.potential_kernels import fits
+from conquian_env.potential_kernels import fits, neighbours_of, winning_cards
 
 from . import greedy_weights as _greedy
 
@@ -146,38 +146,12 @@ def card_quality(card, hand, meld, live):
 
 
 @njit(cache=True)
-def neighbours_of(mask):
-    """greedy.neighbours_of."""
-    near = 0
-    while mask:
-        low = mask & -mask
-        mask ^= low
-        near |= NEIGHBOURS[lowest_bit_index(low)]
-    return near
-
-
-@njit(cache=True)
-def winning_cards(hand, meld, live, candidates):
-    """greedy.winning_cards with explicit ``candidates`` (pass ``neighbours_of(hand | meld)``
-    for the default)."""
-    held = hand | meld
-    rest = candidates & live & ~held
-    outs = 0
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        if can_split(held | low):
-            outs |= low
-    return outs
-
-
-@njit(cache=True)
 def _value_tail(value, hopeless, candidates, hand, meld, live):
     """The end of greedy._value_given: the ready-hand bonus."""
     if hopeless:
         return value
     if candidates == -1:
-        candidates = neighbours_of(hand | meld)
+        candidates = neighbours_of(hand | meld, NEIGHBOURS)
     if candidates & live:
         outs = _popcount(winning_cards(hand, meld, live, candidates))
         if outs:
@@ -434,7 +408,7 @@ def encode_features(S, i, player, out):
         cards ^= low
         c = lowest_bit_index(low)
         out[F_QUALITY + c] = card_quality(c, hand, meld, live)
-    cards = outside & neighbours_of(hand)
+    cards = outside & neighbours_of(hand, NEIGHBOURS)
     while cards:
         low = cards & -cards
         cards ^= low
@@ -449,7 +423,7 @@ def encode_features(S, i, player, out):
             if have and pm & ~hand & live:
                 best = 0.5
         out[F_COMBINES + c] = best
-    outs = winning_cards(hand, meld, live, neighbours_of(held)) if hand else 0
+    outs = winning_cards(hand, meld, live, neighbours_of(held, NEIGHBOURS)) if hand else 0
     _put(out, F_OUTS, outs, 1.0)
     value = position_value(hand, meld, live)
     phase = S[i, PHASE]
