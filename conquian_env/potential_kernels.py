@@ -51,8 +51,8 @@ def neighbours_of(mask, neighbours):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def fits(meld, candidates, neighbours):  # pragma: no cover - compiled
-    """The cards of ``candidates`` that extend ``meld`` alone into a valid meld (potential._fits; the
-    greedy kernels' ``"meld"`` features call it too)."""
+    """The cards of ``candidates`` that extend ``meld`` alone into a valid meld
+    (:func:`conquian_env.melds.meld_fits`; the greedy kernels' ``"meld"`` features call it too)."""
     if not meld:
         return 0
     out = 0

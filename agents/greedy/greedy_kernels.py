@@ -400,7 +400,7 @@ def encode_features(S, i, player, out):
     held = hand | meld
     _put(out, F_LIVE, live, 1.0)
     outside = ~held & FULL
-    _put(out, F_FIT_OWN, fits(meld, outside, NEIGHBOURS), 1.0)  # features._fits as a mask
+    _put(out, F_FIT_OWN, fits(meld, outside, NEIGHBOURS), 1.0)
     _put(out, F_FIT_OPP, fits(opp_meld, outside & ~opp_meld, NEIGHBOURS), 1.0)
     cards = hand
     while cards:
