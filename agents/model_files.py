@@ -275,20 +275,26 @@ def read_layer_archive(
     made_by: str,
     what: str,
     check_meta: Callable[[dict], Any],
-) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], Any]:
+    extras: dict[str, int] | None = None,
+) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], Any, dict[str, np.ndarray]]:
     """The meta and layers of an ``.npz`` of plain arrays (``meta``, ``w0, b0, ... wK, bK``), read as untrusted
     data: the archive's directory (``member_cap`` per name, at most ``max_layers`` layers, ``max_total``
     bytes), the strict JSON meta, then ``check_meta(meta)`` (its result is returned third), then each array's
     header before its data (floats; weights 2-d, biases 1-d).  ``made_by`` names what writes such files,
-    ``what`` the kind of file ("a scorer"), for the errors."""
+    ``what`` the kind of file ("a scorer"), for the errors.  ``extras``: arrays the file may hold beside the
+    layers (name: number of dimensions; ``member_cap`` caps them too), returned fourth by name."""
     if not path.is_file():
         raise ModelFileError(f"{where}: no such file (give the .npz that {made_by} wrote)")
     with open_archive(path, where, "readable .npz of plain arrays") as zf:
-        members = check_archive(zf, where, member_cap, max_members=2 * max_layers + 1, max_total=max_total)
+        extras = extras or {}
+        members = check_archive(zf, where, member_cap, max_members=2 * max_layers + 1 + len(extras),
+                                max_total=max_total)  # fmt: skip
         if "meta.npy" not in members:
             raise ModelFileError(f"{where}: no JSON 'meta' string (is it {what} from {made_by}?)")
         meta = read_meta(zf, members.pop("meta.npy"), where, max_meta)  # strict JSON: a named error
         checked = check_meta(meta)
+        found = {name: read_npy(zf, members.pop(f"{name}.npy"), where, kinds="f", max_bytes=max_array, ndims=(n,))
+                 for name, n in extras.items() if f"{name}.npy" in members}  # fmt: skip
         names = sorted(n[: -len(".npy")] for n in members)
         count = len(names) // 2
         if not count or set(names) != {f"{k}{i}" for i in range(count) for k in "wb"}:
@@ -300,7 +306,7 @@ def read_layer_archive(
             )
             for i in range(count)
         ]
-    return meta, layers, checked
+    return meta, layers, checked, found
 
 
 def _kind_names(kinds: str) -> str:
@@ -310,8 +316,8 @@ def _kind_names(kinds: str) -> str:
 def check_weights(
     where: str,
     layers: list[tuple[str, str, np.ndarray, np.ndarray, str]],
-    input_bound: float,
-) -> None:
+    input_bound: float | np.ndarray,
+) -> np.ndarray:
     """Bound a network's weights: ``layers`` are ``(weight's name, bias's name, weight (out, in), bias
     (out,), activation)`` (``"ReLU"``, ``"Tanh"``, ``"Identity"``, or ``"ReLU+pool"``: ReLU, then the
     outputs joined by their mean and maximum over the candidates of a deep-sets network), applied in order to inputs
@@ -319,8 +325,10 @@ def check_weights(
 
     Each weight and bias must be finite and at most :data:`MAX_ABS_WEIGHT` in absolute value, and
     (interval arithmetic, in float64) every layer's outputs at most :data:`MAX_ACTIVATION` for
-    every such input, so that the network computes finite scores in float32."""
-    bound = np.full(layers[0][2].shape[1] if layers else 0, float(input_bound))
+    every such input, so that the network computes finite scores in float32.  ``input_bound`` may also
+    give one bound per input; returns the bound of the last layer's outputs."""
+    size = layers[0][2].shape[1] if layers else 0
+    bound = np.broadcast_to(np.asarray(input_bound, np.float64), (size,)).copy()
     for w_name, b_name, w, b, act in layers:
         for name, a in ((w_name, w), (b_name, b)):
             if not np.isfinite(a).all():
@@ -335,13 +343,15 @@ def check_weights(
         top = float(bound.max()) if bound.size else 0.0
         if not top <= MAX_ACTIVATION:
             raise ModelFileError(
-                f"{where}: {w_name} can reach {top:.3g} for inputs within ±{input_bound:g}, more than the "
+                f"{where}: {w_name} can reach {top:.3g} for inputs within ±{float(np.max(input_bound)):g}, more "
+                f"than the "
                 f"{MAX_ACTIVATION:g} a layer may (its scores could overflow float32)"
             )
         if act == "Tanh":
             bound = np.minimum(bound, 1.0)
         elif act == "ReLU+pool":  # the outputs joined by their mean and maximum over a set: [h, mean, max]
             bound = np.tile(bound, 3)
+    return bound
 
 
 _warned: set[str] = set()

@@ -266,6 +266,20 @@ POTENTIAL = OBSERVATION.extend(
         ("opponent_could_meld", NUM_CARDS, "cards with both partners of a 3-card set or run live"),
         ("discard_leaves_outs", NUM_CARDS, "hand cards whose discard leaves at least one winning card"),
         ("discard_leaves_outs3", NUM_CARDS, "hand cards whose discard leaves at least three winning cards"),
+        ("discard_leaves_outs2", NUM_CARDS, "hand cards whose discard leaves at least two winning cards"),
+        ("discard_leaves_outs5", NUM_CARDS, "hand cards whose discard leaves at least five winning cards"),
+        ("discard_keeps_complete", NUM_CARDS, "hand cards whose discard leaves every other complete card complete"),
+        (
+            "discard_keeps_combinations",
+            NUM_CARDS,
+            "hand cards whose discard leaves every other complete or partial card complete or partial",
+        ),
+        (
+            "discard_keeps_combines",
+            NUM_CARDS,
+            "hand cards whose discard leaves every card that completes a combination",
+        ),
+        ("discard_keeps_near", NUM_CARDS, "hand cards whose discard leaves every card that nearly completes one"),
     ],
 )
 

@@ -1,4 +1,4 @@
-"""The ``"potential"`` observation: the raw observation followed by eleven planes of meld potential.
+"""The ``"potential"`` observation: the raw observation followed by seventeen planes of meld potential.
 
 A network on the raw observation must learn from the card planes alone which cards make melds
 with which; behaviour cloning measured that a 128 x 128 network cannot even represent the
@@ -8,27 +8,36 @@ computed from the player's own view alone (:class:`~conquian_env.view.PlayerView
 and meld, the public cards, the cards they have not seen), never from the opponent's hidden hand
 or the stock order, and never from any bot's evaluation or choice:
 
-==========================  ======================================================================
-piece                       a card's slot is 1 when
-==========================  ======================================================================
-``live``                    the player has not seen it (it is in the opponent's hand or the stock)
-``fits_own_meld``           it is not held and extends the player's meld on its own
-``fits_opponent_meld``      it is not in the opponent's meld and extends that meld on its own
-``hand_complete``           it is a hand card in a 3-card set or run with two other held cards
-                            (with a meld card: one the meld can take), or it extends the own meld
-``hand_partial``            it is another hand card with one partner of a 3-card combination held
-                            and the other live
-``combines_complete``       it is not held and makes a 3-card set or run with two hand cards
-``combines_partial``        it is another card not held, with one partner in the hand and the
-                            other live
-``winning_cards``           it is live and the hand and meld with it would split into melds
-``opponent_could_meld``     both partners of one of its 3-card combinations are live (the
-                            opponent may hold them: a discard of it may be taken)
-``discard_leaves_outs``     the player is to discard, it is a hand card and its discard leaves at
-                            least one live card with which the rest of the hand and the meld would
-                            split into melds (the cards that would win the next take)
-``discard_leaves_outs3``    the same, with at least three such live cards
-==========================  ======================================================================
+================================  ======================================================================
+piece                             a card's slot is 1 when
+================================  ======================================================================
+``live``                          the player has not seen it (it is in the opponent's hand or the stock)
+``fits_own_meld``                 it is not held and extends the player's meld on its own
+``fits_opponent_meld``            it is not in the opponent's meld and extends that meld on its own
+``hand_complete``                 it is a hand card in a 3-card set or run with two other held cards
+                                  (with a meld card: one the meld can take), or it extends the own meld
+``hand_partial``                  it is another hand card with one partner of a 3-card combination held
+                                  and the other live
+``combines_complete``             it is not held and makes a 3-card set or run with two hand cards
+``combines_partial``              it is another card not held, with one partner in the hand and the
+                                  other live
+``winning_cards``                 it is live and the hand and meld with it would split into melds
+``opponent_could_meld``           both partners of one of its 3-card combinations are live (the
+                                  opponent may hold them: a discard of it may be taken)
+``discard_leaves_outs``           the player is to discard, it is a hand card and its discard leaves at
+                                  least one live card with which the rest of the hand and the meld would
+                                  split into melds (the cards that would win the next take)
+``discard_leaves_outs3``          the same, with at least three such live cards
+``discard_leaves_outs2``          the same, with at least two
+``discard_leaves_outs5``          the same, with at least five
+``discard_keeps_complete``        the player is to discard, it is a hand card, and after its discard every
+                                  other ``hand_complete`` card still is
+``discard_keeps_combinations``    the same for every other ``hand_complete`` or ``hand_partial`` card:
+                                  each still is one of the two
+``discard_keeps_combines``        the same for the ``combines_complete`` cards: each still is (the discard
+                                  breaks no combination the player waits on)
+``discard_keeps_near``            the same for the ``combines_partial`` cards
+================================  ======================================================================
 
 The layout is :data:`conquian_env.layout.POTENTIAL` (the observation's pieces, then these).
 :func:`encode_potential` builds one vector from a view; :func:`potential_rows` fills the rows of
@@ -58,12 +67,10 @@ POTENTIAL_SIZE = POTENTIAL.size
 _FULL = (1 << NUM_CARDS) - 1
 
 
-def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discarding: bool = False) -> tuple[int, ...]:
-    """The planes (the module docstring's table) as card masks, from a player's ``hand``,
-    ``meld``, the ``opponent_meld``, the ``live`` cards (those the player has not seen) and
-    whether the player is to discard."""
+def _hand_status(hand: int, meld: int, live: int) -> tuple[int, int]:
+    """(complete, partial): the hand cards in a 3-card set or run with held cards (or extending the
+    meld), and the other hand cards with one partner held and the other live."""
     held = hand | meld
-    outside = ~held & _FULL
     complete = partial = 0
     for c in cards_of(hand):
         bit = 1 << c
@@ -82,6 +89,12 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
             complete |= bit
         elif part:
             partial |= bit
+    return complete, partial
+
+
+def _combining(hand: int, outside: int, live: int) -> tuple[int, int]:
+    """(combines, near): the ``outside`` cards making a 3-card set or run with two hand cards, and the
+    other ``outside`` cards with one partner in the hand and the other live."""
     combines = near = 0
     for c in cards_of(outside & neighbours_of(hand)):
         full = part = False
@@ -96,6 +109,17 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
             combines |= 1 << c
         elif part:
             near |= 1 << c
+    return combines, near
+
+
+def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discarding: bool = False) -> tuple[int, ...]:
+    """The planes (the module docstring's table) as card masks, from a player's ``hand``,
+    ``meld``, the ``opponent_meld``, the ``live`` cards (those the player has not seen) and
+    whether the player is to discard."""
+    held = hand | meld
+    outside = ~held & _FULL
+    complete, partial = _hand_status(hand, meld, live)
+    combines, near = _combining(hand, outside, live)
     winning = winning_cards(hand, meld, live) if hand else 0
     could = 0
     for c, pairs in enumerate(PARTNERS):
@@ -103,13 +127,20 @@ def potential_masks(hand: int, meld: int, opponent_meld: int, live: int, discard
             if pm & live == pm:
                 could |= 1 << c
                 break
-    leaves = leaves3 = 0
+    after = [0] * 8  # the discard planes, in the table's order
     for c in cards_of(hand) if discarding else ():
-        outs = winning_cards(hand & ~(1 << c), meld, live).bit_count()
-        leaves |= (outs >= 1) << c
-        leaves3 |= (outs >= 3) << c
+        bit = 1 << c
+        left = hand & ~bit
+        outs = winning_cards(left, meld, live).bit_count()
+        complete2, partial2 = _hand_status(left, meld, live)
+        combines2, near2 = _combining(left, outside | bit, live)
+        facts = (outs >= 1, outs >= 3, outs >= 2, outs >= 5, complete2 == complete & ~bit,
+                 (complete | partial) & ~bit & ~(complete2 | partial2) == 0, combines2 & ~bit == combines,
+                 near2 & ~bit == near)  # fmt: skip
+        for i, on in enumerate(facts):
+            after[i] |= on << c
     return (live, meld_fits(meld, outside), meld_fits(opponent_meld, outside & ~opponent_meld), complete, partial,
-            combines, near, winning, could, leaves, leaves3)  # fmt: skip
+            combines, near, winning, could, *after)  # fmt: skip
 
 
 def encode_potential(view: PlayerView) -> np.ndarray:

@@ -80,19 +80,12 @@ def winning_cards(hand, meld, live, candidates):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: no cover - compiled
-    for j in range(11 * 40):
-        out[k, base + j] = 0
-    hand, meld, opp_meld = S[i, H0 + player], S[i, M0 + player], S[i, M0 + 1 - player]
-    seen = hand | S[i, M0] | S[i, M1] | S[i, DEAD] | S[i, CHOSEN]
-    if S[i, FACE] >= 0:
-        seen |= 1 << S[i, FACE]
-    live = _FULL & ~seen
+def hand_status(hand, meld, live, partners, counts, neighbours):  # pragma: no cover - compiled
+    """(complete, partial): the hand cards in a 3-card set or run with held cards (or extending the
+    meld), and the other hand cards with one partner held and the other live."""
     held = hand | meld
-    outside = ~held & _FULL
-    _put(out, k, base, live)
-    _put(out, k, base + 40, fits(meld, outside, neighbours))
-    _put(out, k, base + 80, fits(opp_meld, outside & ~opp_meld, neighbours))
+    complete = 0
+    partial = 0
     cards = hand
     while cards:
         low = cards & -cards
@@ -111,9 +104,18 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
             elif have and pm & ~rest & live:
                 part = True
         if done:
-            out[k, base + 120 + c] = 1
+            complete |= low
         elif part:
-            out[k, base + 160 + c] = 1
+            partial |= low
+    return complete, partial
+
+
+@njit(cache=True)
+def combining(hand, outside, live, partners, counts, neighbours):  # pragma: no cover - compiled
+    """(combines, near): the ``outside`` cards making a 3-card set or run with two hand cards, and the
+    other ``outside`` cards with one partner in the hand and the other live."""
+    combines = 0
+    near = 0
     cards = outside & neighbours_of(hand, neighbours)
     while cards:
         low = cards & -cards
@@ -130,9 +132,36 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
             if have and pm & ~hand & live:
                 part = True
         if full:
-            out[k, base + 200 + c] = 1
+            combines |= low
         elif part:
-            out[k, base + 240 + c] = 1
+            near |= low
+    return combines, near
+
+
+#: the planes' count (:data:`conquian_env.potential.PLANES`)
+NUM_PLANES = 17
+
+
+@njit(cache=True)
+def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: no cover - compiled
+    for j in range(NUM_PLANES * 40):
+        out[k, base + j] = 0
+    hand, meld, opp_meld = S[i, H0 + player], S[i, M0 + player], S[i, M0 + 1 - player]
+    seen = hand | S[i, M0] | S[i, M1] | S[i, DEAD] | S[i, CHOSEN]
+    if S[i, FACE] >= 0:
+        seen |= 1 << S[i, FACE]
+    live = _FULL & ~seen
+    held = hand | meld
+    outside = ~held & _FULL
+    _put(out, k, base, live)
+    _put(out, k, base + 40, fits(meld, outside, neighbours))
+    _put(out, k, base + 80, fits(opp_meld, outside & ~opp_meld, neighbours))
+    complete, partial = hand_status(hand, meld, live, partners, counts, neighbours)
+    _put(out, k, base + 120, complete)
+    _put(out, k, base + 160, partial)
+    combines, near = combining(hand, outside, live, partners, counts, neighbours)
+    _put(out, k, base + 200, combines)
+    _put(out, k, base + 240, near)
     if hand:
         _put(out, k, base + 280, winning_cards(held, 0, live, neighbours_of(held, neighbours)))
     for c in range(40):
@@ -145,16 +174,21 @@ def _row(S, i, player, out, k, base, partners, counts, neighbours):  # pragma: n
         low = cards & -cards
         cards ^= low
         c = lowest_bit_index(low)
+        left = hand & ~low
         outs = popcount(winning_cards(held & ~low, 0, live, neighbours_of(held & ~low, neighbours)))
-        if outs >= 1:
-            out[k, base + 360 + c] = 1
-        if outs >= 3:
-            out[k, base + 400 + c] = 1
+        complete2, partial2 = hand_status(left, meld, live, partners, counts, neighbours)
+        combines2, near2 = combining(left, outside | low, live, partners, counts, neighbours)
+        facts = (outs >= 1, outs >= 3, outs >= 2, outs >= 5, complete2 == complete & ~low,
+                 (complete | partial) & ~low & ~(complete2 | partial2) == 0, combines2 & ~low == combines,
+                 near2 & ~low == near)  # fmt: skip
+        for f in range(8):
+            if facts[f]:
+                out[k, base + 360 + 40 * f + c] = 1
 
 
 @njit(cache=True, nogil=True)
 def planes(S, rows, players, out, base, partners, counts, neighbours):  # pragma: no cover - compiled
-    """The planes of ``players[k]`` in game ``rows[k]`` into ``out[k, base:base + 440]``."""
+    """The planes of ``players[k]`` in game ``rows[k]`` into ``out[k, base:base + 680]``."""
     for k in range(len(rows)):
         _row(S, rows[k], players[k], out, k, base, partners, counts, neighbours)
 

@@ -28,13 +28,19 @@ try:
     from torch import nn
 except ImportError as err:  # torch: installed by the user (docs: "PyTorch")
     raise missing(err, "conquian_train.learner (the self-play learner)") from None
-from conquian_env.actions import NUM_ACTIONS
+from agents.networks.card_head import CARD_RANK, CARD_SUIT, HAND_PLANE, card_planes, plane_columns
+from conquian_env.actions import DISCARD_BASE, MELD_BASE, NUM_ACTIONS
+from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from conquian_env.observation import OBS_SIZE
 
 from .rollout import HIDDEN_SIZE, SeatRollout
 
 #: the logit an illegal action gets before the softmax (finite: bfloat16 and float32 alike)
 ILLEGAL_LOGIT = -1e9
+#: the networks' heads: the trunk's logits alone, or with a card head (:class:`CardHeadNet`)
+HEADS = ("mlp", "cards")
+#: the card head's width
+CARD_HEAD_WIDTH = 64
 
 
 def numpy_blas_threads(count: int | None = None) -> int | None:
@@ -75,15 +81,70 @@ def cpu_has_bf16() -> bool:
     return any(f in flags for f in (" amx_bf16", " avx512_bf16"))
 
 
+class CardHeadNet(nn.Module):
+    """The card head (:mod:`agents.networks.card_head`, whose numpy twin plays it): each hand card's
+    planes of the ``features`` vector, its rank and suit and the trunk's last layer (``trunk_width``)
+    through two ReLU layers ``width`` wide, shared by the cards, to two scores added to the logits of
+    its ``meld`` and ``discard`` actions.  Only the hand's cards are computed (at most as many per row
+    as the largest hand of the batch)."""
+
+    def __init__(self, features: str, trunk_width: int, width: int = CARD_HEAD_WIDTH):
+        super().__init__()
+        self.features, self.planes = features, card_planes(features)
+        columns = plane_columns(features, self.planes)
+        self.register_buffer("columns", torch.from_numpy(columns.reshape(-1)), persistent=False)
+        self.register_buffer("card_rank", torch.from_numpy(CARD_RANK), persistent=False)
+        self.register_buffer("card_suit", torch.from_numpy(CARD_SUIT), persistent=False)
+        self.hand_plane = self.planes.index(HAND_PLANE)
+        count = len(self.planes)
+        self.card_in = nn.Linear(count, width)
+        bound = 1 / (count + NUM_RANKS + NUM_SUITS) ** 0.5  # as one layer over the planes and the one-hots
+        self.rank = nn.Parameter(torch.empty(NUM_RANKS, width).uniform_(-bound, bound))
+        self.suit = nn.Parameter(torch.empty(NUM_SUITS, width).uniform_(-bound, bound))
+        self.ctx = nn.Linear(trunk_width, width, bias=False)
+        self.mid = nn.Linear(width, width)
+        self.out = nn.Linear(width, 2)
+        nn.init.orthogonal_(self.out.weight, gain=0.01)  # the trunk's logits decide at first
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, obs: torch.Tensor, h: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        rows, count = obs.shape[0], len(self.planes)
+        planes = obs.index_select(1, self.columns).view(rows, count, NUM_CARDS)
+        hand = planes[:, self.hand_plane].float()
+        k = int(hand.sum(1).max()) if rows else 0
+        if k == 0:
+            return logits
+        held, cards = torch.topk(hand, k, dim=1)  # every hand card (held 1), then cards not held (0)
+        x = torch.gather(planes, 2, cards[:, None, :].expand(-1, count, -1)).transpose(1, 2)
+        embed = self.rank[self.card_rank[cards]] + self.suit[self.card_suit[cards]]
+        z = torch.relu(self.card_in(x) + embed + self.ctx(h)[:, None, :])
+        z = torch.relu(self.mid(z))
+        score = (self.out(z) * held[..., None]).to(logits.dtype)
+        return torch.cat([logits[:, MELD_BASE : MELD_BASE + NUM_CARDS].scatter_add(1, cards, score[..., 0]),
+                          logits[:, DISCARD_BASE : DISCARD_BASE + NUM_CARDS].scatter_add(1, cards, score[..., 1]),
+                          logits[:, DISCARD_BASE + NUM_CARDS :]], dim=1)  # fmt: skip
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The head's weights by :data:`agents.networks.card_head.HEAD_ARRAYS` name (float32 numpy copies)."""
+        tensors = {"card_in_w": self.card_in.weight, "card_in_b": self.card_in.bias, "card_rank": self.rank,
+                   "card_suit": self.suit, "card_ctx_w": self.ctx.weight, "card_mid_w": self.mid.weight,
+                   "card_mid_b": self.mid.bias, "card_out_w": self.out.weight, "card_out_b": self.out.bias}  # fmt: skip
+        return {k: v.detach().float().cpu().numpy().copy() for k, v in tensors.items()}
+
+
 class Network(nn.Module):
     """The policy and its critic on one trunk: observation -> ``hidden`` ReLU layers -> 85 action
     logits (the actor, the bot that ships) and a value for the player to move.  With ``sees_all``
     the value head also reads the hidden planes (:func:`conquian_train.rollout.hidden_planes`)
-    through a small layer of its own; the logits never depend on them."""
+    through a small layer of its own; the logits never depend on them.  With ``head="cards"`` a
+    :class:`CardHeadNet` reading the ``features`` vector adds each hand card's scores to the logits."""
 
-    def __init__(self, hidden: tuple[int, ...], sees_all: bool, critic_width: int = 64, inputs: int = OBS_SIZE):
+    def __init__(self, hidden: tuple[int, ...], sees_all: bool, critic_width: int = 64, inputs: int = OBS_SIZE,
+                 head: str = "mlp", features: str = "raw"):  # fmt: skip
         super().__init__()
         self.hidden, self.sees_all = tuple(hidden), sees_all
+        if head not in HEADS:
+            raise ValueError(f"head must be one of {', '.join(map(repr, HEADS))}, got {head!r}")
         layers: list[nn.Module] = []
         for width in self.hidden:
             layers += [nn.Linear(inputs, width), nn.ReLU()]
@@ -92,6 +153,7 @@ class Network(nn.Module):
         self.policy = nn.Linear(inputs, NUM_ACTIONS)
         nn.init.orthogonal_(self.policy.weight, gain=0.01)  # a near-uniform first policy
         nn.init.zeros_(self.policy.bias)
+        self.cards = CardHeadNet(features, inputs) if head == "cards" else None
         if sees_all:
             self.seen = nn.Sequential(nn.Linear(HIDDEN_SIZE, critic_width), nn.ReLU())
             self.value = nn.Sequential(nn.Linear(inputs + critic_width, critic_width), nn.ReLU(),
@@ -105,7 +167,14 @@ class Network(nn.Module):
             v = self.value(torch.cat([h, self.seen(hidden)], dim=1))
         else:
             v = self.value(h)
-        return self.policy(h), v.squeeze(-1)
+        logits = self.policy(h)
+        if self.cards is not None:
+            logits = self.cards(obs, h, logits)
+        return logits, v.squeeze(-1)
+
+    def head_arrays(self) -> dict[str, np.ndarray] | None:
+        """The card head's weights (:meth:`CardHeadNet.arrays`), None without one."""
+        return None if self.cards is None else self.cards.arrays()
 
     def actor_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight (out, in), bias) of each linear layer of the actor, float32 numpy copies (the bot's file)."""
@@ -132,10 +201,11 @@ class Learner:
     """The network, its Adam optimizer, the rollout's sampling and the update."""
 
     def __init__(self, hidden: tuple[int, ...], sees_all: bool, settings: UpdateSettings, *, bf16: bool, seed: int,
-                 device: str = "cpu", acting_copy: bool = False, inputs: int = OBS_SIZE):  # fmt: skip
+                 device: str = "cpu", acting_copy: bool = False, inputs: int = OBS_SIZE, head: str = "mlp",
+                 features: str = "raw"):  # fmt: skip
         torch.manual_seed(seed)
         self.device = torch.device(device)
-        self.net = Network(hidden, sees_all, inputs=inputs).to(self.device)
+        self.net = Network(hidden, sees_all, inputs=inputs, head=head, features=features).to(self.device)
         # the network that samples the rollouts: the same one, or (acting_copy) a copy that the update does not
         # touch while it runs in another thread, brought up to date by sync()
         self.acting = copy.deepcopy(self.net) if acting_copy else self.net

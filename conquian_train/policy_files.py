@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.model_files import ModelFileError, check_archive, check_weights, open_archive, parse_json, read_npy
+from agents.networks.card_head import HEAD_ARRAYS, CardHead, card_planes
 from agents.networks.ppo import (
     ACTIVATIONS,
     INPUT_BOUND,
@@ -30,6 +31,7 @@ from agents.networks.ppo import (
     stamp_model,
 )
 from agents.scorer.features import FeatureObservation
+from conquian_env.cards import NUM_RANKS, NUM_SUITS
 from conquian_env.model_layouts import feature_set
 from conquian_env.wrappers import SingleAgentEnv
 
@@ -46,6 +48,12 @@ def save_snapshots(path: str | Path, policies: list[NumpyPolicy]) -> None:
             for j, layer in enumerate(p.layers)
             for k, arr in (("w", layer[0]), ("b", layer[1]))
         },
+        **{
+            f"s{i}_h_{name}": arr
+            for i, p in enumerate(policies)
+            if p.head is not None
+            for name, arr in p.head.arrays.items()
+        },  # fmt: skip
         acts=np.array([json.dumps([layer[2] for layer in p.layers]) for p in policies]),
     )
     tmp.replace(path)
@@ -54,6 +62,7 @@ def save_snapshots(path: str | Path, policies: list[NumpyPolicy]) -> None:
 #: the most snapshots, and layers per snapshot, a snapshots file may hold
 MAX_SNAPSHOTS, MAX_SNAPSHOT_LAYERS = 1000, 16
 _SNAPSHOT_MEMBER = re.compile(r"s(\d{1,4})_l(\d{1,2})_([wb])\.npy")
+_HEAD_MEMBER = re.compile(r"s(\d{1,4})_h_(\w+)\.npy")
 
 
 def _snapshot_cap(name: str) -> int | None:
@@ -62,11 +71,15 @@ def _snapshot_cap(name: str) -> int | None:
     m = _SNAPSHOT_MEMBER.fullmatch(name)
     if m and int(m.group(1)) < MAX_SNAPSHOTS and int(m.group(2)) < MAX_SNAPSHOT_LAYERS:
         return 4 * MAX_TENSOR_ELEMENTS + 1024
+    m = _HEAD_MEMBER.fullmatch(name)
+    if m and int(m.group(1)) < MAX_SNAPSHOTS and m.group(2) in HEAD_ARRAYS:
+        return 4 * MAX_TENSOR_ELEMENTS + 1024
     return None
 
 
 def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
-    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist); no pickles are read.
+    """The snapshots :func:`save_snapshots` wrote (none when ``path`` does not exist), each with its card head
+    if it has one (:mod:`agents.networks.card_head`, reading ``features``); no pickles are read.
 
     Read as untrusted data (:mod:`agents.model_files`): the archive's directory first (only
     ``acts`` and ``sI_lJ_w/b`` members, each array's size capped), each array's header before its
@@ -76,7 +89,7 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
     if not path.exists():
         return []
     where = f"snapshots file {str(path)!r}"
-    limit = 4 * MAX_SNAPSHOTS * MAX_SNAPSHOT_LAYERS + 1
+    limit = MAX_SNAPSHOTS * (2 * MAX_SNAPSHOT_LAYERS + len(HEAD_ARRAYS)) + 1
     with open_archive(path, where, "readable .npz of plain arrays") as zf:
         members = check_archive(zf, where, _snapshot_cap, max_members=limit, max_total=MEMBER_CAPS["policy.pth"] * 4)
         if "acts.npy" not in members:
@@ -93,6 +106,8 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
                 f"activations among {list(ACTIVATIONS)}"
             )
         expected = {f"s{i}_l{j}_{k}.npy" for i, a in enumerate(acts) for j in range(len(a)) for k in "wb"}
+        headed = sorted({int(m.group(1)) for m in map(_HEAD_MEMBER.fullmatch, members) if m})
+        expected |= {f"s{i}_h_{name}.npy" for i in headed for name in HEAD_ARRAYS}
         if set(members) != expected:
             odd = sorted(set(members) ^ expected)[:5]
             raise ModelFileError(f"{where}: its arrays do not match its acts (e.g. {odd})")
@@ -112,8 +127,14 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
                     for k, n in (("w", 2), ("b", 1))
                 )
                 layers.append((f"snapshot {i} layer {j}", w, b, act))
+            head = None
             try:
-                policy = NumpyPolicy([(w, b, act) for _, w, b, act in layers], features=features)
+                if i in headed:
+                    arrays = {name: read_npy(zf, members[f"s{i}_h_{name}.npy"], where, kinds="f",
+                                             max_bytes=4 * MAX_TENSOR_ELEMENTS, ndims=(n,))
+                              for name, n in HEAD_ARRAYS.items()}  # fmt: skip
+                    head = CardHead(arrays, features, card_planes(features), int(layers[-1][1].shape[1]))
+                policy = NumpyPolicy([(w, b, act) for _, w, b, act in layers], features=features, head=head)
             except ValueError as err:
                 raise ModelFileError(f"{where}: snapshot {i}: {err}") from err
             if policy.layers[0][0].shape[1] != _input_size(features):
@@ -124,7 +145,13 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
             named = [
                 (f"{n} weight", f"{n} bias", w, b, a) for (n, *_), (w, b, a) in zip(layers, policy.layers, strict=True)
             ]
-            check_weights(where, named, INPUT_BOUND)
+            if head is None:
+                check_weights(where, named, INPUT_BOUND)
+            else:
+                trunk = check_weights(where, named[:-1], INPUT_BOUND)
+                check_weights(where, named[-1:], trunk)
+                check_weights(where, head.named_layers(), np.concatenate([
+                    np.full(len(head.planes), INPUT_BOUND), np.ones(NUM_RANKS + NUM_SUITS), trunk]))  # fmt: skip
             out.append(policy)
     return out
 

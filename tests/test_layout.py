@@ -163,7 +163,7 @@ def test_the_check_command(capsys):
 
 # ---------------------------------------------------------------- feature sets of model files
 def test_feature_sets_and_their_stamps():
-    assert {n: fs.size for n, fs in FEATURE_SETS.items()} == {"raw": 456, "meld": 865, "potential": 896}
+    assert {n: fs.size for n, fs in FEATURE_SETS.items()} == {"raw": 456, "meld": 865, "potential": 1136}
     assert feature_set("meld").stamp() == {
         "feature_set": "meld",
         "layout_hash": MELD_FEATURES.hash,
@@ -172,7 +172,7 @@ def test_feature_sets_and_their_stamps():
     with pytest.raises(ValueError, match="'raw', 'meld'.*got 'image'"):
         feature_set("image")
     assert feature_set_for_size(456).name == "raw" and feature_set_for_size(865).name == "meld"
-    assert feature_set_for_size(896).name == "potential"
+    assert feature_set_for_size(1136).name == "potential"
     with pytest.raises(ValueError, match="456 .*865 .*got 100"):
         feature_set_for_size(100)
 

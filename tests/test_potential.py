@@ -54,7 +54,7 @@ def test_the_planes_of_hand_built_hands():
 def test_the_docstring_table_is_the_layout():
     rows = re.findall(r"^``(\w+)``\s", potential.__doc__, flags=re.M)
     assert tuple(rows) == PLANES == tuple(p.name for p in POTENTIAL.pieces[len(OBSERVATION.pieces) :])
-    assert POTENTIAL_SIZE == OBSERVATION.size + 11 * 40 == FEATURE_SETS["potential"].size
+    assert POTENTIAL_SIZE == OBSERVATION.size + 17 * 40 == FEATURE_SETS["potential"].size
 
 
 def random_positions(count: int, seed: int) -> VectorGame:

@@ -62,7 +62,7 @@ def selfplay_args(out: Path) -> list[str]:
         "selfplay", "--out", str(out), "--total-frames", "1200", "--num-games", "16", "--horizon", "16",
         "--hidden", "8", "--minibatch", "32", "--eval-every", "600", "--checkpoint-every", "600", "--snapshot-every",
         "300", "--eval-games", "4", "--workers", "1", "--torch-threads", "1", "--no-progress",
-        "--seed", "3",  # a seed whose network improves at the second evaluation: best.npz is written twice
+        "--seed", "1",  # a seed whose network improves at the second evaluation: best.npz is written twice
     ]  # fmt: skip
 
 

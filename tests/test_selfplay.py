@@ -20,6 +20,7 @@ from agents.networks.selfplay import read_selfplay, save_selfplay  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from conquian_env import game as G  # noqa: E402
 from conquian_env import kernels as K  # noqa: E402
+from conquian_env.model_layouts import FEATURE_SETS  # noqa: E402
 from conquian_env.vector import VectorGame, deal_cards  # noqa: E402
 from conquian_train.learner import Learner, Network, UpdateSettings  # noqa: E402
 from conquian_train.recipes.selfplay import SelfPlayConfig, SelfPlayRun  # noqa: E402
@@ -71,9 +72,10 @@ def collect_with_record(n: int, steps: int, seed: int):
                             seed=seed)  # fmt: skip
     run = SelfPlayRun.__new__(SelfPlayRun)  # the loop's pieces without a run folder
     run.config = config
-    run.learner = Learner((16,), True, SETTINGS, bf16=False, seed=seed)
+    inputs = FEATURE_SETS[config.observation].size  # the observation and its planes, as the recipe sizes them
+    run.learner = Learner((16,), True, SETTINGS, bf16=False, seed=seed, inputs=inputs)
     run.games = VectorGame(n, seed=0, first="alternate", illegal_action="penalize", parallel=False)
-    run.rollouts = [SeatRollout(n, n * steps, hidden=True) for _ in range(2)]
+    run.rollouts = [SeatRollout(n, n * steps, hidden=True, inputs=inputs) for _ in range(2)]
     run.pooled, run.pool, run.snapshots = n // 4, [("greedy", 1.0)], []
     run.bots = {"greedy": make_batch_opponent("greedy", 0)}
     run.run = type("State", (), {"state": {"num_timesteps": 0}})()
@@ -112,7 +114,8 @@ def test_epochs_make_that_many_passes_over_the_known_rows_each_row_once_a_pass()
     run, _, _, _ = collect_with_record(16, 60, seed=6)
     data = run.data
     known = data.trainable()
-    learner = Learner((16,), True, dataclasses.replace(SETTINGS, epochs=3), bf16=False, seed=1)
+    learner = Learner((16,), True, dataclasses.replace(SETTINGS, epochs=3), bf16=False, seed=1,
+                      inputs=data.obs.shape[1])  # fmt: skip
     seen: list[np.ndarray] = []
     inputs = learner._inputs
 
@@ -145,7 +148,8 @@ def test_a_rollout_one_row_longer_than_the_minibatches_keeps_the_weights_finite(
 
     run, _, _, _ = collect_with_record(16, 60, seed=6)
     known = len(run.data.trainable())
-    learner = Learner((16,), True, dataclasses.replace(SETTINGS, minibatch=known - 1, epochs=2), bf16=False, seed=1)
+    learner = Learner((16,), True, dataclasses.replace(SETTINGS, minibatch=known - 1, epochs=2), bf16=False, seed=1,
+                      inputs=run.data.obs.shape[1])  # fmt: skip
     learner.update(run.data, np.random.default_rng(0))
     assert all(bool(torch.isfinite(p).all()) for p in learner.net.parameters())
     learner.sample(run.data, slice(0, known))
@@ -258,7 +262,7 @@ def test_a_short_run_learns_saves_loads_plays_and_resumes_exactly(tmp_path):
             assert np.array_equal(a[k], b[k]), (overlap, k)
 
 
-@pytest.mark.parametrize("observation, inputs", [("potential", 896), ("raw", 456)])
+@pytest.mark.parametrize("observation, inputs", [("potential", 1136), ("raw", 456)])
 def test_the_run_trains_on_the_observation_it_names_and_its_files_say_so(observation, inputs, tmp_path):
     """The network, the rollout rows, the pool's snapshots and the model file all read ``--observation``;
     the bot plays its file by the stamp, and a resume reads the snapshots back in that feature set."""

@@ -75,7 +75,7 @@ from conquian_env.kernels import (
 from conquian_env.kernels import encode as _encode_observation
 from conquian_env.kernels import popcount as _popcount
 from conquian_env.layout import MELD_FEATURES
-from conquian_env.potential_kernels import fits, neighbours_of, winning_cards
+from conquian_env.potential_kernels import combining, fits, neighbours_of, winning_cards
 
 from . import greedy_weights as _greedy
 
@@ -408,21 +408,9 @@ def encode_features(S, i, player, out):
         cards ^= low
         c = lowest_bit_index(low)
         out[F_QUALITY + c] = card_quality(c, hand, meld, live)
-    cards = outside & neighbours_of(hand, NEIGHBOURS)
-    while cards:
-        low = cards & -cards
-        cards ^= low
-        c = lowest_bit_index(low)
-        best = 0.0
-        for k in range(PARTNER_COUNT[c]):
-            pm = PARTNERS[c, k]
-            have = pm & hand
-            if have == pm:
-                best = 1.0
-                break
-            if have and pm & ~hand & live:
-                best = 0.5
-        out[F_COMBINES + c] = best
+    combines, near = combining(hand, outside, live, PARTNERS, PARTNER_COUNT, NEIGHBOURS)
+    _put(out, F_COMBINES, combines, 1.0)
+    _put(out, F_COMBINES, near, 0.5)
     outs = winning_cards(hand, meld, live, neighbours_of(held, NEIGHBOURS)) if hand else 0
     _put(out, F_OUTS, outs, 1.0)
     value = position_value(hand, meld, live)

@@ -88,9 +88,12 @@ class NumpyPolicy:
     ``columns``: None when the policy reads this version's vector as it is; else the slot of this
     version's vector of each of its inputs (a model trained before a piece was added:
     :meth:`conquian_env.model_layouts.FeatureSet.columns`), picked out before the first layer.
+    ``head``: a :class:`~agents.networks.card_head.CardHead` adding each hand card's scores to the
+    logits, from the vector and the last hidden layer (a self-play network's ``head="cards"``).
     """
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str]], features: str, columns: Any = None):
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray, str]], features: str, columns: Any = None,
+                 head: Any = None):  # fmt: skip
         feature_set(features)  # a ValueError naming the feature sets there are
         self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32), act) for w, b, act in layers]
         self.features = features
@@ -110,6 +113,12 @@ class NumpyPolicy:
                 )
         if self.layers[-1][0].shape[0] != NUM_ACTIONS:
             raise ValueError(f"the last layer must give {NUM_ACTIONS} action logits, got {self.layers[-1][0].shape[0]}")
+        self.head = head
+        if head is not None and (len(self.layers) < 2 or head.features != features
+                                 or head.arrays["card_ctx_w"].shape[1] != self.layers[-1][0].shape[1]):  # fmt: skip
+            raise ValueError(f"a card head reads {head.features!r} vectors and a trunk's last hidden layer "
+                             f"({head.arrays['card_ctx_w'].shape[1]} wide); this policy reads {features!r} and "
+                             f"has {len(self.layers) - 1} hidden layers")  # fmt: skip
 
     @classmethod
     def from_sb3(cls, policy: Any) -> NumpyPolicy:
@@ -138,11 +147,18 @@ class NumpyPolicy:
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """The action logits of ``obs`` (this version's vector, ``(..., size)``)."""
         x = np.asarray(obs, dtype=np.float32)
+        if self.head is not None:
+            full = x.reshape(-1, x.shape[-1])
         if self.columns is not None:
             x = x[..., self.columns]
-        for w, b, act in self.layers:
+        for w, b, act in self.layers[:-1]:
             x = _ACTIVATIONS[act](x @ w.T + b)
-        return x
+        w, b, act = self.layers[-1]
+        out = _ACTIVATIONS[act](x @ w.T + b)
+        if self.head is not None:
+            shape = out.shape
+            out = self.head.apply(full, x.reshape(-1, x.shape[-1]), out.reshape(-1, NUM_ACTIONS)).reshape(shape)
+        return out
 
     def act(
         self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None, who: str = "policy"

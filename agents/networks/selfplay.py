@@ -11,7 +11,9 @@ a whole batch in its batched form (:class:`agents.networks.batched.BatchPolicy`)
 
 The file is an ``.npz`` of plain arrays read as untrusted data (:mod:`agents.model_files`): ``meta``
 (JSON: the format, the layout stamp of the observation it reads, the hidden widths, how it was
-trained), ``w0, b0, ... wK, bK`` (weights ``(out, in)``, float32).  The archive's directory, every
+trained, and for a network with a card head ``"head": "cards"`` and the planes it reads), ``w0, b0,
+... wK, bK`` (weights ``(out, in)``, float32) and the card head's arrays
+(:data:`agents.networks.card_head.HEAD_ARRAYS`, :mod:`agents.networks.card_head`).  The archive's directory, every
 array's header and the weights' bounds are checked before the network is used; a file trained on an
 earlier observation layout reads its inputs out of today's vector by the pieces its stamp names.
 """
@@ -25,10 +27,12 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
+from conquian_env.cards import NUM_RANKS, NUM_SUITS
 from conquian_env.model_layouts import FEATURE_SETS, feature_set_of_model
 
 from ..catalog import bot
 from ..model_files import ModelFileError, check_weights, read_layer_archive, write_npz
+from .card_head import HEAD_ARRAYS, CardHead
 from .ppo import INPUT_BOUND, ModelFileAgent, NumpyPolicy
 
 #: the model shipped with the package (``selfplay`` with no path)
@@ -49,26 +53,32 @@ MAX_FILE_BYTES = 1 << 28
 
 
 def save_selfplay(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], *,
-                  features: str = "raw") -> Path:  # fmt: skip
+                  features: str = "raw", head: CardHead | None = None) -> Path:  # fmt: skip
     """Write a self-play model file (atomically): ``layers`` as ``(weight (out, in), bias)``, ReLU
-    between them, the last giving the 85 logits, reading ``features`` (one of :data:`FEATURES`);
-    ``meta`` is stored beside the format and the feature set's stamp."""
+    between them, the last giving the 85 logits, reading ``features`` (one of :data:`FEATURES`), and
+    the card ``head`` if the network has one; ``meta`` is stored beside the format and the feature set's stamp."""
     if features not in FEATURES:
         raise ValueError(f"a self-play network reads one of {', '.join(map(repr, FEATURES))}, got {features!r}")
     if layers[0][0].shape[1] != FEATURE_SETS[features].size:
         raise ValueError(f"the first layer reads {layers[0][0].shape[1]} inputs; {features!r} has "
                          f"{FEATURE_SETS[features].size}")  # fmt: skip
+    if head is not None and head.features != features:
+        raise ValueError(f"the card head reads {head.features!r} vectors, the network {features!r}")
     info = {**meta, "format": FORMAT, "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
-            **FEATURE_SETS[features].stamp()}  # fmt: skip
+            **FEATURE_SETS[features].stamp(), **(head.meta() if head is not None else {})}  # fmt: skip
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(info, sort_keys=True))}
     for i, (w, b) in enumerate(layers):
         arrays[f"w{i}"], arrays[f"b{i}"] = np.asarray(w, np.float32), np.asarray(b, np.float32)
+    if head is not None:
+        arrays.update(head.arrays)
     return write_npz(path, arrays, compressed=False)
 
 
 def _member_cap(name: str) -> int | None:
     if name == "meta.npy":
         return MAX_META_BYTES
+    if name[: -len(".npy")] in HEAD_ARRAYS and name.endswith(".npy"):
+        return MAX_ARRAY_BYTES
     if len(name) > 5 and name[0] in "wb" and name[1:-4].isdigit() and name.endswith(".npy"):
         return MAX_ARRAY_BYTES
     return None
@@ -84,9 +94,10 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
         if meta.get("format") != FORMAT:
             raise ModelFileError(f"{where}: format {meta.get('format')!r}, expected {FORMAT!r}")
 
-    meta, layers, _ = read_layer_archive(
+    meta, layers, _, found = read_layer_archive(
         path, where, _member_cap, max_layers=MAX_LAYERS, max_total=MAX_FILE_BYTES, max_meta=MAX_META_BYTES,
         max_array=MAX_ARRAY_BYTES, made_by="conquian-train selfplay", what="a model", check_meta=check_meta,
+        extras=HEAD_ARRAYS,
     )  # fmt: skip
     count = len(layers)
     stamp = {k: meta.get(k) for k in ("feature_set", "layout_hash", "pieces") if k in meta}
@@ -105,9 +116,38 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
     if layers[-1][0].shape[0] != NUM_ACTIONS:
         raise ModelFileError(f"{where}: gives {layers[-1][0].shape[0]} logits, a Conquian policy {NUM_ACTIONS}")
     named = [(w, b, "ReLU" if i < count - 1 else "Identity") for i, (w, b) in enumerate(layers)]
-    check_weights(where, [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)], INPUT_BOUND)
-    policy = NumpyPolicy(named, inputs.name, inputs.columns())
+    checked = [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)]
+    trunk = check_weights(where, checked[:-1], INPUT_BOUND) if count > 1 else None
+    check_weights(where, checked[-1:], INPUT_BOUND if trunk is None else trunk)
+    head = _read_head(where, meta, found, inputs.name, trunk, count)
+    policy = NumpyPolicy(named, inputs.name, inputs.columns(), head=head)
     return policy, meta
+
+
+def _read_head(where: str, meta: dict[str, Any], found: dict[str, np.ndarray], features: str,
+               trunk: np.ndarray | None, count: int) -> CardHead | None:  # fmt: skip
+    """The card head of a model file (None when its meta names none), checked: its arrays all there, its
+    planes in this version's input, its shapes, its weights bounded (the trunk's outputs within ``trunk``)."""
+    kind = meta.get("head")
+    if kind is None:
+        if found:
+            raise ModelFileError(f"{where}: holds card head arrays {sorted(found)} but its meta names no head")
+        return None
+    if kind != "cards":
+        raise ModelFileError(f"{where}: head {kind!r}; a self-play network's head is 'cards' or none")
+    planes = meta.get("card_planes")
+    if not isinstance(planes, list) or not all(isinstance(p, str) for p in planes) or len(planes) > 64:
+        raise ModelFileError(f"{where}: card_planes must list the head's planes by name, got {planes!r}")
+    if sorted(found) != sorted(HEAD_ARRAYS) or trunk is None:
+        raise ModelFileError(f"{where}: a card head needs a hidden layer and the arrays {sorted(HEAD_ARRAYS)}, "
+                             f"the file holds {sorted(found)}")  # fmt: skip
+    try:
+        head = CardHead(found, features, planes, trunk_width=len(trunk))
+    except ValueError as err:
+        raise ModelFileError(f"{where}: {err}") from err
+    bound = np.concatenate([np.full(len(planes), INPUT_BOUND), np.ones(NUM_RANKS + NUM_SUITS), trunk])
+    check_weights(where, head.named_layers(), bound)
+    return head
 
 
 @bot(

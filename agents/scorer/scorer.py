@@ -450,7 +450,7 @@ def load_scorer(path: str | Path) -> ActionScorer:
                                  f"layout ({inputs.layout.hash}) builds {inputs.size}")  # fmt: skip
         return inputs
 
-    meta, layers, inputs = read_layer_archive(
+    meta, layers, inputs, _ = read_layer_archive(
         path, where, _member_cap, max_layers=MAX_LAYERS, max_total=MAX_FILE_BYTES, max_meta=MAX_META_BYTES,
         max_array=MAX_ARRAY_BYTES, made_by="train.py exit", what="a scorer", check_meta=check_meta,
     )  # fmt: skip

@@ -58,6 +58,7 @@ import numpy as np
 
 from agents.batched import make_batch_opponent
 from agents.networks.batched import BatchPolicy
+from agents.networks.card_head import CardHead, card_planes
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.networks.selfplay import save_selfplay
 from conquian_arena import knobs
@@ -87,6 +88,9 @@ class SelfPlayConfig(RunSettings):
                             "planes, conquian_env.potential) or 'raw' (the observation alone)",
                             choices=("potential", "raw"))  # fmt: skip
     hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
+    head: str = knob("mlp", "'mlp' (the last hidden layer gives the logits) or 'cards' (with a card head: each hand "
+                     "card scored by a small network shared by the cards, agents.networks.card_head)",
+                     choices=("mlp", "cards"))  # fmt: skip
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
     minibatch: int = knob(1024, "rows per gradient step", low=2)
@@ -180,7 +184,8 @@ class SelfPlayModel:
         return BatchPolicy(self.network, deterministic=True)
 
     def save(self, path: str | Path) -> None:
-        save_selfplay(path, [(w, b) for w, b, _ in self.network.layers], self.meta, features=self.network.features)
+        save_selfplay(path, [(w, b) for w, b, _ in self.network.layers], self.meta, features=self.network.features,
+                      head=self.network.head)  # fmt: skip
 
 
 class SelfPlayRun:
@@ -205,7 +210,7 @@ class SelfPlayRun:
                                   c.gae_lambda)  # fmt: skip
         inputs = feature_set(c.observation).size
         self.learner = Learner(c.hidden, c.critic_sees_all, settings, bf16=bf16, seed=c.seed, device=c.device,
-                               acting_copy=c.overlap, inputs=inputs)  # fmt: skip
+                               acting_copy=c.overlap, inputs=inputs, head=c.head, features=c.observation)  # fmt: skip
         self.games = VectorGame(c.num_games, seed=0, rules=c.rules, first="alternate",
                                 parallel=c.torch_threads > 1 and not c.overlap)  # fmt: skip
         # two rollouts: one is learned from while the next is collected into the other
@@ -243,7 +248,9 @@ class SelfPlayRun:
         layers = self.learner.net.actor_layers()
         named = [(w, b, "ReLU" if i < len(layers) - 1 else "Identity") for i, (w, b) in enumerate(layers)]
         meta = {"frames": self.frames, "seed": self.config.seed}
-        return SelfPlayModel(NumpyPolicy(named, self.config.observation), meta)
+        arrays, features = self.learner.net.head_arrays(), self.config.observation
+        head = None if arrays is None else CardHead(arrays, features, card_planes(features), layers[-1][0].shape[1])
+        return SelfPlayModel(NumpyPolicy(named, features, head=head), meta)
 
     def start_segment(self) -> None:
         """New deals everywhere and every random number from the frame count (see the module docstring)."""

@@ -1,0 +1,148 @@
+"""The card head of a self-play network (``--head cards``): the torch network that trains it and the numpy
+bot that plays it give the same logits on real positions, only hand cards are scored, the model file and
+the pool's snapshots keep it, a run trains, resumes exactly and plays with it, and a tampered file is
+refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numba")
+train = pytest.importorskip("train")
+
+from agents.model_files import ModelFileError  # noqa: E402
+from agents.networks.batched import BatchPolicy, policy_inputs  # noqa: E402
+from agents.networks.card_head import HEAD_ARRAYS, CardHead, card_planes  # noqa: E402
+from agents.networks.ppo import NumpyPolicy  # noqa: E402
+from agents.networks.selfplay import read_selfplay, save_selfplay  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from conquian_env.actions import DISCARD_BASE  # noqa: E402
+from conquian_env.model_layouts import FEATURE_SETS  # noqa: E402
+from conquian_env.vector import VectorGame  # noqa: E402
+from conquian_train.learner import Network  # noqa: E402
+from conquian_train.policy_files import load_snapshots, save_snapshots  # noqa: E402
+from tests.test_selfplay import tiny  # noqa: E402
+
+
+def positions(features: str, games: int = 64, steps: int = 30, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Vectors and masks of the movers of random games, every phase (the batched engine's, as the bot reads them)."""
+    g = VectorGame(games, seed=seed)
+    rng = np.random.default_rng(seed)
+    xs, ms = [], []
+    for _ in range(steps):
+        obs, masks = policy_inputs(g, np.arange(games), features)
+        xs.append(obs.copy())
+        ms.append(masks.astype(bool))
+        g.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    return np.concatenate(xs), np.concatenate(ms)
+
+
+def headed_network(features: str, hidden: tuple[int, ...] = (32, 16), seed: int = 0) -> Network:
+    torch.manual_seed(seed)
+    net = Network(hidden, sees_all=False, inputs=FEATURE_SETS[features].size, head="cards", features=features)
+    with torch.no_grad():  # a head that matters (it starts near zero)
+        for p in net.cards.out.parameters():
+            p.normal_(0, 0.5)
+    return net
+
+
+def numpy_policy(net: Network, features: str) -> NumpyPolicy:
+    layers = net.actor_layers()
+    named = [(w, b, "ReLU" if i < len(layers) - 1 else "Identity") for i, (w, b) in enumerate(layers)]
+    head = CardHead(net.head_arrays(), features, card_planes(features), layers[-1][0].shape[1])
+    return NumpyPolicy(named, features, head=head)
+
+
+@pytest.mark.parametrize("features", ["potential", "raw"])
+def test_the_numpy_bot_computes_the_torch_network_s_logits(features):
+    x, _ = positions(features)
+    net = headed_network(features)
+    with torch.no_grad():
+        want = net(torch.from_numpy(x).float())[0].numpy()
+        plain = net.policy(net.trunk(torch.from_numpy(x).float())).numpy()
+    policy = numpy_policy(net, features)
+    got = policy.logits(x)
+    assert np.abs(got - want).max() < 1e-5
+    assert np.abs(policy.logits(x[7]) - want[7]).max() < 1e-5  # one vector, as the per-game bot asks
+    # the head changed exactly the hand cards' meld and discard logits
+    hand = x[:, FEATURE_SETS[features].layout.offsets["own_hand"] :][:, :40] > 0
+    changed = np.abs(want - plain) > 1e-7
+    assert not changed[:, 80:].any()
+    assert not (changed[:, :40] & ~hand).any() and not (changed[:, DISCARD_BASE : DISCARD_BASE + 40] & ~hand).any()
+    assert changed[:, DISCARD_BASE : DISCARD_BASE + 40][hand].mean() > 0.99
+
+
+def test_the_head_in_bfloat16_chooses_the_float32_actions_within_tolerance():
+    x, masks = positions("potential", games=128, steps=20, seed=5)
+    net = headed_network("potential", hidden=(128, 128), seed=1)
+    with torch.no_grad():
+        full = net(torch.from_numpy(x).float())[0]
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            half = net(torch.from_numpy(x).to(torch.bfloat16))[0].float()
+    legal = torch.from_numpy(masks)
+    choice = legal.sum(1) > 1
+    a, b = (t.masked_fill(~legal, -1e9).argmax(1) for t in (full, half))
+    assert (a[choice] == b[choice]).float().mean() >= 0.97
+
+
+def test_the_model_file_and_the_snapshots_keep_the_head_and_refuse_a_tampered_one(tmp_path):
+    features = "potential"
+    net = headed_network(features)
+    policy = numpy_policy(net, features)
+    x, _ = positions(features, games=16, steps=10)
+    path = save_selfplay(tmp_path / "m.npz", [(w, b) for w, b, _ in policy.layers], {"frames": 9}, features=features,
+                         head=policy.head)  # fmt: skip
+    back, meta = read_selfplay(path)
+    assert meta["head"] == "cards" and meta["card_planes"] == list(card_planes(features))
+    assert np.array_equal(back.logits(x), policy.logits(x))
+    save_snapshots(tmp_path / "s.npz", [policy, numpy_policy(headed_network(features, seed=2), features)])
+    snaps = load_snapshots(tmp_path / "s.npz", features)
+    assert [s.head is not None for s in snaps] == [True, True] and np.array_equal(snaps[0].logits(x), policy.logits(x))
+
+    arrays = dict(np.load(path))
+    meta_of = json.loads(str(arrays["meta"]))
+
+    def refused(change, words):
+        bad = dict(arrays)
+        change(bad)
+        np.savez(tmp_path / "bad.npz", **bad)
+        with pytest.raises(ModelFileError, match=words):
+            read_selfplay(tmp_path / "bad.npz")
+
+    refused(lambda a: a.pop("card_mid_w"), "card head needs")
+    refused(lambda a: a.update(card_out_w=np.zeros((3, 64), np.float32)), r"card_out_w has shape \(3, 64\)")
+    refused(lambda a: a.update(card_mid_w=np.full((64, 64), np.inf, np.float32)), "card_mid_w holds NaN or infinite")
+    refused(lambda a: a.update(card_rank=np.full((10, 64), 5e5, np.float32)), "magnitude")
+    refused(lambda a: a.update(meta=np.array(json.dumps({**meta_of, "head": "transformer"}))), "head 'transformer'")
+    refused(lambda a: a.update(meta=np.array(json.dumps({**meta_of, "card_planes": ["own_hand", "x_ray"]}))),
+            r"planes \['x_ray'\]")  # fmt: skip
+    no_head = {k: v for k, v in meta_of.items() if k not in ("head", "card_planes")}
+    refused(lambda a: a.update(meta=np.array(json.dumps(no_head))), "names no head")
+    refused(lambda a: a.update(card_oops=np.zeros(2, np.float32)), "unexpected archive member 'card_oops.npy'")
+    assert sorted(HEAD_ARRAYS) == sorted(k for k in arrays if k.startswith("card_"))
+
+
+def test_a_run_with_the_card_head_trains_resumes_exactly_and_plays(tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    assert train.main(tiny(whole, "--head", "cards")) == 0
+    assert train.main(tiny(parts, "--head", "cards", "--total-frames", "1500")) == 0
+    assert train.main(["selfplay", "--resume", str(parts), "--total-frames", "3000", "--no-progress"]) == 0
+    a, b = (np.load(p / "checkpoints" / "latest.npz") for p in (whole, parts))
+    assert sorted(a.files) == sorted(b.files) and any("cards." in k for k in a.files)
+    assert all(np.array_equal(a[k], b[k]) for k in a.files)
+    snaps = load_snapshots(whole / "checkpoints" / "snapshots.npz", "potential")
+    assert snaps and all(s.head is not None for s in snaps)
+    bot = make_agent(f"selfplay:{whole / 'final.npz'}", 0)
+    assert bot.policy.head is not None
+    games = VectorGame(32, seed=4)
+    batch = BatchPolicy(bot.policy)
+    for _ in range(200):  # every move legal, batched
+        rows = np.arange(32)
+        _, masks = policy_inputs(games, rows, "potential")
+        actions = batch.act_batch(games, rows)
+        assert masks[rows, actions].all()
+        games.step(actions)
