@@ -27,14 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def selfplay_rate(seconds: float, threads: int, device: str, hidden: tuple[int, ...], num_games: int,
-                  overlap: bool, epochs: int, minibatch: int, observation: str) -> dict:  # fmt: skip
+                  overlap: bool, epochs: int, minibatch: int, observation: str, head: str = "mlp") -> dict:  # fmt: skip
     from conquian_train.learner import cpu_has_bf16
     from conquian_train.recipes.selfplay import CLOCK, SelfPlayConfig, SelfPlayRun
 
     with tempfile.TemporaryDirectory() as out:
         config = SelfPlayConfig(out=out, torch_threads=threads, device=device, hidden=hidden, num_games=num_games,
                                 overlap=overlap, epochs=epochs, minibatch=minibatch, observation=observation,
-                                total_frames=10**12,
+                                head=head, total_frames=10**12,
                                 checkpoint_every=10**12)  # fmt: skip
         run = SelfPlayRun(config)
         run.start_segment()
@@ -98,15 +98,25 @@ def main() -> None:
     ap.add_argument(
         "--observation", default=SelfPlayConfig.observation, choices=("potential", "raw"), help="what the network reads"
     )
+    ap.add_argument("--head", default=SelfPlayConfig.head, choices=("mlp", "cards"), help="the network's head")
     a = ap.parse_args()
     hidden = tuple(int(w) for w in a.hidden.split(","))
     sp = selfplay_rate(
-        a.seconds, a.threads, a.device, hidden, a.num_games, not a.no_overlap, a.epochs, a.minibatch, a.observation
+        a.seconds,
+        a.threads,
+        a.device,
+        hidden,
+        a.num_games,
+        not a.no_overlap,
+        a.epochs,
+        a.minibatch,
+        a.observation,
+        a.head,
     )
     print(f"cores {os.cpu_count()}, torch threads {a.threads}, OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY')}, "
           f"device {a.device}, {sp['precision']}, network {list(hidden)}, {a.num_games} games, "
           f"overlap {not a.no_overlap}, {a.epochs} epochs of minibatches of {a.minibatch}, "
-          f"observation {a.observation!r}")  # fmt: skip
+          f"observation {a.observation!r}, head {a.head!r}")  # fmt: skip
     f = sp["frames"]
     print(
         f"selfplay: {f / sp['wall']:>10,.0f} frames/s wall  {f / sp['cpu']:>10,.0f} frames/CPU-s  "
