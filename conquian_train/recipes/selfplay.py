@@ -16,7 +16,10 @@ vector env and not Stable-Baselines3:
    the learner kept every ``snapshot_every`` frames) only the learner's seat makes frames.  A
    forced move (one legal action) is played without the network and leaves no row; the others are
    drawn from the policy and kept in preallocated arrays (:class:`conquian_train.rollout.SeatRollout`),
-   linked to their seat's next decision.
+   linked to their seat's next decision.  The network (``hidden`` ReLU layers over ``observation``)
+   has, with ``head`` ``"cards"`` (the default), a card head: each hand card scored by a small network
+   shared by the cards (:mod:`agents.networks.card_head`), which reaches in 1M frames what the plain
+   MLP reaches in 5M.
 2. **Learn.** ``epochs`` passes of PPO over each rollout's rows in minibatches of ``minibatch``
    (:class:`conquian_train.learner.Learner`): advantages by GAE along each seat's own decisions, a
    value head that also sees the hidden cards (``critic_sees_all``; the policy never does), the
@@ -88,8 +91,8 @@ class SelfPlayConfig(RunSettings):
                             "planes, conquian_env.potential) or 'raw' (the observation alone)",
                             choices=("potential", "raw"))  # fmt: skip
     hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
-    head: str = knob("mlp", "'mlp' (the last hidden layer gives the logits) or 'cards' (with a card head: each hand "
-                     "card scored by a small network shared by the cards, agents.networks.card_head)",
+    head: str = knob("cards", "'cards' (a card head: each hand card scored by a small network shared by the cards, "
+                     "agents.networks.card_head) or 'mlp' (the last hidden layer alone gives the logits)",
                      choices=("mlp", "cards"))  # fmt: skip
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
