@@ -1,4 +1,5 @@
-"""Crafted-file fuzz of both model formats (issue 25): the scorer's ``.npz`` and MaskablePPO's ``.zip``.
+"""Crafted-file fuzz of the model formats (issue 25): the scorer's ``.npz``, MaskablePPO's ``.zip`` and a self-play
+network's ``.npz`` with its card head.
 
 Each case mutates a shipped file: byte flips and truncations of the archive, members dropped,
 doubled, renamed (paths with ``..``, absolute, folders) or added, bytes flipped inside a member
@@ -145,6 +146,21 @@ def _fuzz(fmt: str, cases: int, seed: int, tmp_path: Path) -> dict[str, int]:
 
         def load(path):
             return ScorerAgent.from_scorer(load_scorer(path), name="fuzzed")
+    elif fmt == "selfplay":  # a self-play network with a card head (its arrays, meta and planes)
+        pytest.importorskip("torch")
+        from agents.networks.selfplay import SelfPlayAgent, read_selfplay
+        from tests.test_card_head import headed_network, numpy_policy
+
+        policy = numpy_policy(headed_network("potential"), "potential")
+        source, content, ext = tmp_path / "headed.npz", _scorer_content, "npz"
+        from agents.networks.selfplay import save_selfplay
+
+        save_selfplay(source, [(w, b) for w, b, _ in policy.layers], {"frames": 1}, features="potential",
+                      head=policy.head)  # fmt: skip
+
+        def load(path):
+            read_selfplay(path)  # the reader's errors, then the bot
+            return SelfPlayAgent(str(path), deterministic=bool(seed % 2), seed=seed)
     else:
         pytest.importorskip("torch")
         from agents.networks.ppo import DEFAULT_MODEL, PolicyAgent, load_policy
@@ -174,14 +190,14 @@ def _fuzz(fmt: str, cases: int, seed: int, tmp_path: Path) -> dict[str, int]:
     return tally
 
 
-@pytest.mark.parametrize("fmt", ["scorer", "ppo"])
+@pytest.mark.parametrize("fmt", ["scorer", "ppo", "selfplay"])
 def test_crafted_model_files_fast(fmt, tmp_path):
     tally = _fuzz(fmt, 40, seed=1, tmp_path=tmp_path)
     assert tally["refused"] >= 20
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["scorer", "ppo"])
+@pytest.mark.parametrize("fmt", ["scorer", "ppo", "selfplay"])
 def test_crafted_model_files_fuzz(fmt, tmp_path):
     tally = _fuzz(fmt, 1500, seed=2, tmp_path=tmp_path)
     assert tally["refused"] >= 750 and tally["played"] >= 1, tally
