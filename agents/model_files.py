@@ -343,9 +343,8 @@ def check_weights(
         top = float(bound.max()) if bound.size else 0.0
         if not top <= MAX_ACTIVATION:
             raise ModelFileError(
-                f"{where}: {w_name} can reach {top:.3g} for inputs within ±{float(np.max(input_bound)):g}, more "
-                f"than the "
-                f"{MAX_ACTIVATION:g} a layer may (its scores could overflow float32)"
+                f"{where}: {w_name} can reach {top:.3g} for inputs within ±{float(np.max(input_bound)):g}, "
+                f"more than the {MAX_ACTIVATION:g} a layer may (its scores could overflow float32)"
             )
         if act == "Tanh":
             bound = np.minimum(bound, 1.0)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def selfplay_rate(seconds: float, threads: int, device: str, hidden: tuple[int, ...], num_games: int,
-                  overlap: bool, epochs: int, minibatch: int, observation: str, head: str = "mlp") -> dict:  # fmt: skip
+                  overlap: bool, epochs: int, minibatch: int, observation: str, head: str) -> dict:  # fmt: skip
     from conquian_train.learner import cpu_has_bf16
     from conquian_train.recipes.selfplay import CLOCK, SelfPlayConfig, SelfPlayRun
 
@@ -98,7 +98,9 @@ def main() -> None:
     ap.add_argument(
         "--observation", default=SelfPlayConfig.observation, choices=("potential", "raw"), help="what the network reads"
     )
-    ap.add_argument("--head", default=SelfPlayConfig.head, choices=("mlp", "cards"), help="the network's head")
+    from agents.networks.card_head import HEADS
+
+    ap.add_argument("--head", default=SelfPlayConfig.head, choices=HEADS, help="the network's head")
     a = ap.parse_args()
     hidden = tuple(int(w) for w in a.hidden.split(","))
     sp = selfplay_rate(

@@ -28,7 +28,7 @@ try:
     from torch import nn
 except ImportError as err:  # torch: installed by the user (docs: "PyTorch")
     raise missing(err, "conquian_train.learner (the self-play learner)") from None
-from agents.networks.card_head import CARD_RANK, CARD_SUIT, HAND_PLANE, card_planes, plane_columns
+from agents.networks.card_head import CARD_RANK, CARD_SUIT, HAND_PLANE, HEADS, card_planes, plane_columns
 from conquian_env.actions import DISCARD_BASE, MELD_BASE, NUM_ACTIONS
 from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from conquian_env.observation import OBS_SIZE
@@ -37,8 +37,6 @@ from .rollout import HIDDEN_SIZE, SeatRollout
 
 #: the logit an illegal action gets before the softmax (finite: bfloat16 and float32 alike)
 ILLEGAL_LOGIT = -1e9
-#: the networks' heads: the trunk's logits alone, or with a card head (:class:`CardHeadNet`)
-HEADS = ("mlp", "cards")
 #: the card head's width
 CARD_HEAD_WIDTH = 64
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.model_files import ModelFileError, check_archive, check_weights, open_archive, parse_json, read_npy
-from agents.networks.card_head import HEAD_ARRAYS, CardHead, card_planes
+from agents.model_files import ModelFileError, check_archive, open_archive, parse_json, read_npy
+from agents.networks.card_head import HEAD_ARRAYS, CardHead, card_planes, check_network
 from agents.networks.ppo import (
     ACTIVATIONS,
     INPUT_BOUND,
@@ -31,7 +31,6 @@ from agents.networks.ppo import (
     stamp_model,
 )
 from agents.scorer.features import FeatureObservation
-from conquian_env.cards import NUM_RANKS, NUM_SUITS
 from conquian_env.model_layouts import feature_set
 from conquian_env.wrappers import SingleAgentEnv
 
@@ -145,13 +144,7 @@ def load_snapshots(path: str | Path, features: str) -> list[NumpyPolicy]:
             named = [
                 (f"{n} weight", f"{n} bias", w, b, a) for (n, *_), (w, b, a) in zip(layers, policy.layers, strict=True)
             ]
-            if head is None:
-                check_weights(where, named, INPUT_BOUND)
-            else:
-                trunk = check_weights(where, named[:-1], INPUT_BOUND)
-                check_weights(where, named[-1:], trunk)
-                check_weights(where, head.named_layers(), np.concatenate([
-                    np.full(len(head.planes), INPUT_BOUND), np.ones(NUM_RANKS + NUM_SUITS), trunk]))  # fmt: skip
+            check_network(where, named, INPUT_BOUND, head)
             out.append(policy)
     return out
 

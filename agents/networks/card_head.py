@@ -27,6 +27,11 @@ from conquian_env.actions import DISCARD_BASE, MELD_BASE
 from conquian_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from conquian_env.model_layouts import feature_set
 
+from ..model_files import check_weights
+
+#: a self-play network's heads: the trunk's logits alone, or with a card head
+HEADS = ("mlp", "cards")
+
 #: a card head's arrays and their number of dimensions (the names in model and snapshot files)
 HEAD_ARRAYS = {"card_in_w": 2, "card_in_b": 1, "card_rank": 2, "card_suit": 2, "card_ctx_w": 2, "card_mid_w": 2,
                "card_mid_b": 1, "card_out_w": 2, "card_out_b": 1}  # fmt: skip
@@ -116,3 +121,17 @@ class CardHead:
     def meta(self) -> dict[str, Any]:
         """What a model file's meta says of the head."""
         return {"head": "cards", "card_planes": list(self.planes)}
+
+
+def check_network(where: str, named: list[tuple[str, str, np.ndarray, np.ndarray, str]], input_bound: float,
+                  head: CardHead | None) -> None:  # fmt: skip
+    """Bound a network read from a file (:func:`agents.model_files.check_weights`): its ``named`` layers
+    over inputs within ``input_bound``, and its card ``head`` over its planes (within ``input_bound``), the
+    rank and suit one-hots and the trunk's outputs as bounded there."""
+    if head is None:
+        check_weights(where, named, input_bound)
+        return
+    trunk = check_weights(where, named[:-1], input_bound)
+    check_weights(where, named[-1:], trunk)
+    inputs = np.concatenate([np.full(len(head.planes), float(input_bound)), np.ones(NUM_RANKS + NUM_SUITS), trunk])
+    check_weights(where, head.named_layers(), inputs)

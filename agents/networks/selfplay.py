@@ -27,12 +27,11 @@ from typing import Any
 import numpy as np
 
 from conquian_env.actions import NUM_ACTIONS
-from conquian_env.cards import NUM_RANKS, NUM_SUITS
 from conquian_env.model_layouts import FEATURE_SETS, feature_set_of_model
 
 from ..catalog import bot
-from ..model_files import ModelFileError, check_weights, read_layer_archive, write_npz
-from .card_head import HEAD_ARRAYS, CardHead
+from ..model_files import ModelFileError, read_layer_archive, write_npz
+from .card_head import HEAD_ARRAYS, CardHead, check_network
 from .ppo import INPUT_BOUND, ModelFileAgent, NumpyPolicy
 
 #: the model shipped with the package (``selfplay`` with no path)
@@ -116,18 +115,17 @@ def read_selfplay(path: str | Path) -> tuple[NumpyPolicy, dict[str, Any]]:
     if layers[-1][0].shape[0] != NUM_ACTIONS:
         raise ModelFileError(f"{where}: gives {layers[-1][0].shape[0]} logits, a Conquian policy {NUM_ACTIONS}")
     named = [(w, b, "ReLU" if i < count - 1 else "Identity") for i, (w, b) in enumerate(layers)]
-    checked = [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)]
-    trunk = check_weights(where, checked[:-1], INPUT_BOUND) if count > 1 else None
-    check_weights(where, checked[-1:], INPUT_BOUND if trunk is None else trunk)
-    head = _read_head(where, meta, found, inputs.name, trunk, count)
+    head = _read_head(where, meta, found, inputs.name, layers[-1][0].shape[1] if count > 1 else None)
+    check_network(where, [(f"w{i}", f"b{i}", w, b, a) for i, (w, b, a) in enumerate(named)], INPUT_BOUND, head)
     policy = NumpyPolicy(named, inputs.name, inputs.columns(), head=head)
     return policy, meta
 
 
 def _read_head(where: str, meta: dict[str, Any], found: dict[str, np.ndarray], features: str,
-               trunk: np.ndarray | None, count: int) -> CardHead | None:  # fmt: skip
+               trunk_width: int | None) -> CardHead | None:  # fmt: skip
     """The card head of a model file (None when its meta names none), checked: its arrays all there, its
-    planes in this version's input, its shapes, its weights bounded (the trunk's outputs within ``trunk``)."""
+    planes in this version's input, its shapes (after a trunk ``trunk_width`` wide; None: no hidden layer).
+    Its weights' bounds are :func:`~agents.networks.card_head.check_network`'s, with the trunk's."""
     kind = meta.get("head")
     if kind is None:
         if found:
@@ -138,16 +136,13 @@ def _read_head(where: str, meta: dict[str, Any], found: dict[str, np.ndarray], f
     planes = meta.get("card_planes")
     if not isinstance(planes, list) or not all(isinstance(p, str) for p in planes) or len(planes) > 64:
         raise ModelFileError(f"{where}: card_planes must list the head's planes by name, got {planes!r}")
-    if sorted(found) != sorted(HEAD_ARRAYS) or trunk is None:
+    if sorted(found) != sorted(HEAD_ARRAYS) or trunk_width is None:
         raise ModelFileError(f"{where}: a card head needs a hidden layer and the arrays {sorted(HEAD_ARRAYS)}, "
                              f"the file holds {sorted(found)}")  # fmt: skip
     try:
-        head = CardHead(found, features, planes, trunk_width=len(trunk))
+        return CardHead(found, features, planes, trunk_width=trunk_width)
     except ValueError as err:
         raise ModelFileError(f"{where}: {err}") from err
-    bound = np.concatenate([np.full(len(planes), INPUT_BOUND), np.ones(NUM_RANKS + NUM_SUITS), trunk])
-    check_weights(where, head.named_layers(), bound)
-    return head
 
 
 @bot(

@@ -61,7 +61,7 @@ import numpy as np
 
 from agents.batched import make_batch_opponent
 from agents.networks.batched import BatchPolicy
-from agents.networks.card_head import CardHead, card_planes
+from agents.networks.card_head import HEADS, CardHead, card_planes
 from agents.networks.ppo import NumpyPolicy, PolicyAgent
 from agents.networks.selfplay import save_selfplay
 from conquian_arena import knobs
@@ -93,7 +93,7 @@ class SelfPlayConfig(RunSettings):
     hidden: tuple[int, ...] = knob((128, 128), "widths of the network's hidden ReLU layers")
     head: str = knob("cards", "'cards' (a card head: each hand card scored by a small network shared by the cards, "
                      "agents.networks.card_head) or 'mlp' (the last hidden layer alone gives the logits)",
-                     choices=("mlp", "cards"))  # fmt: skip
+                     choices=HEADS)  # fmt: skip
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
     lr: float = knob(5e-4, "Adam's learning rate", above=0)
     minibatch: int = knob(1024, "rows per gradient step", low=2)
