@@ -10,8 +10,8 @@
 #              make train-exit: expert iteration's short preset (train.py exit, 4 rounds of 2000 games) into runs/exit;
 #              make train-ppo: the MaskablePPO recipe (train.py ppo) into runs/ppo; train.py RECIPE is conquian-train RECIPE
 #              make train-ppo-quick: its quick preset, a curve that moves in about a minute (runs/ppo-quick)
-# make train-selfplay  self-play from scratch (train.py selfplay, 30M frames) into runs/selfplay; resumes
-# make train-first     the guide's first training run: 1M self-play frames into runs/first (under a minute)
+# make train-selfplay  self-play from scratch (train.py selfplay, 50M frames) into runs/selfplay; resumes
+# make train-first     the guide's first training run: 2M self-play frames into runs/first (under a minute)
 # make lint    ruff
 # make docs    the documentation site into site/ (mkdocs-material, mkdocstrings; offline, warnings are errors;
 #              npm fetches the iframe-worker shim for the search from disk), from .venv-docs: the docs extra only
@@ -96,8 +96,8 @@ LABEL_ARGS ?=
 QUICK ?= --games 2000 --rounds 4 --eval-games 2000 --workers 2
 # PPO_NEW, SELFPLAY_NEW, FIRST_NEW: the options of a new run only (a resume takes them from the run's config.json)
 PPO_NEW ?=
-SELFPLAY_NEW ?= --total-frames 30000000 --eval-every 5000000 --checkpoint-every 10000000 --snapshot-every 10000000
-FIRST_NEW ?= --total-frames 1000000 --eval-every 250000 --checkpoint-every 500000 --snapshot-every 500000 \
+SELFPLAY_NEW ?= --total-frames 50000000 --eval-every 5000000 --checkpoint-every 10000000 --snapshot-every 10000000
+FIRST_NEW ?= --total-frames 2000000 --eval-every 500000 --checkpoint-every 1000000 --snapshot-every 1000000 \
 	--eval-games 1000
 train: $(STAMP)
 	$(BIN)/python train.py distill generate --out $(RUN)/labels --games $(TRAIN_GAMES) $(LABEL_ARGS)
@@ -117,7 +117,7 @@ train-ppo: $(STAMP)
 		$(BIN)/python train.py ppo --out $(PPO_RUN) $(PPO_NEW) $(TRAIN_ARGS); \
 	fi
 
-# self-play from scratch (train.py selfplay): 30M frames (about 13 minutes on two cores), an evaluation every 5M, resumed where it stopped
+# self-play from scratch (train.py selfplay): 50M frames (about 10 minutes on two cores), an evaluation every 5M, resumed where it stopped
 train-selfplay: $(STAMP)
 	if [ -f $(SELFPLAY_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(SELFPLAY_RUN) $(TRAIN_ARGS); \
@@ -125,7 +125,7 @@ train-selfplay: $(STAMP)
 		$(BIN)/python train.py selfplay --out $(SELFPLAY_RUN) $(SELFPLAY_NEW) $(TRAIN_ARGS); \
 	fi
 
-# the first training run of the guide: self-play for 1M frames, a curve point every 250k (under a minute)
+# the first training run of the guide: self-play for 2M frames, a curve point every 500k (under a minute)
 train-first: $(STAMP)
 	if [ -f $(FIRST_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(FIRST_RUN) $(TRAIN_ARGS); \

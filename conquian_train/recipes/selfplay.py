@@ -95,9 +95,9 @@ class SelfPlayConfig(RunSettings):
                      "agents.networks.card_head) or 'mlp' (the last hidden layer alone gives the logits)",
                      choices=HEADS)  # fmt: skip
     critic_sees_all: bool = knob(True, "the value head also reads the hidden cards (the policy never does)")
-    lr: float = knob(5e-4, "Adam's learning rate", above=0)
-    minibatch: int = knob(1024, "rows per gradient step", low=2)
-    epochs: int = knob(2, "passes of the update over each rollout's rows", low=1)
+    lr: float = knob(2e-3, "Adam's learning rate", above=0)
+    minibatch: int = knob(2048, "rows per gradient step", low=2)
+    epochs: int = knob(1, "passes of the update over each rollout's rows", low=1)
     clip: float = knob(0.2, "PPO's ratio clip", above=0)
     ent_coef: float = knob(0.01, "weight of the policy's entropy over the legal actions", low=0)
     vf_coef: float = knob(0.5, "weight of the value loss", low=0)
