@@ -20,7 +20,8 @@ from agents.networks.card_head import HEAD_ARRAYS, CardHead, card_planes  # noqa
 from agents.networks.ppo import NumpyPolicy  # noqa: E402
 from agents.networks.selfplay import read_selfplay, save_selfplay  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
-from conquian_env.actions import DISCARD_BASE  # noqa: E402
+from conquian_env.actions import DISCARD_BASE, MELD_BASE, NUM_ACTIONS  # noqa: E402
+from conquian_env.cards import NUM_CARDS  # noqa: E402
 from conquian_env.model_layouts import FEATURE_SETS  # noqa: E402
 from conquian_env.vector import VectorGame  # noqa: E402
 from conquian_train.learner import Network  # noqa: E402
@@ -74,6 +75,41 @@ def test_the_numpy_bot_computes_the_torch_network_s_logits(features):
     assert not changed[:, 80:].any()
     assert not (changed[:, :40] & ~hand).any() and not (changed[:, DISCARD_BASE : DISCARD_BASE + 40] & ~hand).any()
     assert changed[:, DISCARD_BASE : DISCARD_BASE + 40][hand].mean() > 0.99
+
+
+def test_the_head_s_rank_and_suit_vectors_learn_from_each_hand_card_they_score():
+    """The head looks each card's rank and suit vectors up as one 40-row table: the gradient each vector gets
+    is the sum over the hand cards of its rank (suit) of what that card's first layer passed back."""
+    x, _ = positions("potential", games=32, steps=10)
+    net = headed_network("potential")
+    head = net.cards
+    obs = torch.from_numpy(x).float()
+    h = net.trunk(obs).detach()
+    width = head.mid.in_features
+    logits = torch.zeros(len(x), NUM_ACTIONS)
+    head(obs, h, logits).pow(2).sum().backward()
+    got_rank, got_suit = head.rank.grad.clone(), head.suit.grad.clone()
+    # the written-out sum: d(loss)/d(embed) of each (row, hand card), added up by rank and by suit
+    head.zero_grad()
+    rows, count = obs.shape[0], len(head.planes)
+    planes = obs.index_select(1, head.columns).view(rows, count, NUM_CARDS)
+    hand = planes[:, head.hand_plane]
+    k = int(hand.sum(1).max())
+    held, cards = torch.topk(hand, k, dim=1)
+    ranks, suits = head.card_rank[cards], head.card_suit[cards]
+    embed = (head.rank[ranks] + head.suit[suits]).detach().requires_grad_()  # each card's vector, as a leaf
+    xc = torch.gather(planes, 2, cards[:, None, :].expand(-1, count, -1)).transpose(1, 2)
+    z = torch.relu(head.card_in(xc) + embed + head.ctx(h)[:, None, :])
+    score = head.out(torch.relu(head.mid(z))) * held[..., None]
+    meld, discard = slice(MELD_BASE, MELD_BASE + NUM_CARDS), slice(DISCARD_BASE, DISCARD_BASE + NUM_CARDS)
+    full = torch.cat([logits[:, meld].scatter_add(1, cards, score[..., 0]),
+                      logits[:, discard].scatter_add(1, cards, score[..., 1]), logits[:, DISCARD_BASE + NUM_CARDS :]],
+                     dim=1)  # fmt: skip
+    full.pow(2).sum().backward()
+    want_rank = torch.zeros_like(got_rank).index_add_(0, ranks.reshape(-1), embed.grad.reshape(-1, width))
+    want_suit = torch.zeros_like(got_suit).index_add_(0, suits.reshape(-1), embed.grad.reshape(-1, width))
+    assert got_rank.abs().sum() > 0 and got_suit.abs().sum() > 0
+    assert torch.allclose(got_rank, want_rank, atol=1e-5) and torch.allclose(got_suit, want_suit, atol=1e-5)
 
 
 def test_the_head_in_bfloat16_chooses_the_float32_actions_within_tolerance():
