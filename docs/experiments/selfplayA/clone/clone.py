@@ -2,6 +2,8 @@
 Clone the shipped scorer (0.545 vs greedy) by cross-entropy on its own games, evaluate vs greedy.
 
     python clone.py OUT scorer 600000 8      # labels (OUT/labels.npz), then 8 epochs of the card head
+    CLONE_SEED=456 python clone.py OUT2 scorer 1400000 0             # 1.4M more on other deals
+    python clone2.py OUT/labels.npz,OUT2/labels.npz nb 6 OUT/nb2m    # the 2M rows of the table
 """
 import os, sys, time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -25,7 +27,7 @@ data = os.path.join(OUT, "labels.npz")
 if not os.path.exists(data):
     t0 = time.time()
     N = 2048
-    g = VectorGame(N, seed=123, first="alternate")
+    g = VectorGame(N, seed=int(os.environ.get("CLONE_SEED", "123")), first="alternate")
     teacher = make_batch_opponent(TEACHER, 7)
     greedy = make_batch_opponent("greedy", 8)
     tseat = np.arange(N) % 2  # the teacher's seat per game (games end and redeal: fine, the seat stays)

@@ -16,7 +16,8 @@ torch.set_num_threads(2)
 DATA, KIND, EPOCHS, OUT = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 hidden = tuple(int(w) for w in (sys.argv[5] if len(sys.argv) > 5 else "128,128").split(","))
 F = "potential"
-z = np.load(DATA); X, M, A = z["x"], z["m"], z["a"]
+zs = [np.load(d) for d in DATA.split(",")]  # several label files: held out from the first
+X, M, A = (np.concatenate([z[k] for z in zs]) for k in ("x", "m", "a"))
 n = len(A); hold = n // 20
 torch.manual_seed(0)
 mk = (lambda *a: nb_network(*a, kind=KIND.split(":")[0], width=int(KIND.split(":")[1]) if ":" in KIND else 64)) if KIND.startswith("nb") else (lambda h, s, inputs, features: Network(h, s, inputs=inputs, head="cards", features=features))

@@ -2,13 +2,14 @@
 Snapshots and evaluations play the torch actor (a NumpyPolicy whose logits are the torch network's).
 
     python rl_nb.py runs/n1-nb 30000000
+    python rl_nb.py runs/n1-nb 160000000 resume=1      # on from its last checkpoint
 """
 import copy, os, sys
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np, torch
 from agents.networks.ppo import NumpyPolicy
-from conquian_env.model_layouts import feature_set
+import conquian_train.learner as LM
 from conquian_train.recipes import selfplay as SP
 from nbhead import nb_network
 
@@ -51,10 +52,9 @@ def model(self):
 
 
 SP.SelfPlayRun.model = model
-run = SP.SelfPlayRun(c)
-L = run.learner
-torch.manual_seed(c.seed)
-L.net = nb_network(c.hidden, c.critic_sees_all, feature_set(c.observation).size, c.observation)
-L.acting = copy.deepcopy(L.net)
-L.optimizer = torch.optim.Adam(L.net.parameters(), lr=c.lr, eps=1e-5)
+LM.Network = lambda hidden, sees_all, inputs, head, features: nb_network(hidden, sees_all, inputs, features)
+run = SP.SelfPlayRun(c, resume=resume)
+if resume:  # the kept snapshots were written without their head: the resumed run's past is its present network
+    run.snapshots = [TorchActor(run.learner.net) for _ in run.snapshots]
+    run.seat_snapshots()
 run.train()
