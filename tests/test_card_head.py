@@ -112,6 +112,39 @@ def test_the_head_s_rank_and_suit_vectors_learn_from_each_hand_card_they_score()
     assert torch.allclose(got_rank, want_rank, atol=1e-5) and torch.allclose(got_suit, want_suit, atol=1e-5)
 
 
+def test_the_learner_scores_cards_only_where_a_card_may_be_melded_or_discarded_and_learns_the_same():
+    """The learner computes the head for the rows whose legal actions include a meld or a discard (an offer's
+    take or refuse is the trunk's alone): the same logits on every legal action as the head over all rows,
+    and the same gradients of a loss over them."""
+    import dataclasses
+
+    from conquian_train.learner import Learner
+    from tests.test_selfplay import SETTINGS
+
+    x, masks = positions("potential", games=64, steps=30, seed=7)
+    net = headed_network("potential", hidden=(32, 32), seed=2)
+    learner = Learner((32, 32), False, dataclasses.replace(SETTINGS), bf16=False, seed=0, inputs=x.shape[1],
+                      head="cards", features="potential")  # fmt: skip
+    learner.net = net
+    legal = torch.from_numpy(masks)
+    rows = learner._head_rows(legal)
+    cards = masks[:, : DISCARD_BASE + NUM_CARDS].any(1)
+    assert rows.tolist() == np.flatnonzero(cards).tolist() and 0 < len(rows) < len(x)
+    assert (masks[~cards][:, DISCARD_BASE + NUM_CARDS :].sum(1) >= 1).all()  # the others: offers
+    obs = torch.from_numpy(x).float()
+    grads = []
+    for head_rows in (None, rows):
+        net.zero_grad()
+        logits, _ = net(obs, None, head_rows)
+        logits = logits.masked_fill(~legal, -1e9)
+        torch.log_softmax(logits, 1).masked_fill(~legal, 0).pow(2).sum().backward()
+        grads.append((logits.detach(), [p.grad.clone() for p in net.parameters() if p.grad is not None]))
+    (full, g_full), (part, g_part) = grads
+    assert torch.allclose(full, part, atol=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(g_full, g_part, strict=True))
+    assert net(obs[~torch.from_numpy(cards)], None, torch.zeros(0, dtype=torch.long))[0].shape[0] == (~cards).sum()
+
+
 def test_the_head_in_bfloat16_chooses_the_float32_actions_within_tolerance():
     x, masks = positions("potential", games=128, steps=20, seed=5)
     net = headed_network("potential", hidden=(128, 128), seed=1)
