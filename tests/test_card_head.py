@@ -145,6 +145,37 @@ def test_the_learner_scores_cards_only_where_a_card_may_be_melded_or_discarded_a
     assert net(obs[~torch.from_numpy(cards)], None, torch.zeros(0, dtype=torch.long))[0].shape[0] == (~cards).sum()
 
 
+def test_the_sparse_first_layer_computes_the_dense_layer_and_its_gradients():
+    """On the CPU in float32 the learner feeds the int8 observation to the first layer as
+    ``SparseInputLinear`` (sums of the weight columns of the inputs that are on): the dense layer's outputs
+    and weight and bias gradients, for 0/1 rows and for any int8 values, and the same network's logits and
+    values as the float path."""
+    from conquian_train.learner import Learner, SparseInputLinear
+    from tests.test_selfplay import SETTINGS
+
+    x, masks = positions("potential", games=32, steps=20, seed=11)
+    x = np.concatenate([x, np.random.default_rng(0).integers(-128, 128, size=(5, x.shape[1]), dtype=np.int8)])
+    torch.manual_seed(3)
+    layer = torch.nn.Linear(x.shape[1], 24)
+    g = torch.randn(len(x), 24)
+    got = SparseInputLinear.apply(torch.from_numpy(x), layer.weight, layer.bias)
+    (got * g).sum().backward()
+    got_w, got_b = layer.weight.grad.clone(), layer.bias.grad.clone()
+    layer.zero_grad()
+    want = torch.nn.functional.linear(torch.from_numpy(x).float(), layer.weight, layer.bias)
+    (want * g).sum().backward()
+    assert torch.allclose(got, want, atol=1e-4, rtol=1e-5)
+    assert torch.allclose(got_w, layer.weight.grad, atol=1e-4, rtol=1e-5)
+    assert torch.allclose(got_b, layer.bias.grad, atol=1e-5)
+    net = headed_network("potential", hidden=(32, 32), seed=4)
+    with torch.no_grad():
+        a = net(torch.from_numpy(x[:-5]).float())
+        b = net(torch.from_numpy(x[:-5]))
+    assert all(torch.allclose(p, q, atol=1e-5) for p, q in zip(a, b, strict=True))
+    assert Learner((8,), False, SETTINGS, bf16=False, seed=0, inputs=x.shape[1]).sparse_inputs
+    assert not Learner((8,), False, SETTINGS, bf16=True, seed=0, inputs=x.shape[1]).sparse_inputs
+
+
 def test_the_head_in_bfloat16_chooses_the_float32_actions_within_tolerance():
     x, masks = positions("potential", games=128, steps=20, seed=5)
     net = headed_network("potential", hidden=(128, 128), seed=1)
