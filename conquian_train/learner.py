@@ -400,7 +400,10 @@ class Learner:
             logits = logits.float().masked_fill(~mask, ILLEGAL_LOGIT)
             logp_every = torch.log_softmax(logits, dim=1)
             logp = logp_every.gather(1, self._tensor(data.action[mb])[:, None]).squeeze(1)
-            entropy = -(logp_every.exp() * logp_every.masked_fill(~mask, 0.0)).sum(1).mean()
+            # over the legal actions, whose log-probabilities alone reach exp (exp of the illegal ones' -1e9 takes
+            # a slow path: 11x the time, 6% of the update)
+            logp_legal = logp_every.masked_fill(~mask, 0.0)
+            entropy = -(logp_legal.exp().masked_fill(~mask, 0.0) * logp_legal).sum(1).mean()
             log_ratio = logp - self._tensor(data.logp[mb])
             ratio = log_ratio.exp()
             norm = (adv - adv.mean()) / (adv.std() + 1e-8)
