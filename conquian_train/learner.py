@@ -203,6 +203,7 @@ class CardHeadNet(nn.Module):
             planes = torch.from_numpy(np.take(obs.numpy(), self.columns_np, axis=1)).float()  # 5x torch's int8 copy
         else:
             planes = obs.index_select(1, self.columns)
+            planes = planes if planes.is_floating_point() else planes.float()
         planes = planes.view(rows, count, NUM_CARDS)
         hand = planes[:, self.hand_plane].float()
         k = int(hand.sum(1).max()) if rows else 0
@@ -262,11 +263,11 @@ class Network(nn.Module):
         """Logits and values of the batch ``obs``; ``head_rows``: the rows whose card scores are computed
         (:meth:`CardHeadNet.forward`; None: every row), the others' meld and discard logits are the trunk's.
         An int8 ``obs`` (on the CPU) goes through the first layer as :class:`SparseInputLinear`."""
-        if obs.dtype == torch.int8:
+        if obs.dtype == torch.int8 and obs.device.type == "cpu":
             first = self.trunk[0]
             h = self.trunk[1:](SparseInputLinear.apply(obs, first.weight, first.bias))
         else:
-            h = self.trunk(obs)
+            h = self.trunk(obs if obs.is_floating_point() else obs.float())
         if self.sees_all:
             v = self.value(torch.cat([h, self.seen(hidden)], dim=1))
         else:
