@@ -117,7 +117,7 @@ train-ppo: $(STAMP)
 		$(BIN)/python train.py ppo --out $(PPO_RUN) $(PPO_NEW) $(TRAIN_ARGS); \
 	fi
 
-# self-play from scratch (train.py selfplay): 50M frames (about 11 minutes on two cores), an evaluation every 5M, resumed where it stopped
+# self-play from scratch (train.py selfplay): 50M frames (about 8 minutes on two cores), an evaluation every 5M, resumed where it stopped
 train-selfplay: $(STAMP)
 	if [ -f $(SELFPLAY_RUN)/checkpoints/state.json ]; then \
 		$(BIN)/python train.py selfplay --resume $(SELFPLAY_RUN) $(TRAIN_ARGS); \

@@ -85,6 +85,16 @@ def cpu_has_bf16() -> bool:
     return any(f in flags for f in (" amx_bf16", " avx512_bf16"))
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _inputs_on(row, on):  # pragma: no cover - compiled
+    """The indexes of ``row``'s values that are not 0, into ``on[:k]`` (without a branch); returns ``k``."""
+    k = 0
+    for c in range(len(row)):
+        on[k] = c
+        k += row[c] != 0
+    return k
+
+
 @nb.njit(cache=True, nogil=True, fastmath=True)
 def _sparse_forward(x, wt, b, out):  # pragma: no cover - compiled
     """out[r] = b + sum over the inputs c that are not 0 of x[r, c] * wt[c]: a linear layer over int8 rows
@@ -93,10 +103,7 @@ def _sparse_forward(x, wt, b, out):  # pragma: no cover - compiled
     h = wt.shape[1]
     on = np.empty(d, np.int64)
     for r in range(n):
-        k = 0
-        for c in range(d):
-            on[k] = c
-            k += x[r, c] != 0
+        k = _inputs_on(x[r], on)
         o = out[r]
         for j in range(h):
             o[j] = b[j]
@@ -116,10 +123,7 @@ def _sparse_weight_grad(x, g, gwt):  # pragma: no cover - compiled
     on = np.empty(d, np.int64)
     gwt[:] = 0
     for r in range(n):
-        k = 0
-        for c in range(d):
-            on[k] = c
-            k += x[r, c] != 0
+        k = _inputs_on(x[r], on)
         gr = g[r]
         for t in range(k):
             c = on[t]

@@ -23,7 +23,7 @@ from conquian_env import kernels as K  # noqa: E402
 from conquian_env.model_layouts import FEATURE_SETS  # noqa: E402
 from conquian_env.vector import VectorGame, deal_cards  # noqa: E402
 from conquian_train.learner import Learner, Network, UpdateSettings  # noqa: E402
-from conquian_train.recipes.selfplay import SelfPlayConfig, SelfPlayRun  # noqa: E402
+from conquian_train.recipes.selfplay import SelfPlayConfig, SelfPlayRun, time_left  # noqa: E402
 from conquian_train.rollout import PENDING, TERMINAL, SeatRollout, hidden_planes  # noqa: E402
 
 SETTINGS = UpdateSettings(64, 1, 1e-3, 0.2, 0.01, 0.5, 0.5, 0.9, 0.8)
@@ -350,3 +350,10 @@ def test_an_illegal_move_in_the_loop_is_refused_by_the_engine_naming_who_chose_i
     run.learner.sample = wrong
     with pytest.raises(AssertionError, match=r"game \d+: .*chosen by the learner"):
         run.collect()
+
+
+def test_the_progress_line_says_the_time_left_and_nothing_once_the_total_is_passed():
+    """The last rollout may pass ``--total-frames``: the line then says no time (it printed "about -0 min")."""
+    assert time_left(-59_695, 86_881) == "" and time_left(0, 1000) == ""
+    assert time_left(500_000, 100_000) == "; about 5 s to go"
+    assert time_left(43_800_000, 95_000) == "; about 8 min to go"

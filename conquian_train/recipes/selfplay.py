@@ -191,6 +191,15 @@ class SelfPlayModel:
                       head=self.network.head)  # fmt: skip
 
 
+def time_left(frames: int, rate: float) -> str:
+    """The progress line's end: about how long ``frames`` more take at ``rate`` frames/s ("" when none are
+    left: the last rollout may pass the total)."""
+    if frames <= 0:
+        return ""
+    seconds = frames / max(rate, 1)
+    return f"; about {seconds:.0f} s to go" if seconds < 90 else f"; about {seconds / 60:.0f} min to go"
+
+
 class SelfPlayRun:
     """One self-play run in its folder (see the module docstring)."""
 
@@ -517,11 +526,10 @@ class SelfPlayRun:
                     if bar is not None:
                         bar.set_postfix(fps=f"{row['frames_per_s']:,}", ent=f"{stats['entropy']:.2f}")
                     else:
-                        left = (c.total_frames - self.frames) / max(row["frames_per_s"], 1)
                         run.log(f"frame {self.frames:,}: {row['frames_per_s']:,} frames/s "
                                 f"({row['frames_per_cpu_s']:,} per CPU-s), entropy {stats['entropy']:.3f}, "
-                                f"value loss {stats['value_loss']:.4f}; about {left / 60:.0f} min to "
-                                f"{c.total_frames:,} frames")  # fmt: skip
+                                f"value loss {stats['value_loss']:.4f}"
+                                f"{time_left(c.total_frames - self.frames, row['frames_per_s'])}")  # fmt: skip
                     wall, cpu, window = now, now_cpu, 0
                 if self.frames >= run.state["next_snapshot"]:
                     self.snapshot()
